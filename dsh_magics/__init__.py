@@ -1,0 +1,39 @@
+"""dsh-magics: persistent per-notebook bash terminals with job handles, and an
+inspector for the DeepSeek Harness ``bash`` tool schema.
+
+The IPython extension entry points live here so that ``%load_ext dsh_magics``
+works; everything else is imported lazily to keep ``import dsh_magics`` cheap
+(the agent tools and the CLI do not need IPython).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .magics import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magics import unload_ipython_extension as _unload
+
+    _unload(ipython)
+
+
+def inspect(**kwargs: Any) -> Any:
+    """Open the tool-schema inspector widget (see ``dsh_magics.widgets.inspector``)."""
+    from .widgets.inspector import inspect as _inspect
+
+    return _inspect(**kwargs)
+
+
+def panel(**kwargs: Any) -> Any:
+    """Open the terminal panel widget (see ``dsh_magics.widgets.panel``)."""
+    from .widgets.panel import panel as _panel
+
+    return _panel(**kwargs)

@@ -1,0 +1,85 @@
+"""One error hierarchy with stable machine codes.
+
+Every adapter (magics, agent tools, widgets, CLI, host) needs to turn a failure
+into something a person or a model can act on without parsing prose, so each
+error carries a ``code`` that never changes between releases, and a message
+written for humans.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DshError(Exception):
+    """Base class: ``code`` is the stable identifier, ``message`` the human text."""
+
+    code: str = "ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape shared by tools and the host: ``{"code", "message"}``."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            out["details"] = self.details
+        return out
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class SessionBusy(DshError):
+    code = "SESSION_BUSY"
+
+
+class NoSuchSession(DshError):
+    code = "NO_SUCH_SESSION"
+
+
+class NoSuchJob(DshError):
+    code = "NO_SUCH_JOB"
+
+
+class TooManySessions(DshError):
+    code = "TOO_MANY_SESSIONS"
+
+
+class InvalidArgument(DshError):
+    code = "INVALID_ARGUMENT"
+
+
+class ShellExited(DshError):
+    code = "SHELL_EXITED"
+
+
+class UnknownTool(DshError):
+    code = "UNKNOWN_TOOL"
+
+
+class HostUnavailable(DshError):
+    code = "HOST_UNAVAILABLE"
+
+
+class BridgeUnavailable(DshError):
+    """The live Node bridge cannot run (no node/npm, no registry, boot failure)."""
+
+    code = "BRIDGE_UNAVAILABLE"
+
+
+ERROR_CODES: tuple[str, ...] = (
+    "SESSION_BUSY",
+    "NO_SUCH_SESSION",
+    "NO_SUCH_JOB",
+    "TOO_MANY_SESSIONS",
+    "INVALID_ARGUMENT",
+    "SHELL_EXITED",
+    "UNKNOWN_TOOL",
+    "HOST_UNAVAILABLE",
+    "BRIDGE_UNAVAILABLE",
+)
