@@ -1,0 +1,136 @@
+"""Facts about the harness's bash tool family: names, enums, ladders, eras.
+
+Only facts live here (identifiers, orderings, conditions, dates).  Texts the
+harness shows the model are represented by :mod:`.text_facts` (length and
+SHA-256 only) and by summaries we wrote ourselves in :mod:`.model`.
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgument
+from .types import EraInfo
+
+#: Published version the bridge installs by default (npm ``latest``).
+DEFAULT_VERSION = "0.1.0-rc.8"
+
+#: Versions of the three tool packages known to be on the registry.
+KNOWN_PUBLISHED_VERSIONS: tuple[str, ...] = ("0.1.0-rc.8", "0.0.1-rc.1")
+
+#: Packages the bridge installs (peers come in automatically with npm >= 7, and
+#: the two the bridge imports directly are also named explicitly).
+TOOL_PACKAGES: tuple[str, ...] = (
+    "@deepseek-ai/dsh-tool-bash",
+    "@deepseek-ai/dsh-tool-jobs",
+    "@deepseek-ai/dsh-tool-bash-persistent",
+)
+PEER_PACKAGES: tuple[str, ...] = ("@deepseek-ai/dsh-sandbox", "@deepseek-ai/dsh-tools")
+
+#: ``None`` is the unconfined executor (its ``sandboxMode`` getter is undefined).
+SANDBOX_MODES: tuple[str | None, ...] = (None, "read-only", "workspace-write", "danger-full-access")
+CONFINED_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
+
+#: The ``sandbox_permissions`` enum: constant, never narrowed by the current mode.
+ESCALATION_TARGETS: tuple[str, ...] = ("workspace-write", "danger-full-access")
+
+#: The ladder: which modes are strictly wider than a given one.
+WIDER_MODES: dict[str, tuple[str, ...]] = {
+    "read-only": ("workspace-write", "danger-full-access"),
+    "workspace-write": ("danger-full-access",),
+    "danger-full-access": (),
+}
+
+OUTCOMES: tuple[str, ...] = ("allowed-once", "rejected", "cancelled", "unavailable")
+POLICIES: tuple[str, ...] = ("ask", "never")
+
+#: Package default of the sandbox policy service vs the shipped base bundle.
+PACKAGE_DEFAULT_MODE = "read-only"
+BASE_BUNDLE_DEFAULT_MODE = "workspace-write"
+PERMISSION_MODE_ENV = "DSH_PERMISSION_MODE"
+
+#: Order of parameters in the current ``bash`` tool; which ones appear depends
+#: on the config (see :mod:`.model`).
+BASH_PARAM_ORDER: tuple[str, ...] = (
+    "command",
+    "description",
+    "timeoutMs",
+    "workdir",
+    "run_in_background",
+    "sandbox_permissions",
+    "justification",
+)
+BASH_REQUIRED: tuple[str, ...] = ("command", "description")
+
+CURRENT_ERA = "2026-08-13"
+
+_ERAS: tuple[EraInfo, ...] = (
+    EraInfo(
+        key="2026-06-12",
+        title="2026-06-12: first bash tools",
+        summary="bash plus bash_output and bash_kill addressed by task_id; always offers "
+        "background runs; no sandbox escalation fields and no background switch.",
+        shipped=True,
+        background_toggle=False,
+        escalation=False,
+        tools=("bash", "bash_output", "bash_kill"),
+    ),
+    EraInfo(
+        key="2026-07-11",
+        title="2026-07-11: sandbox escalation",
+        summary="Adds sandbox_permissions and justification to bash when the executor "
+        "confines; background tools still bash_output/bash_kill.",
+        shipped=True,
+        background_toggle=False,
+        escalation=True,
+        tools=("bash", "bash_output", "bash_kill"),
+    ),
+    EraInfo(
+        key="2026-07-15",
+        title="2026-07-15: generic task runtime",
+        summary="Background runs move to a generic runtime with task_output, task_list and "
+        "task_kill; the enableRunInBackground switch appears.",
+        shipped=True,
+        background_toggle=True,
+        escalation=True,
+        tools=("bash", "task_output", "task_list", "task_kill"),
+    ),
+    EraInfo(
+        key="2026-08-13",
+        title="2026-08-13: jobs (current)",
+        summary="Tasks renamed to jobs: job_output, job_list and job_kill; the bash "
+        "parameter set is unchanged since the previous era.",
+        shipped=True,
+        background_toggle=True,
+        escalation=True,
+        tools=("bash", "job_output", "job_list", "job_kill"),
+    ),
+    EraInfo(
+        key="rfc-foreground-only",
+        title="RFC 2026-06-20: foreground-only bash (never shipped)",
+        summary="A withdrawn proposal: bash alone, no run_in_background and no background "
+        "tools at all.",
+        shipped=False,
+        background_toggle=False,
+        escalation=False,
+        tools=("bash",),
+    ),
+)
+
+ERAS: tuple[str, ...] = tuple(e.key for e in _ERAS)
+
+
+def era_info(key: str) -> EraInfo:
+    """The :class:`EraInfo` for ``key``; ``InvalidArgument`` lists valid keys."""
+    for e in _ERAS:
+        if e.key == key:
+            return e
+    raise InvalidArgument(f"unknown era {key!r}; expected one of {', '.join(ERAS)}")
+
+
+def check_mode(mode: str | None, *, allow_none: bool = True) -> str | None:
+    """Validate a sandbox mode name (``None`` = unconfined when allowed)."""
+    if mode is None and allow_none:
+        return None
+    if mode not in CONFINED_MODES:
+        valid = ", ".join(CONFINED_MODES)
+        raise InvalidArgument(f"unknown sandbox mode {mode!r}; expected one of {valid}")
+    return mode
