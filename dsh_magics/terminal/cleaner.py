@@ -1,0 +1,59 @@
+"""Turn raw PTY bytes into clean text: UTF-8 decoding that never raises, and
+removal of ANSI escape sequences and stray control characters.
+
+Escape sequences and multi-byte characters can be split across reads, so both
+the decoder and the escape stripper carry state between calls.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+# CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, charset
+# designations and the remaining two-byte escapes.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[()*+\-./][ -~]"
+    r"|\x1b[ -/]*[0-~]"
+)
+# C0 controls other than \b \t \n \r, plus DEL and any ESC left unmatched.
+_CTRL = re.compile(r"[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]")
+_MAX_HELD_ESCAPE = 512
+
+
+class Cleaner:
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._held = ""
+
+    def feed(self, data: bytes) -> str:
+        text = self._held + self._decoder.decode(data)
+        self._held = ""
+        if "\x1b" in text:
+            j = text.rfind("\x1b")
+            if len(text) - j < _MAX_HELD_ESCAPE and _ANSI.match(text, j) is None:
+                # Possibly the start of a sequence whose end is in the next read.
+                self._held = text[j:]
+                text = text[:j]
+            text = _ANSI.sub("", text)
+        if _CTRL.search(text):
+            text = _CTRL.sub("", text)
+        return text
+
+    def flush(self) -> str:
+        """End of a stream segment: emit whatever is pending, replaced if invalid."""
+        text = self._held + self._decoder.decode(b"", final=True)
+        self._held = ""
+        self._decoder.reset()
+        if text:
+            text = _CTRL.sub("", _ANSI.sub("", text))
+        return text
+
+
+def clean(data: bytes) -> str:
+    """One-shot cleaning, for tests and small inputs."""
+    c = Cleaner()
+    return c.feed(data) + c.flush()

@@ -1,0 +1,280 @@
+"""The process-wide registry of terminals keyed by session id.
+
+This is the engine's public API: magics, agent tools, widgets, the CLI and
+the host all go through it, so there is exactly one place that decides what
+"busy", "dead" and "closed" mean. Results and events are plain serialisable
+values so that the same API can be served over the host's socket.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from .. import jobs
+from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
+from .config import TerminalConfig
+from .result import ReadResult, Result, TerminalInfo
+from .terminal import Terminal
+
+Listener = Callable[[dict[str, Any]], None]
+
+_MAX_SESSION_ID = 200
+
+
+def validate_session_id(session_id: object) -> str:
+    """Session ids become part of thread names, listings and (for the host)
+    messages, so refuse the ones that would be ambiguous or unsafe."""
+    if not isinstance(session_id, str) or not session_id:
+        raise InvalidArgument("session id must be a non-empty string")
+    if len(session_id) > _MAX_SESSION_ID:
+        raise InvalidArgument(f"session id is longer than {_MAX_SESSION_ID} characters")
+    if "/" in session_id or "\\" in session_id or "\0" in session_id:
+        raise InvalidArgument("session id must not contain path separators")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in session_id):
+        raise InvalidArgument("session id must not contain control characters")
+    if session_id.strip() != session_id:
+        raise InvalidArgument("session id must not start or end with whitespace")
+    return session_id
+
+
+class Registry:
+    """Terminals by session id, with the jobs they produced."""
+
+    def __init__(self, config: TerminalConfig | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else TerminalConfig.from_env(**overrides)
+        if config is not None and overrides:
+            self.config = config.with_(**overrides)
+        self._terms: dict[str, Terminal] = {}
+        self._lock = threading.RLock()
+        self._starting: set[str] = set()
+        self.jobs = jobs.JobTable()
+        self._listeners: list[Listener] = []
+
+    # -- terminals ---------------------------------------------------------
+    def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
+        """Open the session's terminal if it has none; optionally ``cd`` it.
+
+        A missing directory is refused before anything changes. ``recreate``
+        replaces the shell (killing the old one and its children).
+        """
+        validate_session_id(session_id)
+        term = self._terms.get(session_id)
+        base = term.cwd if term is not None and not term.dead else os.getcwd()
+        target = None
+        if cwd is not None:
+            if not isinstance(cwd, str) or not cwd:
+                raise InvalidArgument("cwd must be a non-empty string")
+            target = os.path.normpath(os.path.join(base, os.path.expanduser(cwd)))
+            if not os.path.isdir(target):
+                raise InvalidArgument(f"cwd {cwd!r} is not a directory", cwd=cwd)
+        if term is not None and (recreate or term.dead):
+            start_cwd = target or (term.cwd if term.dead else None)
+            self._replace(session_id, start_cwd)
+        elif term is None:
+            self._get_or_start(session_id, target)
+        elif target is not None:
+            result = self.exec(session_id, f"cd -- {_shq(target)}", wait_ms=10_000)
+            if isinstance(result, Result) and result.exit_code not in (0, None):
+                raise InvalidArgument(f"cannot cd to {cwd!r}: {result.output.strip()}")
+        return self._terms[session_id].info()
+
+    def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:
+        """Start ``command``; return its Job at once, or its Result if it
+        finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
+        fresh one first (the Result says ``fresh_shell=True``)."""
+        validate_session_id(session_id)
+        if not isinstance(command, str):
+            raise InvalidArgument("command must be a string")
+        if not command.strip():
+            raise InvalidArgument("command must not be empty")
+        if wait_ms is not None and (isinstance(wait_ms, bool) or not isinstance(wait_ms, (int, float)) or wait_ms < 0):
+            raise InvalidArgument("wait_ms must be a number >= 0")
+        term = self._terms.get(session_id)
+        fresh = False
+        if term is None:
+            term = self._get_or_start(session_id, None)
+        elif term.dead:
+            term = self._replace(session_id, term.cwd)
+            fresh = True
+        job = term.exec(command, fresh_shell=fresh)
+        if wait_ms is not None and job.wait(wait_ms / 1000.0):
+            return job.result
+        return job
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Result:
+        """The job's result once settled, or after ``timeout`` seconds a
+        snapshot with ``timed_out=True`` (the command keeps running)."""
+        job = self.job(job_id)
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+            raise InvalidArgument("timeout must be a number of seconds >= 0")
+        if job.wait(timeout):
+            return job.result
+        return self.result(job_id)
+
+    def result(self, job_id: str) -> Result:
+        """Snapshot of a job without waiting."""
+        job = self.job(job_id)
+        if job.done:
+            return job.result
+        term = self._terms.get(job.owner)
+        if term is None:
+            raise NoSuchJob(f"job {job_id!r} belongs to a closed session")
+        return term.snapshot(job)
+
+    def job(self, job_id: str) -> jobs.Job:
+        if not isinstance(job_id, str) or not job_id:
+            raise InvalidArgument("job id must be a non-empty string")
+        return self.jobs.get(job_id)
+
+    def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
+        return self.jobs.latest(session_id)
+
+    def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
+        return self._term(session_id).read(since=since, last=last)
+
+    def interrupt(self, session_id: str) -> jobs.Job | None:
+        return self._term(session_id).interrupt()
+
+    def close(self, session_id: str) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            term = self._terms.pop(session_id, None)
+        if term is None:
+            raise NoSuchSession(f"no terminal for session {session_id!r}")
+        term.close()
+        self._emit({"type": "terminal", "session_id": session_id, "status": "closed"})
+        return True
+
+    def close_all(self) -> int:
+        with self._lock:
+            terms = list(self._terms.values())
+            self._terms.clear()
+        for term in terms:
+            term.close()
+            self._emit({"type": "terminal", "session_id": term.session_id, "status": "closed"})
+        return len(terms)
+
+    def list(self) -> list[TerminalInfo]:
+        with self._lock:
+            terms = list(self._terms.values())
+        return [t.info() for t in terms]
+
+    def info(self, session_id: str) -> TerminalInfo:
+        return self._term(session_id).info()
+
+    def exists(self, session_id: str) -> bool:
+        return session_id in self._terms
+
+    def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
+        """Block until the terminal has output newer than ``after_seq``."""
+        return self._term(session_id).wait_output(after_seq, timeout)
+
+    def output_seq(self, session_id: str) -> int:
+        return self._term(session_id).output_seq
+
+    # -- events ------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every event; returns an unsubscribe.
+
+        Events are dicts: ``output`` (new output in a session), ``job_started``,
+        ``job_done`` (with ``result``), ``terminal`` (a status change). They are
+        delivered on engine threads, so listeners must be quick.
+        """
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        listeners = self._listeners
+        if not listeners:
+            return
+        for fn in list(listeners):
+            try:
+                fn(event)
+            except Exception:  # noqa: BLE001
+                import logging
+
+                logging.getLogger(__name__).exception("registry listener failed")
+
+    # -- internals ---------------------------------------------------------
+    def _term(self, session_id: str) -> Terminal:
+        validate_session_id(session_id)
+        term = self._terms.get(session_id)
+        if term is None:
+            raise NoSuchSession(f"no terminal for session {session_id!r}; attach or exec first")
+        return term
+
+    def _get_or_start(self, session_id: str, cwd: str | None) -> Terminal:
+        with self._lock:
+            term = self._terms.get(session_id)
+            if term is not None:
+                return term
+            if len(self._terms) + len(self._starting) >= self.config.max_sessions:
+                raise TooManySessions(
+                    f"{len(self._terms)} terminals are open (max_sessions={self.config.max_sessions}); "
+                    "close one first",
+                    max_sessions=self.config.max_sessions,
+                )
+            term = self._new_terminal(session_id, cwd)
+            self._terms[session_id] = term
+        self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
+        return term
+
+    def _replace(self, session_id: str, cwd: str | None) -> Terminal:
+        with self._lock:
+            old = self._terms.pop(session_id, None)
+        if old is not None:
+            old.close()
+        if cwd is not None and not os.path.isdir(cwd):
+            cwd = None
+        return self._get_or_start(session_id, cwd)
+
+    def _new_terminal(self, session_id: str, cwd: str | None) -> Terminal:
+        return Terminal(session_id, self.config, cwd=cwd, job_table=self.jobs, emit=self._emit)
+
+
+def _shq(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+_default: Registry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry (created on first use, closed at exit)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registry()
+            atexit.register(_close_default)
+        return _default
+
+
+def set_default_registry(registry: Registry | None) -> None:
+    """Swap the process-wide registry (the host client uses this)."""
+    global _default
+    with _default_lock:
+        _default = registry
+
+
+def _close_default() -> None:
+    reg = _default
+    if reg is not None:
+        try:
+            reg.close_all()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,150 @@
+"""Plain, serialisable values the engine hands out: job results, terminal
+listings and ring reads.
+
+They are dataclasses with ``to_dict()`` so the same values can cross the host
+socket, be returned by agent tools as JSON, and be shown in notebooks.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Job statuses produced by terminals.
+RUNNING = "running"
+COMPLETED = "completed"
+INTERRUPTED = "interrupted"
+SHELL_EXITED = "shell_exited"
+JOB_STATUSES = (RUNNING, COMPLETED, INTERRUPTED, SHELL_EXITED)
+
+# Terminal statuses.
+IDLE = "idle"
+BUSY = "busy"
+DEAD = "dead"
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Result:
+    """What a job produced, or has produced so far (``timed_out=True``).
+
+    ``output`` is the job's own cleaned output: ANSI stripped, carriage returns
+    applied, exactly the bytes between this job's start and end, with the
+    trailing newline kept when the command printed one. When the job printed
+    more than the terminal's ring retains, ``output`` holds the retained tail
+    and ``dropped_lines`` says how many lines were lost from the front.
+    """
+
+    job_id: str
+    session_id: str
+    command: str
+    status: str
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    started_at: float
+    ended_at: float | None
+    cwd: str | None
+    dropped_lines: int = 0
+    fresh_shell: bool = False
+    signal: int | None = None
+    note: str | None = None
+
+    @property
+    def duration(self) -> float:
+        """Seconds from start to end (or to now, for a job still running)."""
+        import time
+
+        end = self.ended_at if self.ended_at is not None else time.time()
+        return max(0.0, end - self.started_at)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == COMPLETED and self.exit_code == 0
+
+    @property
+    def done(self) -> bool:
+        return self.status != RUNNING
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["duration"] = round(self.duration, 6)
+        d["started_at"] = _iso(self.started_at)
+        d["ended_at"] = _iso(self.ended_at)
+        return d
+
+    def __repr__(self) -> str:
+        from .render import result_text
+
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        from .render import result_html
+
+        return result_html(self)
+
+
+@dataclass
+class TerminalInfo:
+    """One row of ``list()``: enough to decide where to send the next command."""
+
+    session_id: str
+    status: str
+    cwd: str | None
+    job_id: str | None
+    pid: int | None
+    created_at: float
+    job_started_at: float | None = None
+    exit_code: int | None = None
+    lines: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.job_id is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["created_at"] = _iso(self.created_at)
+        d["job_started_at"] = _iso(self.job_started_at)
+        d["running"] = self.running
+        return d
+
+
+@dataclass
+class ReadResult:
+    """A window on a terminal's retained output ring.
+
+    Line numbers are monotonic for the life of the terminal, so a reader can
+    pass ``next_line`` back as ``since`` to get only what is new, and
+    ``dropped`` tells it how many of the lines it asked for are gone.
+    """
+
+    session_id: str
+    lines: list[str] = field(default_factory=list)
+    first_line: int = 0
+    next_line: int = 0
+    dropped: int = 0
+    partial: str = ""
+    job_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        body = "\n".join(self.lines)
+        if self.partial:
+            return body + ("\n" if self.lines else "") + self.partial
+        return body
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["text"] = self.text
+        return d

@@ -1,0 +1,145 @@
+"""Spawning the shell and the exact text we type into it.
+
+The user's profile runs first (login shell by default, so conda, nvm and
+friends are set up as in their own terminal); then our setup runs and wins:
+no line editing (so nothing is echoed and bracketed paste cannot leak), no
+prompt, no history file, strict modes and hooks from the profile removed,
+pagers neutralised. Every job is then one typed line that sources a private
+script file with stdin from /dev/null and reports on a private pipe.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shlex
+import signal
+import termios
+from concurrent.futures import ThreadPoolExecutor
+
+from ptyprocess import PtyProcess
+
+from .config import TerminalConfig
+from .markers import BEGIN, END, SYNC, printf_marker
+
+REPORT_FD = 213  # where the shell keeps the write end of the report pipe
+
+# Variables that make the shell and programs inside it safe to drive without
+# a human: no pager ever takes over the PTY, and git never prompts on the tty.
+QUIET_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "TERM": "dumb",
+    "GIT_TERMINAL_PROMPT": "0",
+    "HISTFILE": "/dev/null",
+}
+
+# A single long-lived thread spawns every shell: PR_SET_PDEATHSIG fires when
+# the *thread* that forked the child exits, so spawning from a short-lived
+# widget or request thread would kill the shell with that thread.
+_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
+
+
+def _child_setup(report_fd: int) -> None:
+    os.set_inheritable(report_fd, True)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        # If our process dies without cleaning up (SIGKILL), the shell gets a
+        # hangup, and an interactive bash passes SIGHUP on to its jobs.
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - best effort, Linux only
+        pass
+
+
+def shell_env(session_id: str, token: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # An inline matplotlib backend inherited from the kernel breaks any Python
+    # script run in the terminal.
+    if env.get("MPLBACKEND", "").startswith("module://"):
+        del env["MPLBACKEND"]
+    env.update(QUIET_ENV)
+    env["DSH_MAGICS_SESSION"] = session_id
+    env["DSH_MAGICS_TOKEN"] = token
+    return env
+
+
+def spawn(config: TerminalConfig, cwd: str, env: dict[str, str], report_w: int) -> PtyProcess:
+    argv = [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
+
+    def go() -> PtyProcess:
+        return PtyProcess.spawn(
+            argv,
+            cwd=cwd,
+            env=env,
+            echo=False,
+            dimensions=(config.rows, config.cols),
+            pass_fds=(report_w,),
+            preexec_fn=lambda: _child_setup(report_w),
+        )
+
+    return _spawner.submit(go).result()
+
+
+def setup_script(child_report_fd: int, cwd: str, ready_nonce: str) -> str:
+    """Runs after the user's profile, inside the shell, once."""
+    q = shlex.quote
+    return "\n".join(
+        [
+            "set +o emacs +o vi 2>/dev/null",
+            "set +o history +u +e +x +v +T +o pipefail 2>/dev/null",
+            "unset HISTFILE PROMPT_COMMAND PS0",
+            "trap - DEBUG ERR RETURN 2>/dev/null",
+            "PS1='' PS2='' PS4='+ '",
+            "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
+            f"exec {REPORT_FD}>&{child_report_fd} {child_report_fd}>&-",
+            "stty -echo 2>/dev/null",
+            f"\\builtin cd -- {q(cwd)} 2>/dev/null",
+            sync_line(ready_nonce),
+            "",
+        ]
+    )
+
+
+def job_line(nonce: str, script_path: str) -> str:
+    """One physical line per job: begin marker, the sourced script, end
+    marker, then ``<kind> <nonce> <status> <cwd>`` NUL-terminated on the pipe.
+
+    The pipe fd is closed for the command itself, so nothing the command runs
+    can write a report. Prompt variables are reset after each job because a
+    command that sets them would otherwise add noise between jobs.
+    """
+    return (
+        f"{printf_marker(BEGIN, nonce)};"
+        f"\\builtin . {shlex.quote(script_path)} </dev/null {REPORT_FD}>&-;"
+        "__dsh_s=$?;"
+        f"{printf_marker(END, nonce)};"
+        f"\\builtin printf 'R {nonce} %d %s\\0' \"$__dsh_s\" \"$PWD\" >&{REPORT_FD};"
+        "\\builtin unset __dsh_s PROMPT_COMMAND;PS1='' PS2='' PS0='';"
+        "\\builtin set +o emacs +o vi\n"
+    )
+
+
+def sync_line(nonce: str) -> str:
+    """A probe the shell answers once it is back at its input loop."""
+    return (
+        f"{printf_marker(SYNC, nonce)};"
+        f"\\builtin printf 'S {nonce} 0 %s\\0' \"$PWD\" >&{REPORT_FD}\n"
+    )
+
+
+def quiet_tty(fd: int) -> None:
+    """Re-assert no echo on the PTY before typing (``stty echo``/``stty sane``
+    in an earlier command would otherwise echo our next line)."""
+    try:
+        attrs = termios.tcgetattr(fd)
+    except termios.error:
+        return
+    if attrs[3] & termios.ECHO or not attrs[3] & termios.ICANON:
+        attrs[3] = (attrs[3] & ~termios.ECHO) | termios.ICANON
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        except termios.error:
+            pass

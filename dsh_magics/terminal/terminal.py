@@ -1,0 +1,668 @@
+"""One persistent shell in a PTY, running one job at a time.
+
+A reader thread owns the PTY and the report pipe and blocks in ``select``
+(no polling, so idle terminals cost no CPU). Completion of a job needs two
+facts: the report on the private pipe (exit status, cwd) and the end marker
+in the PTY stream (so every byte the job printed has been read). Because an
+interrupted command aborts the rest of its typed line, the report never comes
+for it; the engine then types a fresh probe and settles the job as
+``interrupted`` when the probe answers. If the shell process dies (``exit``,
+``exec``, a kill from outside), a pidfd wakes the reader and the job settles
+as ``shell_exited``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import jobs
+from ..errors import InvalidArgument, SessionBusy, ShellExited
+from . import procs, shell
+from .cleaner import Cleaner
+from .config import TerminalConfig
+from .markers import BEGIN, END, SYNC, Marker, MarkerScanner, new_nonce
+from .result import (
+    BUSY,
+    COMPLETED,
+    DEAD,
+    IDLE,
+    INTERRUPTED,
+    SHELL_EXITED,
+    ReadResult,
+    Result,
+    TerminalInfo,
+)
+from .ring import Ring
+
+# After the report arrives, how long to wait for the end marker in the PTY
+# stream. Only matters when the command redirected the shell's own stdout
+# away from the PTY (``exec >/dev/null``), in which case it never arrives.
+_END_MARKER_GRACE = 1.0
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Running:
+    """Engine-side state of the job currently in the shell."""
+
+    job: jobs.Job
+    command: str
+    nonce: str
+    script: str
+    started_at: float
+    start_line: int
+    fresh_shell: bool
+    saw_begin: bool = False
+    end_line: int | None = None
+    ended_partial: bool = False
+    report: tuple[int, str] | None = None
+    report_deadline: float | None = None
+    sync_nonce: str | None = None
+    sync_deadline: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Terminal:
+    """A shell for one session id. Use through :class:`Registry`."""
+
+    def __init__(
+        self,
+        session_id: str,
+        config: TerminalConfig,
+        *,
+        cwd: str | None = None,
+        job_table: jobs.JobTable,
+        emit: Emit | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.created_at = time.time()
+        self._jobs = job_table
+        self._emit = emit or (lambda event: None)
+        self._lock = threading.RLock()
+        self._out_cond = threading.Condition(self._lock)
+        self._ring = Ring(config.max_lines)
+        self._cleaner = Cleaner()
+        self._scanner = MarkerScanner()
+        self._running: _Running | None = None
+        self._cwd = os.path.abspath(cwd or config.cwd or os.getcwd())
+        self._output_seq = 0
+        self._dead = False
+        self._closed = False
+        self._exit_code: int | None = None
+        self._exit_signal: int | None = None
+        self._ready_nonce: str | None = None
+        self._ready = threading.Event()
+        self._tmpdir = tempfile.mkdtemp(prefix="dsh-magics-")
+        self._token = new_nonce()
+        self._proc: Any = None
+        self._reader: threading.Thread | None = None
+        self._pidfd: int | None = None
+        self._report_r: int | None = None
+        self._report_buf = b""
+        self._start()
+
+    # ------------------------------------------------------------------
+    # lifecycle
+    def _start(self) -> None:
+        if not os.path.isdir(self._cwd):
+            raise InvalidArgument(f"cwd {self._cwd!r} is not a directory")
+        report_r, report_w = os.pipe()
+        try:
+            env = shell.shell_env(self.session_id, self._token)
+            self._proc = shell.spawn(self.config, self._cwd, env, report_w)
+        except Exception:
+            os.close(report_r)
+            os.close(report_w)
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            raise
+        os.close(report_w)
+        self._report_r = report_r
+        try:
+            self._pidfd = os.pidfd_open(self._proc.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+        self._ready_nonce = new_nonce()
+        setup = self._write_file("setup.sh", shell.setup_script(report_w, self._cwd, self._ready_nonce))
+        self._reader = threading.Thread(
+            target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
+        )
+        self._reader.start()
+        self._type(f"\\builtin . {_q(setup)}\n")
+        if not self._ready.wait(self.config.start_timeout) or self._dead:
+            self.close()
+            why = (
+                f"the shell exited during start-up (exit code {self._exit_code})"
+                if self._dead
+                else f"the shell did not finish start-up within {self.config.start_timeout:g}s "
+                "(does the login profile wait for input?)"
+            )
+            raise ShellExited(why, session_id=self.session_id)
+        _unlink(setup)
+
+    def close(self) -> None:
+        """Kill the shell and every process it started; remove temp files."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pid = self._proc.pid if self._proc is not None else None
+        procs.kill_tree(pid, self._token)
+        self._reap(timeout=2.0)
+        self._mark_dead(note="terminal closed")
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=2.0)
+        for fd in (self._report_r, self._pidfd):
+            _close_fd(fd)
+        self._report_r = self._pidfd = None
+        if self._proc is not None:
+            try:
+                self._proc.close(force=True)
+            except Exception:  # noqa: BLE001
+                pass
+        shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    @property
+    def dead(self) -> bool:
+        return self._dead
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    # ------------------------------------------------------------------
+    # public operations
+    def exec(self, command: str, *, fresh_shell: bool = False) -> jobs.Job:
+        if not isinstance(command, str):
+            raise InvalidArgument("command must be a string")
+        if not command.strip():
+            raise InvalidArgument("command is empty")
+        with self._lock:
+            if self._dead:
+                raise ShellExited(
+                    f"the shell of session {self.session_id!r} has exited", session_id=self.session_id
+                )
+            if self._running is not None:
+                raise SessionBusy(
+                    f"session {self.session_id!r} is running job {self._running.job.id}; "
+                    "wait for it, interrupt it, or use another session",
+                    session_id=self.session_id,
+                    job_id=self._running.job.id,
+                )
+            nonce = new_nonce()
+            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
+            script = self._write_file(f"job-{nonce}.sh", command if command.endswith("\n") else command + "\n")
+            self._running = _Running(
+                job=job,
+                command=command,
+                nonce=nonce,
+                script=script,
+                started_at=time.time(),
+                start_line=self._ring.next_line,
+                fresh_shell=fresh_shell,
+            )
+            self._jobs.add(job)
+            shell.quiet_tty(self._proc.fd)
+            self._type(shell.job_line(nonce, script))
+        self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
+        return job
+
+    def interrupt(self) -> jobs.Job | None:
+        """Ctrl-C for the running job: SIGINT to the PTY's foreground group.
+
+        Returns the job that was interrupted, or None when the terminal is idle.
+        The job settles later, when the shell is provably back at its input
+        loop; a program that ignores SIGINT keeps the job running.
+        """
+        with self._lock:
+            run = self._running
+            if run is None or self._dead:
+                return None
+            try:
+                pgrp = os.tcgetpgrp(self._proc.fd)
+            except OSError:
+                pgrp = self._proc.pid
+            try:
+                os.killpg(pgrp, signal.SIGINT)
+            except (ProcessLookupError, PermissionError):
+                pass
+            run.extra["interrupted"] = True
+            if run.sync_nonce is None:
+                run.sync_nonce = new_nonce()
+                self._type(shell.sync_line(run.sync_nonce))
+            return run.job
+
+    def snapshot(self, job: jobs.Job) -> Result:
+        """The job's result so far (final once the job has settled)."""
+        if job.done:
+            return job.result
+        with self._lock:
+            run = self._running
+            if run is None or run.job is not job:
+                return job.result if job.done else self._orphan_result(job)
+            lines, dropped = self._ring.get(run.start_line)
+            text = "\n".join(lines)
+            if self._ring.partial:
+                text = text + ("\n" if lines else "") + self._ring.partial
+            elif lines:
+                text += "\n"
+            return Result(
+                job_id=job.id,
+                session_id=self.session_id,
+                command=run.command,
+                status=job.status,
+                exit_code=None,
+                output=text,
+                timed_out=True,
+                started_at=run.started_at,
+                ended_at=None,
+                cwd=self.cwd,
+                dropped_lines=dropped,
+                fresh_shell=run.fresh_shell,
+            )
+
+    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
+        with self._lock:
+            ring = self._ring
+            if since is None:
+                start = ring.first_line
+            else:
+                if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+                    raise InvalidArgument("since must be a line number >= 0")
+                start = since
+            lines, dropped = ring.get(start)
+            if last is not None:
+                if isinstance(last, bool) or not isinstance(last, int) or last < 0:
+                    raise InvalidArgument("last must be an integer >= 0")
+                if last < len(lines):
+                    lines = lines[len(lines) - last :] if last else []
+                    start = ring.next_line - len(lines)
+                    dropped = 0 if since is None else dropped
+            first = max(start, ring.first_line) if lines else ring.next_line
+            return ReadResult(
+                session_id=self.session_id,
+                lines=lines,
+                first_line=first,
+                next_line=ring.next_line,
+                dropped=dropped,
+                partial=ring.partial,
+                job_id=self._running.job.id if self._running else None,
+            )
+
+    def info(self) -> TerminalInfo:
+        with self._lock:
+            run = self._running
+            status = DEAD if self._dead else (BUSY if run else IDLE)
+            return TerminalInfo(
+                session_id=self.session_id,
+                status=status,
+                cwd=self.cwd,
+                job_id=run.job.id if run else None,
+                pid=self.pid,
+                created_at=self.created_at,
+                job_started_at=run.started_at if run else None,
+                exit_code=self._exit_code if self._dead else None,
+                lines=self._ring.next_line,
+            )
+
+    @property
+    def cwd(self) -> str:
+        """The shell's current directory, read live from /proc (also while busy)."""
+        if not self._dead and self._proc is not None:
+            try:
+                path = os.readlink(f"/proc/{self._proc.pid}/cwd")
+                if path.endswith(" (deleted)"):
+                    path = path[: -len(" (deleted)")]
+                return path
+            except OSError:
+                pass
+        return self._cwd
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None
+
+    @property
+    def running_job(self) -> jobs.Job | None:
+        run = self._running
+        return run.job if run else None
+
+    @property
+    def output_seq(self) -> int:
+        return self._output_seq
+
+    def wait_output(self, after_seq: int, timeout: float | None) -> int:
+        """Block until output newer than ``after_seq`` arrives (or a job
+        settles, or the timeout passes); returns the current sequence number."""
+        with self._out_cond:
+            self._out_cond.wait_for(
+                lambda: self._output_seq != after_seq or self._dead, timeout=timeout
+            )
+            return self._output_seq
+
+    # ------------------------------------------------------------------
+    # reader thread
+    def _read_loop(self) -> None:
+        fd = self._proc.fd
+        watch = [fd, self._report_r] + ([self._pidfd] if self._pidfd is not None else [])
+        pty_open = True
+        while not self._closed:
+            timeout = self._next_deadline()
+            try:
+                readable, _, _ = select.select(
+                    [f for f in watch if f is not None and (f != fd or pty_open)], [], [], timeout
+                )
+            except (OSError, ValueError):
+                break
+            if fd in readable:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError as e:
+                    data = b""
+                    if e.errno not in (errno.EIO, errno.EBADF):
+                        raise
+                if data:
+                    self._on_pty(data)
+                else:
+                    pty_open = False
+            if self._report_r in readable:
+                try:
+                    data = os.read(self._report_r, 65536)
+                except OSError:
+                    data = b""
+                if data:
+                    self._on_report(data)
+                else:
+                    watch.remove(self._report_r)
+                    self._on_shell_gone(fd)
+                    break
+            if self._pidfd is not None and self._pidfd in readable:
+                self._on_shell_gone(fd)
+                break
+            if not pty_open and self._pidfd is None and not self._proc.isalive():
+                self._on_shell_gone(fd)
+                break
+            self._check_deadlines()
+
+    def _next_deadline(self) -> float | None:
+        run = self._running
+        if run is None:
+            return None
+        deadlines = [d for d in (run.report_deadline, run.sync_deadline) if d is not None]
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def _check_deadlines(self) -> None:
+        with self._lock:
+            run = self._running
+            if run is None:
+                return
+            now = time.monotonic()
+            if run.report is not None and run.report_deadline is not None and now >= run.report_deadline:
+                self._settle_with_report(run, note="end marker not seen (stdout redirected?)")
+            elif run.sync_deadline is not None and now >= run.sync_deadline:
+                self._settle_interrupted(run)
+
+    def _on_pty(self, data: bytes) -> None:
+        with self._lock:
+            for piece in self._scanner.feed(data):
+                if isinstance(piece, Marker):
+                    self._on_marker(piece)
+                else:
+                    text = self._cleaner.feed(piece)
+                    if text:
+                        self._ring.feed(text)
+            self._output_seq += 1
+            self._out_cond.notify_all()
+        self._emit({"type": "output", "session_id": self.session_id})
+
+    def _flush_cleaner(self) -> None:
+        text = self._cleaner.flush()
+        if text:
+            self._ring.feed(text)
+
+    def _on_marker(self, m: Marker) -> None:
+        run = self._running
+        if m.kind == SYNC and m.nonce == self._ready_nonce:
+            self._flush_cleaner()
+            self._ring.clear()
+            self._ready_nonce = None
+            self._ready.set()
+            return
+        if run is None:
+            return
+        if m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
+            self._flush_cleaner()
+            self._ring.finish_partial()
+            run.start_line = self._ring.next_line
+            run.saw_begin = True
+        elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
+            self._flush_cleaner()
+            run.ended_partial = self._ring.finish_partial()
+            run.end_line = self._ring.next_line
+            if run.report is not None:
+                self._settle_with_report(run)
+        elif m.kind == SYNC and m.nonce == run.sync_nonce:
+            # The shell is reading input again. If the job's own report is
+            # already here it finished normally (it handled SIGINT itself).
+            if run.report is not None:
+                self._settle_with_report(run)
+            else:
+                self._settle_interrupted(run)
+
+    def _on_report(self, data: bytes) -> None:
+        with self._lock:
+            self._report_buf += data
+            *records, self._report_buf = self._report_buf.split(b"\0")
+            for rec in records:
+                try:
+                    kind, nonce, status, cwd = rec.decode("utf-8", "surrogateescape").split(" ", 3)
+                    code = int(status)
+                except ValueError:
+                    continue
+                self._cwd = cwd or self._cwd
+                run = self._running
+                if run is None:
+                    continue
+                if kind == "R" and nonce == run.nonce:
+                    run.report = (code, cwd)
+                    if run.end_line is not None:
+                        self._settle_with_report(run)
+                    else:
+                        run.report_deadline = time.monotonic() + _END_MARKER_GRACE
+                elif kind == "S" and nonce == run.sync_nonce and run.report is None:
+                    # Probe answered on the pipe; give its marker a moment to
+                    # arrive so no output is cut off, then settle regardless.
+                    run.sync_deadline = time.monotonic() + _END_MARKER_GRACE
+
+    def _settle_with_report(self, run: _Running, note: str | None = None) -> None:
+        code, cwd = run.report  # type: ignore[misc]
+        status = COMPLETED
+        if run.extra.get("interrupted") and code == 128 + signal.SIGINT:
+            status = INTERRUPTED
+        self._finish(run, status, code, cwd, note=note)
+
+    def _settle_interrupted(self, run: _Running) -> None:
+        self._finish(run, INTERRUPTED, 128 + signal.SIGINT, self.cwd, signal_no=signal.SIGINT)
+
+    def _finish(
+        self,
+        run: _Running,
+        status: str,
+        code: int | None,
+        cwd: str | None,
+        *,
+        signal_no: int | None = None,
+        note: str | None = None,
+    ) -> None:
+        if self._running is not run:
+            return
+        self._flush_cleaner()
+        if run.end_line is None:
+            run.ended_partial = self._ring.finish_partial()
+            run.end_line = self._ring.next_line
+        lines, dropped = self._ring.get(run.start_line, run.end_line)
+        output = "\n".join(lines)
+        if lines and not run.ended_partial:
+            output += "\n"
+        result = Result(
+            job_id=run.job.id,
+            session_id=self.session_id,
+            command=run.command,
+            status=status,
+            exit_code=code,
+            output=output,
+            timed_out=False,
+            started_at=run.started_at,
+            ended_at=time.time(),
+            cwd=cwd,
+            dropped_lines=dropped,
+            fresh_shell=run.fresh_shell,
+            signal=signal_no,
+            note=note,
+        )
+        self._running = None
+        _unlink(run.script)
+        self._out_cond.notify_all()
+        # Listeners run outside our lock would be nicer, but settle() calls
+        # them synchronously; they must be quick (they are: displays poke a
+        # thread, the registry forwards an event).
+        run.job.settle(status, result)
+        self._emit(
+            {"type": "job_done", "session_id": self.session_id, "job_id": run.job.id, "result": result}
+        )
+
+    def _on_shell_gone(self, fd: int) -> None:
+        # Drain what the shell wrote before dying, without blocking forever:
+        # background children may keep the PTY open.
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            try:
+                r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not r:
+                    break
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            self._on_pty(data)
+        self._reap(timeout=2.0)
+        with self._lock:
+            code = self._exit_code
+            sig = self._exit_signal
+            run = self._running
+            if run is not None:
+                note = "the shell exited; the next command starts a fresh shell"
+                if sig is not None:
+                    note = f"the shell was killed by signal {sig}; the next command starts a fresh shell"
+                self._finish(run, SHELL_EXITED, code, self._cwd, signal_no=sig, note=note)
+        self._mark_dead()
+
+    def _reap(self, timeout: float) -> None:
+        """Collect the shell's exit status (so no zombie is left)."""
+        if self._proc is None or self._exit_code is not None:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                alive = self._proc.isalive()
+            except Exception:  # noqa: BLE001
+                alive = False
+            if not alive:
+                break
+            if time.monotonic() >= deadline:
+                procs.kill_tree(self._proc.pid, self._token, grace=0.2)
+                deadline = time.monotonic() + 1.0
+            time.sleep(0.005)
+        sig = getattr(self._proc, "signalstatus", None)
+        status = getattr(self._proc, "exitstatus", None)
+        with self._lock:
+            if sig is not None:
+                self._exit_signal = sig
+                self._exit_code = 128 + sig
+            else:
+                self._exit_code = status if status is not None else -1
+
+    def _mark_dead(self, note: str | None = None) -> None:
+        with self._lock:
+            was_dead = self._dead
+            self._dead = True
+            run = self._running
+            if run is not None:
+                self._finish(run, SHELL_EXITED, self._exit_code, self._cwd, note=note or "the shell exited")
+            self._out_cond.notify_all()
+        self._ready.set()
+        if not was_dead:
+            self._emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
+
+    # ------------------------------------------------------------------
+    # helpers
+    def _type(self, text: str) -> None:
+        data = text.encode("utf-8", "surrogateescape")
+        while data:
+            try:
+                n = os.write(self._proc.fd, data)
+            except OSError as e:
+                raise ShellExited(f"cannot write to the shell: {e}", session_id=self.session_id) from None
+            data = data[n:]
+
+    def _write_file(self, name: str, text: str) -> str:
+        # The temp dir may have been deleted under us; recreate it privately.
+        os.makedirs(self._tmpdir, mode=0o700, exist_ok=True)
+        path = os.path.join(self._tmpdir, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+        return path
+
+    def _orphan_result(self, job: jobs.Job) -> Result:
+        return Result(
+            job_id=job.id,
+            session_id=self.session_id,
+            command=job.label,
+            status=job.status,
+            exit_code=None,
+            output="",
+            timed_out=True,
+            started_at=job.created_at,
+            ended_at=None,
+            cwd=self.cwd,
+        )
+
+
+def _q(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _close_fd(fd: int | None) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
