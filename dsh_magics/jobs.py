@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -139,19 +139,27 @@ class JobTable:
 
     Finished jobs are kept so that a late ``wait`` still finds the result, but
     only the newest ``keep_finished`` of them, so that an agent running
-    thousands of commands does not grow memory without bound.
+    thousands of commands does not grow memory without bound. Adding is O(1):
+    this sits on every command's round trip.
     """
 
     def __init__(self, keep_finished: int = 1000) -> None:
-        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._jobs: dict[str, Job] = {}
+        self._finished: deque[str] = deque()
         self._lock = threading.Lock()
         self._keep = keep_finished
 
     def add(self, job: Job) -> Job:
         with self._lock:
             self._jobs[job.id] = job
-            self._trim()
+        job.add_done_listener(self._on_done)
         return job
+
+    def _on_done(self, job: Job) -> None:
+        with self._lock:
+            self._finished.append(job.id)
+            while len(self._finished) > self._keep:
+                self._jobs.pop(self._finished.popleft(), None)
 
     def get(self, job_id: str) -> Job:
         with self._lock:
@@ -175,8 +183,5 @@ class JobTable:
         with self._lock:
             return list(self._jobs.values())
 
-    def _trim(self) -> None:
-        finished = [k for k, j in self._jobs.items() if j.done]
-        excess = len(finished) - self._keep
-        for k in finished[: max(0, excess)]:
-            del self._jobs[k]
+    def __len__(self) -> int:
+        return len(self._jobs)

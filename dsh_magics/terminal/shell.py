@@ -5,7 +5,8 @@ friends are set up as in their own terminal); then our setup runs and wins:
 no line editing (so nothing is echoed and bracketed paste cannot leak), no
 prompt, no history file, strict modes and hooks from the profile removed,
 pagers neutralised. Every job is then one typed line that sources a private
-script file with stdin from /dev/null and reports on a private pipe.
+script file with stdin from /dev/null and reports through markers with a
+per-job secret nonce (see ``markers``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess
 
 from .config import TerminalConfig
-from .markers import BEGIN, END, SYNC, printf_marker
-
-REPORT_FD = 213  # where the shell keeps the write end of the report pipe
+from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker
 
 # Variables that make the shell and programs inside it safe to drive without
 # a human: no pager ever takes over the PTY, and git never prompts on the tty.
@@ -42,8 +41,7 @@ QUIET_ENV = {
 _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
 
 
-def _child_setup(report_fd: int) -> None:
-    os.set_inheritable(report_fd, True)
+def _child_setup() -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
@@ -66,7 +64,7 @@ def shell_env(session_id: str, token: str) -> dict[str, str]:
     return env
 
 
-def spawn(config: TerminalConfig, cwd: str, env: dict[str, str], report_w: int) -> PtyProcess:
+def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
     argv = [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
 
     def go() -> PtyProcess:
@@ -76,14 +74,13 @@ def spawn(config: TerminalConfig, cwd: str, env: dict[str, str], report_w: int) 
             env=env,
             echo=False,
             dimensions=(config.rows, config.cols),
-            pass_fds=(report_w,),
-            preexec_fn=lambda: _child_setup(report_w),
+            preexec_fn=_child_setup,
         )
 
     return _spawner.submit(go).result()
 
 
-def setup_script(child_report_fd: int, cwd: str, ready_nonce: str) -> str:
+def setup_script(cwd: str, ready_nonce: str) -> str:
     """Runs after the user's profile, inside the shell, once."""
     q = shlex.quote
     return "\n".join(
@@ -94,7 +91,7 @@ def setup_script(child_report_fd: int, cwd: str, ready_nonce: str) -> str:
             "trap - DEBUG ERR RETURN 2>/dev/null",
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
-            f"exec {REPORT_FD}>&{child_report_fd} {child_report_fd}>&-",
+            f"exec {MARKER_FD}>&1",
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
             sync_line(ready_nonce),
@@ -104,30 +101,23 @@ def setup_script(child_report_fd: int, cwd: str, ready_nonce: str) -> str:
 
 
 def job_line(nonce: str, script_path: str) -> str:
-    """One physical line per job: begin marker, the sourced script, end
-    marker, then ``<kind> <nonce> <status> <cwd>`` NUL-terminated on the pipe.
+    """One physical line per job: begin marker, the sourced script (stdin
+    from /dev/null, marker fd closed), end marker carrying ``$?``.
 
-    The pipe fd is closed for the command itself, so nothing the command runs
-    can write a report. Prompt variables are reset after each job because a
-    command that sets them would otherwise add noise between jobs.
+    Prompt variables are reset after each job because a command that sets
+    them would otherwise add noise between jobs.
     """
     return (
         f"{printf_marker(BEGIN, nonce)};"
-        f"\\builtin . {shlex.quote(script_path)} </dev/null {REPORT_FD}>&-;"
-        "__dsh_s=$?;"
-        f"{printf_marker(END, nonce)};"
-        f"\\builtin printf 'R {nonce} %d %s\\0' \"$__dsh_s\" \"$PWD\" >&{REPORT_FD};"
-        "\\builtin unset __dsh_s PROMPT_COMMAND;PS1='' PS2='' PS0='';"
-        "\\builtin set +o emacs +o vi\n"
+        f"\\builtin . {shlex.quote(script_path)} </dev/null {MARKER_FD}>&-;"
+        f"{printf_marker(END, nonce, with_status=True)};"
+        "\\builtin unset PROMPT_COMMAND;PS1='' PS2='' PS0='';\\builtin set +o emacs +o vi\n"
     )
 
 
 def sync_line(nonce: str) -> str:
     """A probe the shell answers once it is back at its input loop."""
-    return (
-        f"{printf_marker(SYNC, nonce)};"
-        f"\\builtin printf 'S {nonce} 0 %s\\0' \"$PWD\" >&{REPORT_FD}\n"
-    )
+    return f"{printf_marker(SYNC, nonce)}\n"
 
 
 def quiet_tty(fd: int) -> None:
