@@ -110,7 +110,6 @@ __all__ = [
 ]
 
 
-
 def schema(
     config: Config | None = None,
     source: str = "model",
@@ -241,7 +240,9 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
     return _parse(text, path)
 
 
-def check(catalog: Catalog, source: str | SchemaView = "model", *, version: str | None = None) -> Drift:
+def check(
+    catalog: Catalog, source: str | SchemaView = "model", *, version: str | None = None
+) -> Drift:
     """Drift between the catalog's ``dsh-tool-bash`` ``bash`` entry and a source
     for the catalog's config (the catalog boots the unconfined default)."""
     from .catalog import check_drift
@@ -281,4 +282,3 @@ def published_versions() -> tuple[str, ...]:
     from .bridge import published_versions as _pv
 
     return _pv()
-

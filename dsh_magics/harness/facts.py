@@ -71,7 +71,7 @@ _ERAS: tuple[EraInfo, ...] = (
         shipped=True,
         background_toggle=False,
         escalation=False,
-        tools=("bash", "bash_output", "bash_kill"),
+        tools=("bash", "bash_kill", "bash_output"),
     ),
     EraInfo(
         key="2026-07-11",
@@ -81,7 +81,7 @@ _ERAS: tuple[EraInfo, ...] = (
         shipped=True,
         background_toggle=False,
         escalation=True,
-        tools=("bash", "bash_output", "bash_kill"),
+        tools=("bash", "bash_kill", "bash_output"),
     ),
     EraInfo(
         key="2026-07-15",
@@ -91,7 +91,7 @@ _ERAS: tuple[EraInfo, ...] = (
         shipped=True,
         background_toggle=True,
         escalation=True,
-        tools=("bash", "task_output", "task_list", "task_kill"),
+        tools=("bash", "task_kill", "task_list", "task_output"),
     ),
     EraInfo(
         key="2026-08-13",
@@ -101,7 +101,7 @@ _ERAS: tuple[EraInfo, ...] = (
         shipped=True,
         background_toggle=True,
         escalation=True,
-        tools=("bash", "job_output", "job_list", "job_kill"),
+        tools=("bash", "job_kill", "job_list", "job_output"),
     ),
     EraInfo(
         key="rfc-foreground-only",

@@ -70,7 +70,12 @@ class InputStatus:
     note: str  # our wording: why (not) applicable
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "applicable": self.applicable, "note": self.note}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "applicable": self.applicable,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,9 @@ class Tool:
             "package": self.package,
             "description": self.description,
             "description_is_summary": self.description_is_summary,
-            "description_facts": self.description_facts.to_dict() if self.description_facts else None,
+            "description_facts": self.description_facts.to_dict()
+            if self.description_facts
+            else None,
             "parameters": self.parameters,
             "params": [p.to_dict() for p in self.params],
             "fragments": [f.to_dict() for f in self.fragments],
