@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab import CHROMIUM, CHROMIUM_ARGS, LabServer, NotebookPage, block_extension
+
+from .lab import CHROMIUM, CHROMIUM_ARGS, LabServer, NotebookPage, block_extension
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lab import WidgetNotRendered
+
+from .lab import WidgetNotRendered
 
 pytestmark = pytest.mark.browser
 
