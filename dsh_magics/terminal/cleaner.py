@@ -17,7 +17,9 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
     r"|\x1b[PX^_][^\x1b]*\x1b\\"
     r"|\x1b[()*+\-./][ -~]"
-    r"|\x1b[ -/]*[0-~]"
+    # Other escapes; the final byte excludes the introducers of CSI, OSC and
+    # string sequences, so an incomplete one of those is never half-stripped.
+    r"|\x1b[ -/]*[0-9:;<=>?@A-OQ-WYZ\\`a-~]"
 )
 # C0 controls other than \b \t \n \r, plus DEL and any ESC left unmatched.
 _CTRL = re.compile(r"[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]")

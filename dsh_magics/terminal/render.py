@@ -1,32 +1,58 @@
-"""Text and HTML renderings of engine values, for IPython reprs.
+"""Text and HTML renderings of engine values, for IPython reprs and live views.
 
 Pure functions with no IPython import, so the engine's values can show
-themselves well in a notebook without the engine depending on Jupyter.
+themselves well in a notebook (and in plain IPython) without the engine
+depending on Jupyter. Every rendering shows the *tail* of the output and says
+how many lines it left out, because the head of a long build log is rarely
+what the reader wants and a silent cut would be mistaken for the whole output.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .result import Result
+    from .result import ReadResult, Result, TerminalInfo
 
 TAIL_LINES = 40
 
 _STATUS_COLOURS = {
     "running": "#1f6feb",
     "completed": "#1a7f37",
+    "failed": "#cf222e",
     "interrupted": "#9a6700",
     "shell_exited": "#cf222e",
+    "idle": "#1a7f37",
+    "busy": "#1f6feb",
+    "dead": "#cf222e",
 }
+
+_MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
+_PRE = "margin:4px 0;padding:4px 6px;max-height:30em;overflow:auto;background:rgba(127,127,127,0.08)"
+_MUTED = "color:#57606a;font-style:italic"
 
 
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
     lines = output.splitlines()
-    if len(lines) <= n:
+    if n < 0 or len(lines) <= n:
         return lines, 0
-    return lines[-n:], len(lines) - n
+    return (lines[-n:] if n else []), len(lines) - n
+
+
+def _badge(label: str, colour_key: str) -> str:
+    colour = _STATUS_COLOURS.get(colour_key, "#57606a")
+    return (
+        f'<span style="background:{colour};color:white;border-radius:3px;padding:0 6px">'
+        f"{html.escape(label)}</span>"
+    )
+
+
+def _short(s: str, n: int = 120) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def status_word(r: Result) -> str:
@@ -39,41 +65,158 @@ def status_word(r: Result) -> str:
     return f"shell exited (code {r.exit_code})"
 
 
-def result_text(r: Result) -> str:
-    head = f"[{r.job_id} @ {r.session_id}] {status_word(r)} in {r.duration:.2f}s"
-    if r.timed_out:
+def _badge_key(r: Result) -> str:
+    if r.status == "completed" and r.exit_code not in (0, None):
+        return "failed"
+    return r.status
+
+
+def result_header(r: Result) -> str:
+    """One line: job, session, status, exit code, duration."""
+    if r.status == "running":
+        head = f"[{r.job_id} @ {r.session_id}] running for {r.duration:.1f}s"
+    else:
+        head = f"[{r.job_id} @ {r.session_id}] {status_word(r)} in {r.duration:.2f}s"
+        if r.status != "completed" and r.exit_code is not None:
+            head += f" (exit {r.exit_code})"
+    if r.timed_out and r.status != "running":
         head += " (still running)"
-    lines, omitted = _tail(r.output)
-    parts = [head]
+    return head
+
+
+def result_text(r: Result, tail: int = TAIL_LINES) -> str:
+    lines, omitted = _tail(r.output, tail)
+    parts = [result_header(r)]
     if r.dropped_lines:
         parts.append(f"... {r.dropped_lines} earlier lines dropped by the ring")
     if omitted:
-        parts.append(f"... {omitted} lines omitted")
+        parts.append(f"... {omitted} lines omitted (all retained lines are in .output)")
     parts.extend(lines)
     if r.note:
         parts.append(f"({r.note})")
     return "\n".join(parts)
 
 
-def result_html(r: Result) -> str:
-    colour = _STATUS_COLOURS.get(r.status, "#57606a")
-    lines, omitted = _tail(r.output)
+def result_html(r: Result, tail: int = TAIL_LINES) -> str:
+    lines, omitted = _tail(r.output, tail)
     notes = []
     if r.dropped_lines:
         notes.append(f"{r.dropped_lines} earlier lines dropped by the ring")
     if omitted:
-        notes.append(f"{omitted} lines omitted above")
+        notes.append(f"{omitted} lines omitted above (all retained lines are in .output)")
     if r.note:
         notes.append(r.note)
+    if r.status == "running":
+        label = "⏳ running"
+        timing = f" · {r.duration:.1f}s elapsed"
+    else:
+        label = status_word(r) if r.status == "completed" else r.status.replace("_", " ")
+        timing = f" · {r.duration:.2f}s"
     exit_txt = "" if r.exit_code is None else f" · exit {r.exit_code}"
-    still = " · still running" if r.timed_out else ""
-    note_html = "".join(f'<div style="color:#57606a;font-style:italic">{html.escape(n)}</div>' for n in notes)
+    note_html = "".join(f'<div style="{_MUTED}">{html.escape(n)}</div>' for n in notes)
     body = html.escape("\n".join(lines))
+    pre = f'<pre style="{_PRE}">{body}</pre>' if lines else ""
     return (
-        '<div class="dsh-result" style="font-family:monospace;font-size:12px">'
-        f'<div><span style="background:{colour};color:white;border-radius:3px;padding:0 6px">'
-        f"{html.escape(r.status)}</span> <b>{html.escape(r.job_id)}</b> @ {html.escape(r.session_id)}"
-        f"{exit_txt} · {r.duration:.2f}s{still}</div>"
-        f"{note_html}"
-        f'<pre style="margin:4px 0;max-height:30em;overflow:auto">{body}</pre></div>'
+        f'<div class="dsh-result dsh-status-{html.escape(r.status)}" style="{_MONO}">'
+        f"<div>{_badge(label, _badge_key(r))} <b>{html.escape(r.job_id)}</b>"
+        f" @ {html.escape(r.session_id)}{exit_txt}{timing}</div>"
+        f'<div style="{_MUTED}" title="{html.escape(r.command)}">$ {html.escape(_short(r.command))}</div>'
+        f"{note_html}{pre}</div>"
+    )
+
+
+def read_text(rr: ReadResult, tail: int = TAIL_LINES) -> str:
+    lines, omitted = _tail(rr.text, tail)
+    head = f"[{rr.session_id}] lines {rr.first_line}-{rr.next_line}"
+    if rr.job_id:
+        head += f", job {rr.job_id} running"
+    parts = [head]
+    if rr.dropped:
+        parts.append(f"... {rr.dropped} lines dropped by the ring")
+    if omitted:
+        parts.append(f"... {omitted} lines omitted (all are in .lines)")
+    parts.extend(lines)
+    return "\n".join(parts)
+
+
+def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
+    lines, omitted = _tail(rr.text, tail)
+    notes = []
+    if rr.dropped:
+        notes.append(f"{rr.dropped} lines dropped by the ring")
+    if omitted:
+        notes.append(f"{omitted} lines omitted above (all are in .lines)")
+    running = f" · job {html.escape(rr.job_id)} running" if rr.job_id else ""
+    note_html = "".join(f'<div style="{_MUTED}">{html.escape(n)}</div>' for n in notes)
+    return (
+        f'<div class="dsh-read" style="{_MONO}"><div><b>{html.escape(rr.session_id)}</b>'
+        f" · lines {rr.first_line}–{rr.next_line}{running}</div>{note_html}"
+        f'<pre style="{_PRE}">{html.escape(chr(10).join(lines))}</pre></div>'
+    )
+
+
+def _ago(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return _dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
+
+
+def info_text(info: TerminalInfo) -> str:
+    job = f" running {info.job_id} since {_ago(info.job_started_at)}" if info.job_id else ""
+    code = f" exit {info.exit_code}" if info.exit_code is not None else ""
+    return f"[{info.session_id}] {info.status}{code} pid {info.pid} cwd {info.cwd}{job}"
+
+
+def info_html(info: TerminalInfo) -> str:
+    return terminals_html([info])
+
+
+def terminals_text(
+    infos: Sequence[TerminalInfo], default_session: str | None = None, default_note: str = ""
+) -> str:
+    out = []
+    if default_session is not None:
+        started = any(i.session_id == default_session for i in infos)
+        out.append(
+            f"default session: {default_session}"
+            + (f" ({default_note})" if default_note else "")
+            + ("" if started else " [not started yet]")
+        )
+    if not infos:
+        out.append("no terminals open")
+    for i in infos:
+        mark = "*" if i.session_id == default_session else " "
+        out.append(f"{mark} {info_text(i)}")
+    return "\n".join(out)
+
+
+def terminals_html(
+    infos: Sequence[TerminalInfo], default_session: str | None = None, default_note: str = ""
+) -> str:
+    head = ""
+    if default_session is not None:
+        started = any(i.session_id == default_session for i in infos)
+        head = (
+            f"<div>default session: <b>{html.escape(default_session)}</b>"
+            + (f' <span style="{_MUTED}">({html.escape(default_note)})</span>' if default_note else "")
+            + ("" if started else f' <span style="{_MUTED}">not started yet</span>')
+            + "</div>"
+        )
+    if not infos:
+        return f'<div class="dsh-terminals" style="{_MONO}">{head}<div style="{_MUTED}">no terminals open</div></div>'
+    rows = []
+    for i in infos:
+        star = " ★" if i.session_id == default_session else ""
+        job = html.escape(i.job_id) if i.job_id else ""
+        since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
+        rows.append(
+            f"<tr><td><b>{html.escape(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
+            f"<td>{html.escape(i.cwd or '')}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+        )
+    th = "".join(
+        f'<th style="text-align:left">{h}</th>' for h in ("session", "status", "cwd", "running job", "pid")
+    )
+    return (
+        f'<div class="dsh-terminals" style="{_MONO}">{head}'
+        f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -80,7 +80,7 @@ def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
     return _spawner.submit(go).result()
 
 
-def setup_script(cwd: str, ready_nonce: str) -> str:
+def setup_script(cwd: str) -> str:
     """Runs after the user's profile, inside the shell, once."""
     q = shlex.quote
     return "\n".join(
@@ -88,15 +88,28 @@ def setup_script(cwd: str, ready_nonce: str) -> str:
             "set +o emacs +o vi 2>/dev/null",
             "set +o history +u +e +x +v +T +o pipefail 2>/dev/null",
             "unset HISTFILE PROMPT_COMMAND PS0",
-            "trap - DEBUG ERR RETURN 2>/dev/null",
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
             f"exec {MARKER_FD}>&1",
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
-            sync_line(ready_nonce),
             "",
         ]
+    )
+
+
+def setup_line(setup_path: str, ready_nonce: str) -> str:
+    """Typed (not sourced) because bash restores a DEBUG trap around ``.``,
+    so a profile's DEBUG hook (starship, bash-preexec) can only be removed
+    from the top level; prompt variables too, since bash 5.2 kept prompting
+    with the profile's PS1 when it was only reset inside the sourced file.
+    The readiness probe comes two lines later so that any prompt bash had
+    already prepared lands before it.
+    """
+    return (
+        f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
+        "\\builtin unset PROMPT_COMMAND; PS1='' PS2='' PS0=''; \\builtin set +o emacs +o vi\n"
+        ":\n" + sync_line(ready_nonce)
     )
 
 

@@ -121,12 +121,12 @@ class Terminal:
         except (AttributeError, OSError):
             self._pidfd = None
         self._ready_nonce = new_nonce()
-        setup = self._write_file("setup.sh", shell.setup_script(self._cwd, self._ready_nonce))
+        setup = self._write_file("setup.sh", shell.setup_script(self._cwd))
         self._reader = threading.Thread(
             target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
         )
         self._reader.start()
-        self._type(f"\\builtin . {_q(setup)}\n")
+        self._type(shell.setup_line(setup, self._ready_nonce))
         if not self._ready.wait(self.config.start_timeout) or self._dead:
             self.close()
             why = (

@@ -1,0 +1,60 @@
+"""Shared test helpers: deadlines instead of sleeps, process checks with ps."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+
+import pytest
+
+
+def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> object:
+    """Poll ``pred`` until it returns something truthy or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met within {timeout}s {msg}".strip())
+        time.sleep(interval)
+
+
+def ps_lines() -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,args"], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()[1:]
+
+
+def live_pids() -> set[int]:
+    pids = set()
+    for line in ps_lines():
+        parts = line.split(None, 4)
+        if len(parts) >= 4 and not parts[3].startswith("Z"):
+            pids.add(int(parts[0]))
+    return pids
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Live processes whose environment has key=value (ours: same uid)."""
+    needle = f"{key}={value}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in env and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+@pytest.fixture
+def unique_session(request) -> str:
+    return f"t-{request.node.name[:40]}-{os.getpid()}"

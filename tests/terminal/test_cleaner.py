@@ -1,0 +1,27 @@
+from dsh_magics.terminal.cleaner import Cleaner, clean
+
+
+def test_strips_csi_osc_and_charset_sequences():
+    raw = b"\x1b[1;31mred\x1b[0m \x1b]0;title\x07t \x1b(Bok\x1b[?2004h\n"
+    assert clean(raw) == "red t ok\n"
+
+
+def test_escape_split_across_reads_is_still_stripped():
+    c = Cleaner()
+    assert c.feed(b"a\x1b[3") == "a"
+    assert c.feed(b"1mb") == "b"
+
+
+def test_invalid_utf8_is_replaced_never_raises():
+    assert clean(b"ok \xff\xfe end") == "ok \ufffd\ufffd end"
+
+
+def test_multibyte_char_split_across_reads():
+    c = Cleaner()
+    data = "héllo→".encode()
+    out = "".join(c.feed(data[i : i + 1]) for i in range(len(data))) + c.flush()
+    assert out == "héllo→"
+
+
+def test_control_bytes_other_than_newline_cr_bs_tab_are_removed():
+    assert clean(b"a\x00b\x07c\td\r\n\x08") == "abc\td\r\n\x08"

@@ -1,0 +1,104 @@
+"""The user's profile runs, and our setup still wins."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dsh_magics.terminal import Registry
+
+from .conftest import run
+
+NASTY_PROFILE = r"""
+export FROM_PROFILE=yes
+PS1='\[\e[1;32m\]\u@\h \w \$ \[\e[0m\]'
+PROMPT_COMMAND='echo PROMPT-NOISE'
+trap 'echo DEBUG-NOISE' DEBUG
+trap 'echo ERR-NOISE' ERR
+set -u
+bind 'set enable-bracketed-paste on' 2>/dev/null
+"""
+
+
+@pytest.fixture
+def profiled(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text(NASTY_PROFILE)
+    monkeypatch.setenv("HOME", str(home))
+    reg = Registry(login=True)
+    yield reg, home
+    reg.close_all()
+
+
+def test_login_profile_applies_but_our_setup_wins(profiled):
+    reg, home = profiled
+    r = run(reg, "echo $FROM_PROFILE; echo ${UNSET_VARIABLE:-ok}; false; echo after")
+    assert r.output == "yes\nok\nafter\n"
+    r = run(reg, "echo second")
+    assert r.output == "second\n"
+    text = reg.read("t").text
+    assert "NOISE" not in text and "\x1b" not in text and "@" not in text
+
+
+def test_history_is_not_written(profiled):
+    reg, home = profiled
+    run(reg, "echo secret-command")
+    reg.close("t")
+    hist = home / ".bash_history"
+    assert not hist.exists() or "secret-command" not in hist.read_text()
+
+
+def test_no_profile_mode(tmp_path, monkeypatch):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / ".bash_profile").write_text("export FROM_PROFILE=yes\n")
+    (home / ".bashrc").write_text("export FROM_RC=yes\n")
+    monkeypatch.setenv("HOME", str(home))
+    reg = Registry(login=False)
+    try:
+        r = run(reg, "echo [${FROM_PROFILE:-}${FROM_RC:-}]")
+        assert r.output == "[]\n"
+    finally:
+        reg.close_all()
+
+
+def test_pagers_are_neutralised(reg, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    r = run(
+        reg,
+        f"cd {repo} && git init -q && git -c user.email=a@b -c user.name=n commit -q --allow-empty -m first"
+        " && git log --oneline | wc -l && git log | head -1 | cut -c1-6 && echo $PAGER $GIT_PAGER $MANPAGER",
+    )
+    assert r.exit_code == 0
+    assert r.output.splitlines()[0] == "1"
+    assert r.output.splitlines()[1] == "commit"
+    assert r.output.splitlines()[2] == "cat cat cat"
+
+
+def test_man_does_not_hang(reg):
+    r = run(reg, "man bash 2>/dev/null | head -3; echo done")
+    assert r.output.endswith("done\n")
+
+
+def test_window_size_and_no_echo(reg):
+    r = run(reg, "stty size </dev/tty; stty -a </dev/tty | grep -o -- '-echo ' | head -1")
+    assert r.output.splitlines()[0] == "30 120"
+    assert "-echo" in r.output
+
+
+def test_kernel_inline_matplotlib_backend_is_not_inherited(monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    reg = Registry(login=False)
+    try:
+        assert run(reg, "echo [${MPLBACKEND:-}]").output == "[]\n"
+    finally:
+        reg.close_all()
+
+
+def test_session_env_vars(reg):
+    r = run(reg, "echo $DSH_MAGICS_SESSION")
+    assert r.output == "t\n"
+    assert os.environ.get("DSH_MAGICS_SESSION") != "t"
