@@ -77,6 +77,36 @@ def tool_from_json(raw: dict[str, Any], *, package: str | None = None) -> Tool:
     )
 
 
+def known_fragments(description: str) -> tuple[Fragment, ...]:
+    """Recognise a current-era ``bash`` description by the stored fragment facts.
+
+    Returns the fragments (with their exact text) when the description is a
+    concatenation of known fragments in order, else ``()`` (unknown text).
+    """
+    summaries = _FRAGMENT_SUMMARIES[CURRENT_ERA]
+    base = text_facts.FRAGMENTS["base"]
+    head = description[: base.length]
+    if text_fact(head).sha256 != base.sha256:
+        return ()
+    out = [Fragment("base", summaries["base"], head, text_fact(head))]
+    rest = description[base.length :]
+    for key in ("background-on", "background-off"):
+        fact = text_facts.FRAGMENTS[key]
+        piece = rest[: fact.length]
+        if text_fact(piece).sha256 == fact.sha256:
+            out.append(Fragment(key, summaries[key], piece, text_fact(piece)))
+            rest = rest[fact.length :]
+            break
+    else:
+        return ()
+    if rest:
+        esc = text_facts.FRAGMENTS["escalation"]
+        if text_fact(rest).sha256 != esc.sha256:
+            return ()
+        out.append(Fragment("escalation", summaries["escalation"], rest, text_fact(rest)))
+    return tuple(out)
+
+
 def _bridge(version: str | None) -> Bridge:
     return get_bridge(version)
 
