@@ -91,6 +91,7 @@ __all__ = [
     "SchemaView",
     "TextFact",
     "Tool",
+    "catalog_view",
     "check",
     "diff",
     "era_info",

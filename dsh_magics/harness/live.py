@@ -166,7 +166,7 @@ def live_view(config: Config, *, version: str | None = None) -> SchemaView:
     related = [tool_from_json(t) for t in raw["related"]]
     notes = ["The pwsh twin is not part of the installed packages; see the model view for it."]
     notes += [
-        f"{i.name}={i.value!r}: {i.note}"
+        f"{i.name}={i.value!r} is not applicable: {i.note}"
         for i in input_statuses(config)
         if not i.applicable and i.name != "sandbox_policy"
     ]

@@ -301,14 +301,14 @@ def input_statuses(config: Config) -> tuple[InputStatus, ...]:
             "enable_run_in_background",
             config.background,
             False,
-            "not applicable: the proposal has no background execution at all",
+            "the proposal has no background execution at all",
         )
     else:
         bg = InputStatus(
             "enable_run_in_background",
             config.background,
             False,
-            "not applicable: the switch does not exist yet; run_in_background is always offered",
+            "the switch does not exist yet; run_in_background is always offered",
         )
     if era.escalation:
         sb = InputStatus(
@@ -322,7 +322,7 @@ def input_statuses(config: Config) -> tuple[InputStatus, ...]:
             "sandbox",
             config.sandbox,
             False,
-            "not applicable: no escalation fields exist in this era, so the executor's mode does not change the schema",
+            "no escalation fields exist in this era, so the executor's mode does not change the schema",
         )
     if era.key == CURRENT_ERA:
         pol = InputStatus(
@@ -331,14 +331,14 @@ def input_statuses(config: Config) -> tuple[InputStatus, ...]:
             config.sandbox is not None,
             "a reported mode without a policy service is a load error"
             if config.sandbox is not None
-            else "not applicable: only consulted when the executor reports a mode",
+            else "only consulted when the executor reports a mode",
         )
     else:
         pol = InputStatus(
             "sandbox_policy",
             config.sandbox_policy,
             False,
-            "not applicable: the load-time policy check is only modelled for the current era",
+            "the load-time policy check is only modelled for the current era",
         )
     return (bg, sb, pol)
 
@@ -404,7 +404,7 @@ def model_view(config: Config) -> SchemaView:
     tools = [bash]
     related: list[Tool] = []
     notes = [
-        f"{i.name}={i.value!r}: {i.note}"
+        f"{i.name}={i.value!r} is not applicable: {i.note}"
         for i in inputs
         if not i.applicable and i.name != "sandbox_policy"
     ]
