@@ -261,6 +261,7 @@ def default_registry() -> Registry:
         if _default is None:
             _default = Registry()
             atexit.register(_close_default)
+            _install_sigterm_cleanup()
         return _default
 
 
@@ -269,6 +270,30 @@ def set_default_registry(registry: Registry | None) -> None:
     global _default
     with _default_lock:
         _default = registry
+
+
+def _install_sigterm_cleanup() -> None:
+    """SIGTERM (what a kernel manager sends when a kernel does not exit in
+    time) skips atexit. If nobody else handles it, close our terminals first
+    and then die of SIGTERM as before. Only from the main thread, and only
+    when the handler is still the default, so we never override an
+    application's own handling."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_term(signum: int, frame: object) -> None:
+            _close_default()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):
+        pass
 
 
 def _close_default() -> None:

@@ -1,0 +1,71 @@
+"""Completion is per job and cannot be faked by anything the command prints."""
+
+from __future__ import annotations
+
+from .conftest import run
+
+
+def test_printing_environment_does_not_end_the_job_early(reg):
+    r = run(reg, "env >/dev/null; set; declare -p; echo after-env")
+    assert r.exit_code == 0
+    assert r.output.endswith("after-env\n")
+    assert run(reg, "echo next").output == "next\n"
+
+
+def test_printing_own_script_file(reg):
+    r = run(reg, 'cat "${BASH_SOURCE[0]}"; echo tail')
+    assert r.output == 'cat "${BASH_SOURCE[0]}"; echo tail\ntail\n'
+
+
+def test_output_containing_an_earlier_jobs_marker(reg):
+    # Record the raw PTY bytes of one job (markers included), then have the
+    # next job print exactly those bytes: they must be treated as data.
+    term = reg._terms["t"]
+    raw: list[bytes] = []
+    original = term._on_pty
+    term._on_pty = lambda data: (raw.append(data), original(data))[1]
+    try:
+        assert run(reg, "echo one").output == "one\n"
+    finally:
+        del term._on_pty
+    blob = b"".join(raw)
+    assert b"\x1b]6973;E;" in blob
+    octal = "".join(f"\\{b:03o}" for b in blob)
+    r = run(reg, f"printf '{octal}'; echo still-running; sleep 0.2; echo done")
+    assert r.output == "one\nstill-running\ndone\n"
+    assert run(reg, "echo clean").output == "clean\n"
+
+
+def test_output_imitating_marker_format_with_random_nonces(reg):
+    r = run(
+        reg,
+        "for i in 1 2 3; do n=$(head -c8 /dev/urandom | od -An -tx1 | tr -d ' \\n');"
+        " printf '\\033]6973;E;%s;0\\007\\033]6973;S;%s\\007' $n $n; done; sleep 0.1; echo real-end",
+    )
+    assert r.output == "real-end\n"
+    assert r.exit_code == 0
+
+
+def test_typed_line_is_never_echoed_even_after_stty_echo(reg):
+    r = run(reg, "stty echo </dev/tty; echo x")
+    assert r.output == "x\n"
+    r = run(reg, "echo y")
+    assert r.output == "y\n"
+    assert "builtin" not in reg.read("t").text
+
+
+def test_no_output_lost_or_leaked_between_jobs(reg):
+    for i in range(50):
+        r = run(reg, f"seq 1 {i * 37}; printf 'tail{i}'")
+        expected = "".join(f"{n}\n" for n in range(1, i * 37 + 1)) + f"tail{i}"
+        assert r.output == expected
+
+
+def test_job_ids_are_unguessable_and_never_reused(reg):
+    ids = set()
+    for _ in range(30):
+        job = reg.exec("t", "true")
+        assert job.id.startswith("bash-") and len(job.id) == 37
+        ids.add(job.id)
+        reg.wait(job.id, timeout=10)
+    assert len(ids) == 30

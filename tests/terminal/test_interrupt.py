@@ -1,0 +1,68 @@
+"""A real Ctrl-C: SIGINT to the PTY's foreground process group."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import wait_until
+
+from .conftest import run
+
+CASES = {
+    "sleep": "echo started; sleep 30",
+    "builtin_loop": "echo started; while :; do :; done",
+    "pipeline": "echo started; sleep 30 | cat",
+    "subshell": "echo started; (sleep 30; echo never)",
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_interrupt_settles_job_and_shell_survives(reg, name):
+    before = reg.list()[0].pid if reg.list() else None
+    job = reg.exec("t", CASES[name])
+    wait_until(lambda: "started" in reg.result(job.id).output, 10)
+    assert reg.interrupt("t") is job
+    res = reg.wait(job.id, timeout=10)
+    assert res.status == "interrupted", res
+    assert res.exit_code == 130
+    assert "never" not in res.output and res.output.startswith("started\n")
+    # The same shell takes the next job cleanly, with no stale output.
+    nxt = run(reg, "echo next")
+    assert nxt.output == "next\n" and nxt.status == "completed"
+    if before is not None:
+        assert reg.list()[0].pid == before
+
+
+def test_program_ignoring_sigint_keeps_running(reg):
+    job = reg.exec("t", "trap '' INT; echo started; sleep 0.8; echo finished")
+    wait_until(lambda: "started" in reg.result(job.id).output, 10)
+    reg.interrupt("t")
+    snap = reg.wait(job.id, timeout=0.2)
+    assert snap.status == "running" and snap.timed_out
+    res = reg.wait(job.id, timeout=10)
+    assert res.status == "completed" and res.output == "started\nfinished\n"
+    run(reg, "trap - INT")
+    assert run(reg, "echo after").output == "after\n"
+
+
+def test_interrupt_when_idle_is_a_no_op(reg):
+    run(reg, "true")
+    assert reg.interrupt("t") is None
+    assert run(reg, "echo ok").output == "ok\n"
+
+
+def test_job_cancel_interrupts(reg):
+    job = reg.exec("t", "sleep 30")
+    wait_until(lambda: reg.info("t").status == "busy", 5)
+    job.cancel()
+    assert reg.wait(job.id, timeout=10).status == "interrupted"
+
+
+def test_user_int_trap_still_settles(reg):
+    job = reg.exec("t", "trap 'echo caught' INT; echo started; sleep 30")
+    wait_until(lambda: "started" in reg.result(job.id).output, 10)
+    reg.interrupt("t")
+    res = reg.wait(job.id, timeout=10)
+    assert res.status == "interrupted"
+    run(reg, "trap - INT")
+    assert run(reg, "echo fine").output == "fine\n"
