@@ -1,0 +1,139 @@
+"""The inspector's only door into :mod:`dsh_magics.harness`, with small caches.
+
+Why a separate object: the view-model must stay pure and fast (a control switch
+re-renders in well under 50 ms), and it must never block on the live bridge.
+This class answers "the schema / matrix / escalation for this input from this
+source" and knows the live bridge's state, but it never starts anything by
+itself except through :meth:`start_live`, which boots on the bridge's own
+background thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .. import harness
+from ..harness import (
+    CURRENT_ERA,
+    Catalog,
+    Config,
+    Drift,
+    EscalationRequest,
+    EscalationResult,
+    LiveStatus,
+    Matrix,
+    Preset,
+    SchemaView,
+)
+
+# Workaround (reported to the harness owner): ``dsh_magics.harness`` has
+# submodules named ``matrix``, ``diff`` and ``presets``; importing them (which the
+# public functions do lazily) replaces the package attributes of the same name,
+# so ``harness.matrix`` becomes a module after its first call.  Until that is
+# fixed upstream, resolve the public function, or its implementation when shadowed.
+_SHADOWED = {"matrix": "build_matrix", "diff": "diff_views", "presets": "all_presets"}
+
+
+def _api(name: str) -> Callable[..., Any]:
+    obj = getattr(harness, name)
+    if isinstance(obj, types.ModuleType):
+        mod = importlib.import_module(f"{harness.__name__}.{name}")
+        return getattr(mod, _SHADOWED[name])  # type: ignore[no-any-return]
+    return obj  # type: ignore[no-any-return]
+
+
+class HarnessBackend:
+    """Schema facts for the inspector from the model, and from live once it is ready.
+
+    ``live=False`` never touches the bridge (plain model inspector).  Results are
+    memoised per (source, input): the model is cheap but not free, and the live
+    bridge already caches on its side; both are immutable, so sharing is safe.
+    """
+
+    def __init__(self, *, version: str | None = None, live: bool = True) -> None:
+        self.version = version or harness.DEFAULT_VERSION
+        self.live_enabled = live
+        self._bridge: Any | None = None
+        self._lock = threading.Lock()
+        self._views: dict[tuple[str, Config], SchemaView] = {}
+        self._matrices: dict[tuple[str, str], Matrix] = {}
+        self._escalations: dict[tuple[str, EscalationRequest], EscalationResult] = {}
+        self._presets: dict[str, Preset] | None = None
+
+    # -- live bridge ------------------------------------------------------------------
+    @property
+    def bridge(self) -> Any | None:
+        if not self.live_enabled:
+            return None
+        if self._bridge is None:
+            self._bridge = harness.get_bridge(self.version)
+        return self._bridge
+
+    def live_status(self) -> LiveStatus | None:
+        """The bridge state (never blocks); ``None`` when live is disabled."""
+        b = self.bridge
+        return b.status() if b is not None else None
+
+    def live_ready(self) -> bool:
+        st = self.live_status()
+        return st is not None and st.state == "ready"
+
+    def on_live_status(self, callback: Callable[[LiveStatus], None]) -> Callable[[], None]:
+        b = self.bridge
+        if b is None:
+            return lambda: None
+        return b.on_status(callback)  # type: ignore[no-any-return]
+
+    def start_live(self) -> Any | None:
+        """Install (if needed) and boot the bridge on its worker thread; returns the future."""
+        b = self.bridge
+        return b.start_background() if b is not None else None
+
+    # -- facts ------------------------------------------------------------------------
+    def schema(self, config: Config, source: str) -> SchemaView:
+        key = (source, config)
+        view = self._views.get(key)
+        if view is None:
+            view = harness.schema(
+                config, source, version=self.version if source == "live" else None
+            )
+            with self._lock:
+                self._views[key] = view
+        return view
+
+    def matrix(self, source: str, era: str) -> Matrix:
+        key = (source, era)
+        m = self._matrices.get(key)
+        if m is None:
+            m = _api("matrix")(source, era, version=self.version if source == "live" else None)
+            with self._lock:
+                self._matrices[key] = m
+        return m
+
+    def escalate(self, request: EscalationRequest, source: str) -> EscalationResult:
+        key = (source, request)
+        r = self._escalations.get(key)
+        if r is None:
+            r = harness.escalate(
+                request, source, version=self.version if source == "live" else None
+            )
+            with self._lock:
+                self._escalations[key] = r
+        return r
+
+    def presets(self) -> dict[str, Preset]:
+        if self._presets is None:
+            self._presets = _api("presets")(None)
+        return self._presets
+
+    def check(self, catalog: Catalog, source: str) -> Drift:
+        return harness.check(catalog, source, version=self.version if source == "live" else None)
+
+    @staticmethod
+    def live_covers(era: str) -> bool:
+        """The published packages only ever show the current era."""
+        return era == CURRENT_ERA

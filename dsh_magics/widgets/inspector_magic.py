@@ -1,0 +1,93 @@
+"""``%bash_schema``: open the tool-schema inspector from a notebook line.
+
+Kept here (not in ``magics.py``) so the terminal magics and the inspector stay
+independent adapters; the extension loader calls :func:`register`.
+
+Usage::
+
+    %bash_schema                                   # live when installed, else the model
+    %bash_schema --source model --no-background --sandbox read-only
+    %bash_schema --era rfc-foreground-only
+    %bash_schema --catalog path/to/docs/tool-catalog.md
+    %bash_schema --text                            # print the plain-text rendering
+
+Bad input prints one line ``CODE: message`` (no traceback) and returns nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from ..errors import DshError, InvalidArgument
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting the kernel."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise InvalidArgument(f"%bash_schema: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> Any:  # type: ignore[override]
+        if message:
+            raise InvalidArgument(message.strip())
+        raise _HelpShown
+
+
+class _HelpShown(Exception):
+    pass
+
+
+def _parser() -> _Parser:
+    from ..harness import ERAS
+
+    p = _Parser(
+        prog="%bash_schema", description="Inspect the harness bash tool schema.", add_help=True
+    )
+    p.add_argument("--source", choices=("live", "model"), default=None)
+    p.add_argument("--version", default=None, help="published package version for live")
+    p.add_argument("--era", choices=ERAS, default=None)
+    bg = p.add_mutually_exclusive_group()
+    bg.add_argument("--background", dest="background", action="store_true", default=None)
+    bg.add_argument("--no-background", dest="background", action="store_false")
+    p.add_argument(
+        "--sandbox", choices=("none", "read-only", "workspace-write", "danger-full-access")
+    )
+    p.add_argument("--preset", default=None)
+    p.add_argument("--baseline", default=None)
+    p.add_argument("--catalog", default=None, metavar="PATH", help="a harness docs/tool-catalog.md")
+    p.add_argument("--text", action="store_true", help="print the text rendering instead")
+    return p
+
+
+def bash_schema(line: str = "") -> Any:
+    """The ``%bash_schema`` line magic (see the module docstring)."""
+    from .inspector import inspect
+
+    try:
+        args = _parser().parse_args(shlex.split(line))
+        controls: dict[str, Any] = {}
+        for name in ("era", "background", "sandbox", "preset", "baseline"):
+            value = getattr(args, name)
+            if value is not None:
+                controls[name] = value
+        insp = inspect(source=args.source, version=args.version, catalog=args.catalog, **controls)
+    except _HelpShown:
+        return None
+    except DshError as exc:
+        print(f"{exc.code}: {exc.message}", file=sys.stderr)
+        return None
+    except ValueError as exc:  # shlex: unbalanced quotes
+        print(f"INVALID_ARGUMENT: %bash_schema: {exc}", file=sys.stderr)
+        return None
+    if args.text:
+        print(repr(insp))
+        return None
+    return insp
+
+
+def register(ipython: Any) -> None:
+    """Register ``%bash_schema`` on an IPython shell (called by the extension loader)."""
+    ipython.register_magic_function(bash_schema, magic_kind="line", magic_name="bash_schema")
