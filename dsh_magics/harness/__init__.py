@@ -11,6 +11,10 @@ All three produce the same :class:`SchemaView`, so diffs, matrices and drift
 checks work across sources.  This package knows nothing about terminals; the
 inspector widget and the CLI are thin adapters over the functions below.
 See ``API.md`` next to this file.
+
+Submodule names never equal a public function name (``schema_matrix`` not
+``matrix``), because importing a submodule rebinds the package attribute of
+the same name.
 """
 
 from __future__ import annotations
@@ -153,14 +157,14 @@ def matrix(
     Inputs that do not exist in the era collapse and are listed in
     ``Matrix.inputs`` as not applicable.
     """
-    from .matrix import build_matrix
+    from .schema_matrix import build_matrix
 
     return build_matrix(source, era, version=version)
 
 
 def diff(a: SchemaView | Config, b: SchemaView | Config, *, tool: str = "bash") -> SchemaDiff:
     """``b`` relative to ``a`` for ``tool``; a :class:`Config` means its model view."""
-    from .diff import diff_views
+    from .schema_diff import diff_views
 
     return diff_views(a, b, tool=tool)
 
@@ -169,14 +173,14 @@ def presets(env: dict[str, str] | None = None) -> dict[str, Preset]:
     """The known compositions, keyed ``catalog-default``, ``dsh-base``,
     ``package-default``.  ``dsh-base`` reads ``DSH_PERMISSION_MODE`` from
     ``env`` (default ``os.environ``)."""
-    from .presets import all_presets
+    from .compositions import all_presets
 
     return all_presets(env)
 
 
 def preset(key: str, env: dict[str, str] | None = None) -> Preset:
     """One preset by key (``InvalidArgument`` if unknown)."""
-    from .presets import get_preset
+    from .compositions import get_preset
 
     return get_preset(key, env)
 
@@ -239,6 +243,14 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
     from .catalog import parse_catalog as _parse
 
     return _parse(text, path)
+
+
+def catalog_view(catalog: Catalog) -> SchemaView:
+    """The catalog's dsh-tool-bash/-jobs entries as a ``SchemaView`` (source
+    ``"catalog"``) for the catalog's config, so it can be diffed like any view."""
+    from .catalog import catalog_view as _view
+
+    return _view(catalog)
 
 
 def check(

@@ -56,6 +56,7 @@ class _PkgDraft:
     line: int
     tools: list[CatalogTool] = field(default_factory=list)
     note: list[str] = field(default_factory=list)
+    note_line: int = 0
 
 
 def _check_parameters(obj: Any, path: str, line: int) -> dict[str, Any]:
@@ -145,6 +146,8 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
                 title = s[2:].strip()
                 continue
             raise err("expected the '# ' title (optionally after an HTML comment)", n)
+        if pending_anchor is not None and s != "" and not s.startswith("## "):
+            raise err("an anchor must be followed by a ## package heading", pending_anchor[1])
         if s.startswith("####"):
             raise err("unexpected '####' heading: the catalog uses only ##/### headings", n)
         if s.startswith("```"):
@@ -188,7 +191,10 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
             if pkg is None:
                 raise err("### tool section outside a ## package section", n)
             if pkg.note:
-                raise err("text between tools: a package note may only follow its last tool", n)
+                raise err(
+                    "text between tools: a package note may only follow its last tool",
+                    pkg.note_line,
+                )
             finish_tool()
             m = _TOOL_HEADING.match(s)
             if not m:
@@ -197,8 +203,6 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
             continue
         if s.startswith("#"):
             raise err("unexpected heading", n)
-        if pending_anchor is not None and s != "":
-            raise err("an anchor must be followed by a ## package heading", pending_anchor[1])
         if section == "map":
             if s.startswith("|"):
                 cells = tuple(c.strip() for c in s.strip("|").split("|"))
@@ -228,6 +232,8 @@ def parse_catalog(text: str, path: str = "<string>") -> Catalog:
             raise err("text between the ```json block and the Source: line", n)
         else:
             finish_tool()
+            if not pkg.note:
+                pkg.note_line = n
             pkg.note.append(s)
     if in_comment:
         raise err("unclosed HTML comment", len(lines))
@@ -307,7 +313,7 @@ def check_drift(
     compared only for tools the catalog lists (a catalog may omit packages).
     """
     from . import schema
-    from .diff import diff_views
+    from .schema_diff import diff_views
 
     cview = catalog_view(catalog)
     sview = (
