@@ -35,12 +35,18 @@ def new_nonce() -> str:
     return secrets.token_hex(_NONCE_LEN // 2)
 
 
-def printf_marker(kind: str, nonce: str, with_status: bool = False) -> str:
+def printf_marker(kind: str, nonce: str, with_status: bool = False, private_fd: bool = True) -> str:
     """The shell code that prints a marker; the ESC/BEL bytes only exist once
-    printf runs, so the typed text itself can never match."""
+    printf runs, so the typed text itself can never match.
+
+    ``private_fd=False`` prints on stdout, saving the redirection's syscalls;
+    used for the begin marker, which is only a boundary hint (if a command
+    sent the shell's stdout elsewhere, the job simply starts where it was
+    typed)."""
+    redirect = f" >&{MARKER_FD}" if private_fd else ""
     if with_status:
-        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"$?\" >&{MARKER_FD}"
-    return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007' >&{MARKER_FD}"
+        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"$?\"{redirect}"
+    return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007'{redirect}"
 
 
 @dataclass(frozen=True)

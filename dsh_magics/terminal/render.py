@@ -77,7 +77,7 @@ def result_header(r: Result) -> str:
         head = f"[{r.job_id} @ {r.session_id}] running for {r.duration:.1f}s"
     else:
         head = f"[{r.job_id} @ {r.session_id}] {status_word(r)} in {r.duration:.2f}s"
-        if r.status != "completed" and r.exit_code is not None:
+        if r.status == "interrupted" and r.exit_code is not None:
             head += f" (exit {r.exit_code})"
     if r.timed_out and r.status != "running":
         head += " (still running)"
@@ -125,9 +125,16 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
     )
 
 
+def _span(rr: ReadResult) -> str:
+    n = len(rr.lines)
+    if not n:
+        return "no complete lines" + (" (a partial line follows)" if rr.partial else "")
+    return f"lines {rr.first_line}-{rr.first_line + n - 1}"
+
+
 def read_text(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(rr.text, tail)
-    head = f"[{rr.session_id}] lines {rr.first_line}-{rr.next_line}"
+    head = f"[{rr.session_id}] {_span(rr)}"
     if rr.job_id:
         head += f", job {rr.job_id} running"
     parts = [head]
@@ -150,7 +157,7 @@ def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     note_html = "".join(f'<div style="{_MUTED}">{html.escape(n)}</div>' for n in notes)
     return (
         f'<div class="dsh-read" style="{_MONO}"><div><b>{html.escape(rr.session_id)}</b>'
-        f" · lines {rr.first_line}–{rr.next_line}{running}</div>{note_html}"
+        f" · {_span(rr)}{running}</div>{note_html}"
         f'<pre style="{_PRE}">{html.escape(chr(10).join(lines))}</pre></div>'
     )
 

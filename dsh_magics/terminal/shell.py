@@ -115,14 +115,14 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
 
 def job_line(nonce: str, script_path: str) -> str:
     """One physical line per job: begin marker, the sourced script (stdin
-    from /dev/null, marker fd closed), end marker carrying ``$?``.
+    from /dev/null), end marker carrying ``$?`` on the private PTY fd.
 
     Prompt variables are reset after each job because a command that sets
     them would otherwise add noise between jobs.
     """
     return (
-        f"{printf_marker(BEGIN, nonce)};"
-        f"\\builtin . {shlex.quote(script_path)} </dev/null {MARKER_FD}>&-;"
+        f"{printf_marker(BEGIN, nonce, private_fd=False)};"
+        f"\\builtin . {shlex.quote(script_path)} </dev/null;"
         f"{printf_marker(END, nonce, with_status=True)};"
         "\\builtin unset PROMPT_COMMAND;PS1='' PS2='' PS0='';\\builtin set +o emacs +o vi\n"
     )

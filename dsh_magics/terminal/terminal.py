@@ -96,7 +96,7 @@ class Terminal:
         self._exit_signal: int | None = None
         self._ready_nonce: str | None = None
         self._ready = threading.Event()
-        self._tmpdir = tempfile.mkdtemp(prefix="dsh-magics-")
+        self._tmpdir = tempfile.mkdtemp(prefix="dsh-magics-", dir=_scratch_base())
         self._token = new_nonce()
         self._proc: Any = None
         self._reader: threading.Thread | None = None
@@ -602,6 +602,17 @@ class Terminal:
             ended_at=None,
             cwd=self.cwd,
         )
+
+
+def _scratch_base() -> str | None:
+    """Where the private script directories go: a memory-backed, per-user
+    place when there is one. On overlay file systems, truncating a file that
+    the shell has just read cost 0.1-0.7 ms per command; on tmpfs, ~0.01 ms."""
+    candidates = [os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"]
+    for base in candidates:
+        if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+            return base
+    return None
 
 
 def _q(path: str) -> str:
