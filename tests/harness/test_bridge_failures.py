@@ -1,0 +1,88 @@
+"""Everything that stops the live bridge is one BridgeUnavailable; the model keeps working."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh_magics.errors import BridgeUnavailable, InvalidArgument
+from dsh_magics.harness import Bridge, Config, get_bridge, schema
+from dsh_magics.harness.bridge import install_dir
+
+from .conftest import requires_node
+
+
+def test_missing_node_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    b = Bridge(cache_dir=tmp_path / "cache", progress=lambda _line: None)
+    seen: list[str] = []
+    b.on_status(lambda st: seen.append(st.state))
+    with pytest.raises(BridgeUnavailable) as exc:
+        b.start()
+    assert exc.value.code == "BRIDGE_UNAVAILABLE"
+    assert "node was not found" in exc.value.message
+    assert b.status().state == "unavailable" and "node" in b.status().message
+    assert seen == ["installing", "unavailable"]
+    # the background path resolves instead of raising
+    assert b.start_background().result(timeout=30).state == "unavailable"
+    # the model is unaffected
+    assert schema(Config(sandbox="read-only")).variant == "B"
+
+
+@pytest.mark.node
+@requires_node
+def test_unreachable_registry_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    monkeypatch.setenv("npm_config_offline", "false")
+    lines: list[str] = []
+    b = Bridge(cache_dir=tmp_path / "cache" / "v", progress=lines.append)
+    with pytest.raises(BridgeUnavailable) as exc:
+        b.install()
+    assert "registry is not reachable" in exc.value.message
+    assert any("installing" in line for line in lines)  # progress was visible
+    assert not (tmp_path / "cache" / "v").exists()  # no half-installed tree
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == []  # temp dir removed
+
+
+def test_default_install_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("DSH_MAGICS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert install_dir("0.1.0-rc.8") == tmp_path / "dsh-magics" / "npm" / "0.1.0-rc.8"
+    monkeypatch.setenv("DSH_MAGICS_CACHE_DIR", str(tmp_path / "x"))
+    assert install_dir("v") == tmp_path / "x" / "npm" / "v"
+
+
+@pytest.mark.node
+@requires_node
+def test_unpublished_version_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="not published"):
+        get_bridge("9.9.9-never")
+
+
+@pytest.mark.node
+@requires_node
+def test_install_command_reports_progress(bridge: Bridge) -> None:
+    """``python -m dsh_magics.harness.bridge install`` (the .ci/run line) on an
+    installed cache: says so, boots, and exits 0."""
+    import subprocess
+
+    env = {**os.environ, "DSH_MAGICS_CACHE_DIR": str(bridge.prefix.parent.parent)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dsh_magics.harness.bridge", "install", "--version", bridge.version],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "already installed" in proc.stderr and "live bridge ready" in proc.stderr
+    assert "Traceback" not in proc.stderr and "RuntimeWarning" not in proc.stderr
