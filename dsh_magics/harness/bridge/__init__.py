@@ -139,6 +139,14 @@ def _installed_version(prefix: Path) -> str | None:
         return None
 
 
+def _config_payload(config: Config) -> dict[str, Any]:
+    return {
+        "background": config.background,
+        "sandbox": config.sandbox,
+        "sandbox_policy": config.sandbox_policy,
+    }
+
+
 class Bridge:
     """A persistent ``node`` process running the real published packages.
 
@@ -377,6 +385,11 @@ class Bridge:
             self._kill()
             raise BridgeUnavailable(f"node bridge did not start: {first!r}")
         self.hello = self._call("hello")
+        # Warm the JIT on the default configuration (and cache it), so the
+        # first request a user makes is as fast as the following ones.
+        self._cache[self._key("schemas", config=_config_payload(Config()))] = self._call(
+            "schemas", config=_config_payload(Config())
+        )
 
     def _pump_stdout(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stdout is not None
@@ -459,8 +472,12 @@ class Bridge:
                 )
             return reply["result"]
 
+    @staticmethod
+    def _key(op: str, **payload: Any) -> str:
+        return json.dumps([op, payload], sort_keys=True)
+
     def _cached(self, op: str, **payload: Any) -> Any:
-        key = json.dumps([op, payload], sort_keys=True)
+        key = self._key(op, **payload)
         if key in self._cache:
             return self._cache[key]
         self.start()
@@ -474,14 +491,7 @@ class Bridge:
         Each tool is ``{package, name, description, parameters}`` exactly as
         ``ToolRuntime#schemas()`` projects it.  Only the current era exists live.
         """
-        return self._cached(
-            "schemas",
-            config={
-                "background": config.background,
-                "sandbox": config.sandbox,
-                "sandbox_policy": config.sandbox_policy,
-            },
-        )
+        return self._cached("schemas", config=_config_payload(config))
 
     def escalate(self, request: EscalationRequest) -> dict[str, Any]:
         """Raw result of the real ``validateEscalationArgs`` + ``approveEscalation``:

@@ -122,6 +122,10 @@ async function persistentSchemas() {
   })
 }
 
+// tool-jobs and tool-bash-persistent do not depend on the bash config: boot once.
+let jobsOnce
+let persistentOnce
+
 async function opSchemas(req) {
   const config = req.config ?? {}
   let bash
@@ -137,9 +141,9 @@ async function opSchemas(req) {
   return {
     tools: [
       ...bash.map(tag('@deepseek-ai/dsh-tool-bash')),
-      ...(await jobsSchemas()).map(tag('@deepseek-ai/dsh-tool-jobs')),
+      ...(await (jobsOnce ??= jobsSchemas())).map(tag('@deepseek-ai/dsh-tool-jobs')),
     ],
-    related: (await persistentSchemas()).map(tag('@deepseek-ai/dsh-tool-bash-persistent')),
+    related: (await (persistentOnce ??= persistentSchemas())).map(tag('@deepseek-ai/dsh-tool-bash-persistent')),
   }
 }
 
