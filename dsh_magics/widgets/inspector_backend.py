@@ -54,10 +54,15 @@ class HarnessBackend:
     bridge already caches on its side; both are immutable, so sharing is safe.
     """
 
-    def __init__(self, *, version: str | None = None, live: bool = True) -> None:
-        self.version = version or harness.DEFAULT_VERSION
+    def __init__(
+        self, *, version: str | None = None, live: bool = True, bridge: Any = None
+    ) -> None:
+        # ``bridge``: a specific Bridge instance (default: the process-wide one for ``version``).
+        self.version = (
+            bridge.version if bridge is not None else (version or harness.DEFAULT_VERSION)
+        )
         self.live_enabled = live
-        self._bridge: Any | None = None
+        self._bridge: Any | None = bridge
         self._lock = threading.Lock()
         self._views: dict[tuple[str, Config], SchemaView] = {}
         self._matrices: dict[tuple[str, str], Matrix] = {}

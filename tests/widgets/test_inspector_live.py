@@ -1,0 +1,217 @@
+"""The inspector over the live bridge (the real published packages in Node).
+
+Checks that live and the model agree on everything structural the inspector
+shows, that live adds the exact texts (checked by length and SHA-256 only; no
+harness prose is stored here), that escalation categories agree while only
+live carries the harness's own message, and that booting never blocks: the
+model answers, with a loading badge, until the bridge is ready.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_magics.harness import DEFAULT_VERSION, Bridge
+from dsh_magics.widgets.inspector import Inspector, inspect
+from dsh_magics.widgets.inspector_backend import HarnessBackend
+from dsh_magics.widgets.inspector_state import InspectorState
+
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(
+        shutil.which("node") is None, reason="node is not installed: the live bridge needs Node.js"
+    ),
+]
+
+COMBOS = [
+    (bg, sb)
+    for bg in (True, False)
+    for sb in (None, "read-only", "workspace-write", "danger-full-access")
+]
+
+
+def wait_until(pred: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def live() -> InspectorState:
+    backend = HarnessBackend()
+    fut = backend.start_live()
+    status = fut.result(600)
+    assert status.state == "ready", (
+        f"live bridge unavailable although node exists: {status.message}"
+    )
+    state = InspectorState(backend, source="live")
+    state.set_live_status(backend.live_status())
+    return state
+
+
+@pytest.fixture(scope="module")
+def model() -> InspectorState:
+    return InspectorState(HarnessBackend(live=False), source="model")
+
+
+@pytest.mark.parametrize(("bg", "sb"), COMBOS)
+def test_live_and_model_views_agree_structurally(
+    live: InspectorState, model: InspectorState, bg: bool, sb: str | None
+) -> None:
+    lv = live.update(background=bg, sandbox=sb)
+    mv = model.update(background=bg, sandbox=sb)
+    assert (
+        lv.badge.source == "live" and "LIVE" in lv.badge.text and DEFAULT_VERSION in lv.badge.text
+    )
+    assert [(r.name, r.type, r.enum, r.required, r.status) for r in lv.params.rows] == [
+        (r.name, r.type, r.enum, r.required, r.status) for r in mv.params.rows
+    ]
+    assert lv.variant == mv.variant
+    ld, md = lv.description, mv.description
+    assert (ld.chars, ld.tokens, ld.delta_chars, ld.delta_tokens) == (
+        md.chars, md.tokens, md.delta_chars, md.delta_tokens,
+    )  # fmt: skip
+    assert (ld.tool_chars, ld.tool_tokens, ld.tool_delta_chars) == (
+        md.tool_chars, md.tool_tokens, md.tool_delta_chars,
+    )  # fmt: skip
+    assert [[r.cells, r.current] for r in lv.matrix.rows] == [
+        [r.cells, r.current] for r in mv.matrix.rows
+    ]
+    assert lv.eras.tool_names == mv.eras.tool_names
+
+
+def test_live_description_is_exact_and_made_of_its_fragments(live: InspectorState) -> None:
+    v = live.update(background=True, sandbox="read-only")
+    d = v.description
+    assert d.exact
+    texts = [f.text for f in d.fragments if f.status != "removed"]
+    assert all(t for t in texts)
+    whole = "".join(texts)  # type: ignore[arg-type]
+    assert len(whole) == d.chars
+    model_facts = live.backend.schema(v.controls.config(), "model").bash.description_facts
+    assert model_facts is not None
+    assert hashlib.sha256(whole.encode()).hexdigest() == model_facts.sha256
+    assert not v.json.descriptions_are_summaries
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        dict(mode="read-only", request="workspace-write"),
+        dict(mode="danger-full-access", request="workspace-write"),
+        dict(mode="workspace-write", request="danger-full-access", policy="never"),
+        dict(mode="read-only", request="danger-full-access", approver=False),
+        dict(mode="read-only", request="danger-full-access", agent=False),
+        dict(mode="read-only", request="workspace-write", outcome="cancelled"),
+        dict(mode="read-only", request=None),
+        dict(mode="read-only", request="workspace-write", justification="  "),
+    ],
+)
+def test_escalation_categories_agree_and_only_live_has_the_exact_message(
+    live: InspectorState, model: InspectorState, inputs: dict
+) -> None:
+    base = dict(
+        outcome="allowed-once", approver=True, agent=True, policy="ask", justification="ours"
+    )
+    lx = live.update_escalation(**{**base, **inputs}).escalation
+    mx = model.update_escalation(**{**base, **inputs}).escalation
+    assert lx.source == "live" and mx.source == "model"
+    assert lx.category == mx.category
+    assert [s.passed for s in lx.steps] == [s.passed for s in mx.steps]
+    if mx.message is not None:
+        assert mx.message_is_summary and mx.message.startswith("[summary]")
+    if not lx.granted:
+        assert lx.message and not lx.message_is_summary and not lx.message.startswith("[summary]")
+
+
+def _catalog_from(tools: list[dict[str, Any]], path: Path) -> None:
+    """Write tools into the catalog layout at run time (texts are never stored)."""
+    out = ["# Tool Schema Catalog", ""]
+    by_pkg: dict[str, list[dict[str, Any]]] = {}
+    for t in tools:
+        by_pkg.setdefault(t["package"], []).append(t)
+    for pkg, items in by_pkg.items():
+        out += [f"## `{pkg}`", ""]
+        for t in items:
+            out += [f"### `{t['name']}`", ""]
+            if t["description"]:
+                out += [t["description"], ""]
+            out += ["```json", json.dumps(t["parameters"], indent=2, ensure_ascii=False), "```", ""]
+            out += ["Source: [`src/index.ts`](../src/index.ts)", ""]
+    path.write_text("\n".join(out))
+
+
+def test_a_catalog_made_from_live_has_no_drift_against_live(
+    live: InspectorState, tmp_path: Path
+) -> None:
+    view = live.backend.schema(live.update(background=True, sandbox=None).controls.config(), "live")
+    tools = [{"package": t.package, **t.model_json()} for t in view.tools]
+    path = tmp_path / "tool-catalog.md"
+    _catalog_from(tools, path)
+    insp = inspect(source="live", catalog=path)
+    insp.wait_for_live(120)
+    for key in ("@deepseek-ai/dsh-tool-bash::bash", "@deepseek-ai/dsh-tool-jobs::job_output"):
+        insp.select_tool(key)
+        drift = insp.view.catalog.selected.drift
+        assert drift is not None and drift.source == "live"
+        assert drift.ok, drift.findings
+
+
+class GatedBridge(Bridge):
+    """A real bridge whose boot waits for a gate: the boot is "slow" for as long as we like."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__(DEFAULT_VERSION)
+        self.gate = gate
+
+    def start(self) -> None:
+        if not self.gate.wait(60):
+            raise AssertionError("gate never opened")
+        super().start()
+
+
+@pytest.fixture
+def gated() -> Iterator[tuple[threading.Event, GatedBridge]]:
+    gate = threading.Event()
+    bridge = GatedBridge(gate)
+    try:
+        yield gate, bridge
+    finally:
+        gate.set()
+        bridge.close()
+
+
+def test_booting_never_blocks_and_the_widget_switches_to_live_when_ready(
+    gated: tuple[threading.Event, GatedBridge],
+) -> None:
+    gate, bridge = gated
+    insp = Inspector(InspectorState(HarnessBackend(bridge=bridge), source="live"))
+    assert insp.widget is not None
+    v = insp.view
+    assert v.badge.source == "model" and v.badge.requested == "live" and v.badge.loading
+    assert 'data-loading="1"' in insp.badge.value
+    # The controls work (with the model) while the bridge is still booting.
+    insp.c_background.value = False
+    assert 'data-param="run_in_background" data-status="removed"' in insp.panes["params"].value
+    assert bridge.pid is None
+    gate.set()
+    wait_until(lambda: insp.view.badge.source == "live", 60, "the inspector to switch to live")
+    # The widget was refreshed from the bridge's worker thread.
+    wait_until(lambda: 'data-source="live"' in insp.badge.value, 10, "the badge widget to say live")
+    assert insp.view.description.exact
+    assert insp.view.controls.background is False  # the user's choice survived the switch
+    assert bridge.pid is not None
