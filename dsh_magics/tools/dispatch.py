@@ -1,0 +1,385 @@
+"""``call(name, arguments)``: validate a model's tool call and run it.
+
+The model is an untrusted, creative caller: it sends JSON strings instead of
+objects, misspells keys, passes ``-1`` and megabyte-long strings. Every such
+call must come back as a plain dict the agent loop can hand straight back to
+the model, with an error code it can branch on and a message naming the
+field to fix. So nothing raises out of here, and no message echoes an
+unbounded value. Terminal semantics live in the engine; this module only
+translates between JSON and the engine API.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
+from ..terminal import Registry, Result, TerminalInfo, default_registry, validate_session_id
+from .output_schemas import INTERNAL_ERROR_CODE
+from .schemas import DEFAULT_WAIT_TIMEOUT_MS, SPECS, TOOL_NAMES, validation_schema
+from .truncate import MIN_BUDGET_CHARS, OUTPUT_BUDGET_CHARS, bound
+
+log = logging.getLogger(__name__)
+
+_VALIDATORS = {name: Draft202012Validator(validation_schema(name)) for name in TOOL_NAMES}
+_MAX_MESSAGE_CHARS = 1000
+_READ_HINT = "bash_read with since pages through it"
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    registry: Registry
+    caller: str | None
+    budget: int
+
+    def session(self, args: dict[str, Any]) -> str:
+        """The terminal a call addresses: explicit ``session_id``, else the caller's own."""
+        sid = args.get("session_id", self.caller)
+        if sid is None:
+            raise InvalidArgument(
+                "session_id: required here, because this caller has no session of its own",
+                field="session_id",
+            )
+        return _checked_session(sid, "session_id")
+
+
+def call(
+    name: str,
+    arguments: dict[str, Any] | str | None = None,
+    *,
+    caller_session: str | None = None,
+    registry: Registry | None = None,
+    output_budget: int = OUTPUT_BUDGET_CHARS,
+) -> dict[str, Any]:
+    """Run tool ``name`` with ``arguments`` and return a JSON-serialisable dict.
+
+    ``arguments`` may be a dict or the JSON text of one (OpenAI-style tool
+    calls carry a string). ``caller_session`` is the calling agent's own
+    session id: the terminal meant when ``session_id`` is omitted.
+    ``registry`` defaults to the process-wide one. Failures come back as
+    ``{"error": {"code", "message"[, "field", "details"]}}``; never raises.
+    """
+    try:
+        if not isinstance(name, str) or name not in _HANDLERS:
+            shown = repr(name)[:80]
+            raise UnknownTool(f"no tool named {shown}; the tools are {', '.join(TOOL_NAMES)}")
+        if caller_session is not None:
+            _checked_session(caller_session, "caller_session")
+        if (
+            isinstance(output_budget, bool)
+            or not isinstance(output_budget, int)
+            or output_budget < MIN_BUDGET_CHARS
+        ):
+            raise InvalidArgument(
+                f"output_budget: must be an integer >= {MIN_BUDGET_CHARS}", field="output_budget"
+            )
+        args = _parse(name, arguments)
+        ctx = _Ctx(
+            registry if registry is not None else default_registry(), caller_session, output_budget
+        )
+        return _HANDLERS[name](ctx, args)
+    except DshError as e:
+        return _error(e.code, e.message, e.details)
+    except Exception as e:  # noqa: BLE001 - the contract is "never raises"
+        log.exception("tool %r failed unexpectedly", name)
+        return _error(INTERNAL_ERROR_CODE, f"internal error ({type(e).__name__}): {e}", {})
+
+
+# -- argument checking --------------------------------------------------------
+def _parse(name: str, arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as e:
+            raise InvalidArgument(f"arguments: not valid JSON ({e})", field="arguments") from None
+    if not isinstance(arguments, dict):
+        raise InvalidArgument(
+            f"arguments: expected a JSON object, got {_json_type(arguments)}", field="arguments"
+        )
+    errors = sorted(
+        _VALIDATORS[name].iter_errors(arguments), key=lambda e: (len(e.path), list(e.path))
+    )
+    if errors:
+        described = [_describe(name, e) for e in errors[:3]]
+        raise InvalidArgument("; ".join(m for _, m in described), field=described[0][0])
+    # JSON has one number type: 5.0 passes as an integer; hand the engine ints.
+    return {
+        k: int(v) if isinstance(v, float) and SPECS_TYPES[name].get(k) == "integer" else v
+        for k, v in arguments.items()
+    }
+
+
+SPECS_TYPES: dict[str, dict[str, str]] = {
+    name: {p.name: p.type for p in spec.params} for name, spec in SPECS.items()
+}
+
+
+def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
+    """(field, message) for one violation; the message starts with the field."""
+    path = list(error.path)
+    kind = error.validator
+    if not path:
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        if kind == "required":
+            missing = [k for k in error.validator_value if k not in instance]
+            field = missing[0] if missing else "arguments"
+            return field, f"{field}: missing; {tool} requires it"
+        if kind == "additionalProperties":
+            allowed = SPECS_TYPES[tool]
+            extra = [k for k in instance if k not in allowed]
+            field = _short(str(extra[0])) if extra else "arguments"
+            takes = ", ".join(allowed) or "no arguments"
+            return field, f"{field}: unknown argument; {tool} takes {takes}"
+        return "arguments", f"arguments: {_short(error.message, 200)}"
+    field = ".".join(str(p) for p in path)
+    value = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if kind == "type":
+        return field, f"{field}: expected {error.validator_value}, got {_json_type(value)}"
+    if kind in ("minimum", "maximum"):
+        low, high = schema.get("minimum"), schema.get("maximum")
+        rng = (
+            f"from {low} to {high}"
+            if low is not None and high is not None
+            else f"{kind} {error.validator_value}"
+        )
+        return field, f"{field}: must be {rng}, got {_short(repr(value), 40)}"
+    if kind == "minLength":
+        if error.validator_value == 1:
+            return field, f"{field}: must not be empty"
+        return field, f"{field}: must be at least {error.validator_value} characters"
+    if kind == "maxLength":
+        return (
+            field,
+            f"{field}: is {len(value)} characters long; the limit is {error.validator_value}",
+        )
+    return field, f"{field}: {_short(error.message, 200)}"
+
+
+def _checked_session(sid: Any, field: str) -> str:
+    try:
+        return validate_session_id(sid)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{field}: {e.message}", field=field) from None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _error(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": _short(str(message), _MAX_MESSAGE_CHARS)}
+    details = dict(details or {})
+    field = details.pop("field", None)
+    if isinstance(field, str):
+        err["field"] = field
+    if details:
+        try:
+            err["details"] = json.loads(json.dumps(details, default=str))
+        except (TypeError, ValueError):
+            pass
+    return {"error": err}
+
+
+# -- results ------------------------------------------------------------------
+def _job_result(res: Result, budget: int) -> dict[str, Any]:
+    out = bound(res.output, budget, hint=_READ_HINT)
+    d: dict[str, Any] = {
+        "job_id": res.job_id,
+        "session_id": res.session_id,
+        "status": res.status,
+        "exit_code": None if res.exit_code is None else int(res.exit_code),
+        "timed_out": bool(res.timed_out),
+        "output": out.text,
+        "output_chars": out.total_chars,
+        "output_lines": out.total_lines,
+        "omitted_chars": out.omitted_chars,
+        "omitted_lines": out.omitted_lines,
+        "dropped_lines": int(res.dropped_lines),
+        "cwd": res.cwd,
+        "duration_s": round(res.duration, 3),
+    }
+    if res.signal is not None:
+        d["signal"] = int(res.signal)
+    if res.note:
+        d["note"] = res.note
+    if res.fresh_shell:
+        d["fresh_shell"] = True
+    return d
+
+
+def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
+    return {
+        "session_id": info.session_id,
+        "status": info.status,
+        "cwd": info.cwd,
+        "running": info.running,
+        "job_id": info.job_id,
+        "pid": info.pid,
+        "own": info.session_id == caller,
+    }
+
+
+# -- the seven tools ------------------------------------------------------------
+def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    reg = ctx.registry
+    before = reg.info(sid).pid if reg.exists(sid) else None
+    info = reg.attach(sid, cwd=args.get("cwd"), recreate=bool(args.get("recreate", False)))
+    return {**_terminal_row(info, ctx.caller), "opened": info.pid != before}
+
+
+def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    command = args["command"]
+    if not command.strip():
+        raise InvalidArgument("command: must not be blank", field="command")
+    res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"))
+    if isinstance(res, Result):
+        return _job_result(res, ctx.budget)
+    return {"job_id": res.id, "session_id": res.owner, "status": res.status}
+
+
+def _wait(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = args.get("session_id", ctx.caller)
+    job = ctx.registry.job(args["job_id"])
+    if sid is not None and job.owner != _checked_session(sid, "session_id"):
+        # Jobs are scoped like terminals: another session's job needs its
+        # session_id, so one agent does not wait on another's work by accident.
+        # (A caller with no session of its own addresses jobs by id alone.)
+        raise NoSuchJob(
+            f"job_id: job {job.id} belongs to session {job.owner!r}, not {sid!r}; "
+            f"pass session_id={job.owner!r} to wait for it",
+            field="job_id",
+        )
+    timeout_ms = args.get("timeout_ms", DEFAULT_WAIT_TIMEOUT_MS)
+    return _job_result(ctx.registry.wait(job.id, timeout=timeout_ms / 1000.0), ctx.budget)
+
+
+def _read(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    since = args.get("since")
+    rr = ctx.registry.read(sid, since=since, last=args.get("last"))
+    lines = list(rr.lines)
+    if rr.partial:
+        lines.append(rr.partial)  # the unfinished current line, not numbered yet
+    forward = since is not None
+    page = _fit_lines(lines, ctx.budget, forward=forward)
+    with_partial = bool(rr.partial) and page.count > 0 and (not forward or page.count == len(lines))
+    numbered = page.count - (1 if with_partial else 0)
+    if forward:
+        first, nxt = rr.first_line, rr.first_line + numbered
+    else:
+        nxt = rr.next_line
+        first = nxt - numbered
+    return {
+        "session_id": rr.session_id,
+        "text": page.text,
+        "first_line": first,
+        "next_line": nxt,
+        "end_line": rr.next_line,
+        "more": forward and page.count < len(lines),
+        "omitted_chars": page.omitted_chars,
+        "omitted_lines": page.omitted_lines,
+        "dropped": rr.dropped,
+        "running_job_id": rr.job_id,
+    }
+
+
+@dataclass(frozen=True)
+class _Page:
+    text: str
+    count: int  # lines returned (a line cut to the budget counts)
+    omitted_chars: int
+    omitted_lines: int
+
+
+def _fit_lines(lines: list[str], budget: int, *, forward: bool) -> _Page:
+    """Whole lines that fit ``budget`` characters, from the front (paging
+    forward) or from the back (the newest). A single line longer than the
+    whole budget comes back head-and-tail bounded, so paging always advances."""
+    order = lines if forward else lines[::-1]
+    picked: list[str] = []
+    used = 0
+    for line in order:
+        cost = len(line) + (1 if picked else 0)
+        if used + cost > budget:
+            break
+        picked.append(line)
+        used += cost
+    total = len("\n".join(lines))
+    if not picked and lines:
+        cut = bound(order[0], budget, hint="an over-long line")
+        shown = cut.total_chars - cut.omitted_chars
+        return _Page(cut.text, 1, total - shown, len(lines))
+    if not forward:
+        picked.reverse()
+    text = "\n".join(picked)
+    return _Page(text, len(picked), total - len(text), len(lines) - len(picked))
+
+
+def _interrupt(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    job = ctx.registry.interrupt(sid)
+    return {"session_id": sid, "interrupted": job is not None, "job_id": job.id if job else None}
+
+
+def _close(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    if args.get("all"):
+        if "session_id" in args:
+            raise InvalidArgument("all: cannot be combined with session_id", field="all")
+        ids = [t.session_id for t in ctx.registry.list()]
+        count = ctx.registry.close_all()
+        return {"closed": ids, "count": count}
+    sid = ctx.session(args)
+    ctx.registry.close(sid)
+    return {"closed": [sid], "count": 1}
+
+
+def _list(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    only = _checked_session(args["session_id"], "session_id") if "session_id" in args else None
+    rows = [
+        _terminal_row(info, ctx.caller)
+        for info in ctx.registry.list()
+        if only is None or info.session_id == only
+    ]
+    return {"terminals": rows, "own_session": ctx.caller}
+
+
+_HANDLERS: dict[str, Callable[[_Ctx, dict[str, Any]], dict[str, Any]]] = {
+    "bash_attach": _attach,
+    "bash_exec": _exec,
+    "bash_wait": _wait,
+    "bash_read": _read,
+    "bash_interrupt": _interrupt,
+    "bash_close": _close,
+    "bash_list": _list,
+}
+assert tuple(_HANDLERS) == TOOL_NAMES

@@ -1,0 +1,128 @@
+"""JSON Schemas of what each tool returns, success or error.
+
+They pin the result contract that agent code (and the descriptions in
+:mod:`.schemas`) rely on; the test suite validates every result it produces
+against them. They stay inside the harness's JSON Schema subset too (nullable
+values are ``oneOf`` a type and ``null``, because the subset allows one
+``type`` per node), so a harness tool wrapping ours could declare them as its
+output schema unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..errors import ERROR_CODES
+from ..terminal.result import JOB_STATUSES
+
+#: Code of an unexpected failure inside the dispatcher (a bug, never a
+#: validation problem); ``call()`` reports it instead of raising.
+INTERNAL_ERROR_CODE = "ERROR"
+
+TERMINAL_STATUSES = ("idle", "busy", "dead")
+
+
+def _t(type_: str, **extra: Any) -> dict[str, Any]:
+    return {"type": type_, **extra}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_COUNT = _t("integer")
+_JOB_STATUS = _t("string", enum=list(JOB_STATUSES))
+
+STARTED_JOB = _obj(
+    {"job_id": _t("string"), "session_id": _t("string"), "status": _JOB_STATUS},
+)
+
+JOB_RESULT = _obj(
+    {
+        "job_id": _t("string"),
+        "session_id": _t("string"),
+        "status": _JOB_STATUS,
+        "exit_code": _nullable(_t("integer")),
+        "timed_out": _t("boolean"),
+        "output": _t("string"),
+        "output_chars": _COUNT,
+        "output_lines": _COUNT,
+        "omitted_chars": _COUNT,
+        "omitted_lines": _COUNT,
+        "dropped_lines": _COUNT,
+        "cwd": _nullable(_t("string")),
+        "duration_s": _t("number"),
+    },
+    {"signal": _t("integer"), "note": _t("string"), "fresh_shell": _t("boolean", const=True)},
+)
+
+_TERMINAL_FIELDS = {
+    "session_id": _t("string"),
+    "status": _t("string", enum=list(TERMINAL_STATUSES)),
+    "cwd": _nullable(_t("string")),
+    "running": _t("boolean"),
+    "job_id": _nullable(_t("string")),
+    "pid": _nullable(_t("integer")),
+    "own": _t("boolean"),
+}
+
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}),
+    "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
+    "bash_wait": JOB_RESULT,
+    "bash_read": _obj(
+        {
+            "session_id": _t("string"),
+            "text": _t("string"),
+            "first_line": _COUNT,
+            "next_line": _COUNT,
+            "end_line": _COUNT,
+            "more": _t("boolean"),
+            "omitted_chars": _COUNT,
+            "omitted_lines": _COUNT,
+            "dropped": _COUNT,
+            "running_job_id": _nullable(_t("string")),
+        }
+    ),
+    "bash_interrupt": _obj(
+        {
+            "session_id": _t("string"),
+            "interrupted": _t("boolean"),
+            "job_id": _nullable(_t("string")),
+        }
+    ),
+    "bash_close": _obj({"closed": {"type": "array", "items": _t("string")}, "count": _COUNT}),
+    "bash_list": _obj(
+        {
+            "terminals": {"type": "array", "items": _obj(_TERMINAL_FIELDS)},
+            "own_session": _nullable(_t("string")),
+        }
+    ),
+}
+
+ERROR_RESULT = _obj(
+    {
+        "error": _obj(
+            {
+                "code": _t("string", enum=[*ERROR_CODES, INTERNAL_ERROR_CODE]),
+                "message": _t("string"),
+            },
+            {"field": _t("string"), "details": {"type": "object"}},
+        )
+    }
+)
+
+
+def output_schema(name: str) -> dict[str, Any]:
+    """Everything ``call(name, ...)`` may return: the tool's result or an error."""
+    return {"oneOf": [copy.deepcopy(OUTPUT_SCHEMAS[name]), copy.deepcopy(ERROR_RESULT)]}

@@ -1,0 +1,344 @@
+"""The seven ``bash_*`` tools as JSON Schema, in the shapes providers expect.
+
+Each tool is declared once, as a small spec (name, description, parameters
+with their bounds), and every schema we hand out is generated from it:
+
+* ``schemas()`` gives what a model sees. Those schemas use only the JSON
+  Schema subset that the DeepSeek Harness accepts (its ``assertSupportedJsonSchema``):
+  ``type``, ``properties``, ``required``, ``additionalProperties``, ``enum``,
+  ``const``, ``oneOf``, ``items`` and annotations. The harness rejects
+  ``minimum``, ``maximum``, ``minLength`` and ``maxLength`` (any keyword it
+  cannot enforce is refused rather than silently ignored), so our bounds are
+  *stated in each parameter's description* instead, and enforced by ``call()``.
+  ``schemas(bounds=True)`` adds the bound keywords for providers that accept
+  full JSON Schema; the harness compatibility test checks both facts.
+* ``validation_schema(name)`` is the bounded schema ``call()`` validates with
+  (``jsonschema``), so the advertised contract and the enforced one cannot drift.
+
+Descriptions are ours, written for a model: what the tool does, when to use
+it, and what each field of its result means.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from .truncate import OUTPUT_BUDGET_CHARS
+
+#: Longest wait a single call may block for (``wait_ms``, ``timeout_ms``): ten
+#: minutes. A model that needs longer polls again; a tool call that blocks for
+#: an hour would hold the agent loop hostage.
+MAX_WAIT_MS = 600_000
+#: ``bash_wait`` waits this long when ``timeout_ms`` is omitted.
+DEFAULT_WAIT_TIMEOUT_MS = 30_000
+#: Longest command accepted. Commands run from a script file, so the PTY line
+#: limit does not apply; this bound only stops absurd inputs (a 1 MB "command"
+#: is a bug in the caller, not a script).
+MAX_COMMAND_CHARS = 100_000
+#: Longest session id (the engine's own limit).
+MAX_SESSION_ID_CHARS = 200
+MAX_JOB_ID_CHARS = 200
+MAX_PATH_CHARS = 4096
+#: Line numbers are exchanged as JSON numbers; stay within what every JSON
+#: reader represents exactly (JavaScript's safe integers).
+MAX_LINE_NUMBER = 2**53 - 1
+MAX_READ_LINES = 100_000
+
+TOOL_NAMES: tuple[str, ...] = (
+    "bash_attach",
+    "bash_exec",
+    "bash_wait",
+    "bash_read",
+    "bash_interrupt",
+    "bash_close",
+    "bash_list",
+)
+
+FORMATS = ("plain", "openai", "anthropic")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its JSON type, our description, and its bounds."""
+
+    name: str
+    type: str  # "string" | "integer" | "boolean"
+    description: str
+    required: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+    def model_schema(self) -> dict[str, Any]:
+        return {"type": self.type, "description": self.description}
+
+    def bounded_schema(self) -> dict[str, Any]:
+        out = self.model_schema()
+        for key, value in (
+            ("minimum", self.minimum),
+            ("maximum", self.maximum),
+            ("minLength", self.min_length),
+            ("maxLength", self.max_length),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+
+    def parameters(self, *, bounds: bool = False) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                p.name: (p.bounded_schema() if bounds else p.model_schema()) for p in self.params
+            },
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+
+def _session_param(what: str) -> Param:
+    return Param(
+        "session_id",
+        "string",
+        f"{what} Omit it to use your own session's terminal; name another session "
+        f"to share that session's terminal. 1 to {MAX_SESSION_ID_CHARS} characters, no '/'.",
+        min_length=1,
+        max_length=MAX_SESSION_ID_CHARS,
+    )
+
+
+_RESULT_FIELDS = (
+    "Result fields: job_id and session_id identify the job; status is completed, "
+    "interrupted (stopped by bash_interrupt), shell_exited (the shell died; the next "
+    "command gets a fresh one) or running; exit_code is the command's exit status "
+    "(0 = success; null while running); output is the command's own stdout and "
+    "stderr, interleaved as in a terminal; timed_out is true when the job was still "
+    "running at the deadline; cwd is the shell's directory afterwards; duration_s is "
+    "the run time so far; output_chars and output_lines give the output's full size; "
+    f"when output is longer than {OUTPUT_BUDGET_CHARS} characters it keeps the head and "
+    "the tail with a marker in the middle, and omitted_chars and omitted_lines say "
+    "how much was left out (bash_read pages through all of it); dropped_lines counts "
+    "lines the terminal had already discarded (it keeps only its newest lines). "
+    "Present only when relevant: signal (the signal that stopped the command), "
+    "fresh_shell (true: the shell had died and was restarted first, so earlier "
+    "state is gone) and note (an explanation of anything unusual)."
+)
+
+_TERMINAL_FIELDS = (
+    "status is idle (ready), busy (a command is running) or dead (the shell "
+    "exited; the next command starts a fresh one); cwd is the shell's current "
+    "directory; running and job_id tell whether a command is in progress and "
+    "which; pid is the shell's process id; own is true for your own session's terminal."
+)
+
+SPECS: dict[str, ToolSpec] = {
+    s.name: s
+    for s in (
+        ToolSpec(
+            "bash_attach",
+            "Open the persistent bash terminal of a session, or report on it if it "
+            "is already open. bash_exec opens the terminal on demand, so attach only "
+            "to choose the working directory, to check the terminal, or to start "
+            "over with recreate. Result: session_id; "
+            + _TERMINAL_FIELDS
+            + " opened is true when a new shell was started (earlier directory, "
+            "variables and functions are gone).",
+            (
+                Param(
+                    "cwd",
+                    "string",
+                    "Directory to change into: absolute, or relative to the terminal's "
+                    "current directory; ~ expands. Refused if it is not an existing "
+                    "directory, or while a command is running.",
+                    min_length=1,
+                    max_length=MAX_PATH_CHARS,
+                ),
+                Param(
+                    "recreate",
+                    "boolean",
+                    "true kills the current shell and everything it started, then "
+                    "opens a fresh one. Default false.",
+                ),
+                _session_param("Terminal to attach to."),
+            ),
+        ),
+        ToolSpec(
+            "bash_exec",
+            "Run one bash command in a session's persistent terminal; the directory, "
+            "variables and functions carry over between commands. The command is run "
+            "like a script (multi-line input, heredocs and loops work) with stdin "
+            "empty, so do not start programs that wait for typed input. A terminal "
+            "runs one command at a time: while one runs, another bash_exec there is "
+            "refused with SESSION_BUSY. Without wait_ms the call returns at once with "
+            "job_id, session_id and status running; follow up with bash_wait. With "
+            "wait_ms it waits up to that long and, if the command finished, returns "
+            "its full result as bash_wait does; otherwise the job_id to wait on. " + _RESULT_FIELDS,
+            (
+                Param(
+                    "command",
+                    "string",
+                    f"The bash command or script to run. 1 to {MAX_COMMAND_CHARS} characters.",
+                    required=True,
+                    min_length=1,
+                    max_length=MAX_COMMAND_CHARS,
+                ),
+                Param(
+                    "wait_ms",
+                    "integer",
+                    "Milliseconds to wait for the command to finish before returning "
+                    f"its job id instead. Integer from 0 to {MAX_WAIT_MS}. Omit to "
+                    "return at once.",
+                    minimum=0,
+                    maximum=MAX_WAIT_MS,
+                ),
+                _session_param("Terminal to run in (opened if it has none)."),
+            ),
+        ),
+        ToolSpec(
+            "bash_wait",
+            "Wait for a job started by bash_exec and return its result. If it is "
+            "still running when timeout_ms passes, returns the output so far with "
+            "timed_out true and status running; the command keeps running, so call "
+            "bash_wait again to keep waiting, or bash_interrupt to stop it. " + _RESULT_FIELDS,
+            (
+                Param(
+                    "job_id",
+                    "string",
+                    "The job_id returned by bash_exec.",
+                    required=True,
+                    min_length=1,
+                    max_length=MAX_JOB_ID_CHARS,
+                ),
+                Param(
+                    "timeout_ms",
+                    "integer",
+                    f"Longest wait in milliseconds; 0 returns the current state at "
+                    f"once. Integer from 0 to {MAX_WAIT_MS}; default {DEFAULT_WAIT_TIMEOUT_MS}.",
+                    minimum=0,
+                    maximum=MAX_WAIT_MS,
+                ),
+                _session_param("Session the job ran in (a job of another session is refused)."),
+            ),
+        ),
+        ToolSpec(
+            "bash_read",
+            "Read a terminal's retained output without sending it anything; works "
+            "while a command runs, so use it to watch progress. Lines are numbered "
+            "for the life of the terminal and the oldest are discarded past its "
+            "limit (4000 lines by default). Without since, returns the most recent "
+            f"lines that fit in {OUTPUT_BUDGET_CHARS} characters; with since, returns "
+            "lines from that number on, as many as fit. Result: session_id is the "
+            "terminal read; text is the output; first_line is "
+            "the number of text's first line; next_line is the number to pass as "
+            "since to continue; more is true when retained lines after next_line did "
+            "not fit; omitted_chars and omitted_lines count what of the requested "
+            "window was not returned; dropped counts requested lines already "
+            "discarded; end_line is the number the next new line will get; "
+            "running_job_id is the job running now, or null. The last line of text "
+            "may still be unfinished.",
+            (
+                Param(
+                    "since",
+                    "integer",
+                    f"First line number to return (use a previous next_line). Integer "
+                    f"from 0 to {MAX_LINE_NUMBER}.",
+                    minimum=0,
+                    maximum=MAX_LINE_NUMBER,
+                ),
+                Param(
+                    "last",
+                    "integer",
+                    f"Return at most this many of the newest lines. Integer from 1 to {MAX_READ_LINES}.",
+                    minimum=1,
+                    maximum=MAX_READ_LINES,
+                ),
+                _session_param("Terminal to read."),
+            ),
+        ),
+        ToolSpec(
+            "bash_interrupt",
+            "Press Ctrl-C in a terminal: SIGINT to the command running in the "
+            "foreground. The shell survives and the job settles as interrupted a "
+            "moment later (bash_wait shows it); a program that ignores SIGINT keeps "
+            "running. Result: session_id is the terminal; interrupted is false when "
+            "nothing was running; job_id "
+            "is the job that was signalled.",
+            (_session_param("Terminal to interrupt."),),
+        ),
+        ToolSpec(
+            "bash_close",
+            "Close a terminal: kill its shell and every process it started, and "
+            "discard its output. A later bash_exec opens a fresh terminal. With all "
+            "true, closes every terminal. Result: closed lists the session ids that "
+            "were closed; count is their number.",
+            (
+                Param(
+                    "all",
+                    "boolean",
+                    "true closes every open terminal (do not pass session_id then). Default false.",
+                ),
+                _session_param("Terminal to close."),
+            ),
+        ),
+        ToolSpec(
+            "bash_list",
+            "List the open terminals. Result: terminals, one entry each with "
+            "session_id; " + _TERMINAL_FIELDS + " own_session is your session id "
+            "(null if you have none).",
+            (_session_param("Show only this session's terminal (an empty list if it has none)."),),
+        ),
+    )
+}
+
+assert tuple(SPECS) == TOOL_NAMES
+
+
+def schemas(format: str = "plain", *, bounds: bool = False) -> list[dict[str, Any]]:  # noqa: A002
+    """The seven tools for a model, as fresh dicts the caller may modify.
+
+    ``format``: ``"plain"`` gives ``[{name, description, parameters}]``,
+    ``"openai"`` gives ``[{type: "function", function: {...}}]`` and
+    ``"anthropic"`` gives ``[{name, description, input_schema}]``.
+    ``bounds=True`` adds ``minimum``/``maximum``/``minLength``/``maxLength``
+    (not accepted by the DeepSeek Harness; see the module docstring).
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    out: list[dict[str, Any]] = []
+    for spec in SPECS.values():
+        params = spec.parameters(bounds=bounds)
+        if format == "openai":
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": params,
+                    },
+                }
+            )
+        elif format == "anthropic":
+            out.append({"name": spec.name, "description": spec.description, "input_schema": params})
+        else:
+            out.append({"name": spec.name, "description": spec.description, "parameters": params})
+    return out
+
+
+_VALIDATION: dict[str, dict[str, Any]] = {
+    name: s.parameters(bounds=True) for name, s in SPECS.items()
+}
+
+
+def validation_schema(name: str) -> dict[str, Any]:
+    """The bounded schema ``call()`` enforces for tool ``name`` (a copy)."""
+    return copy.deepcopy(_VALIDATION[name])
