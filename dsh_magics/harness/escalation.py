@@ -187,11 +187,11 @@ def model_markers(mode: str, *, escalation_advertised: bool = True) -> Markers:
     return Markers(
         source="model",
         mode=mode,  # type: ignore[arg-type]
-        denial=SUMMARY_LABEL
-        + f"a bracketed sandbox line saying file access was denied under {mode} mode",
+        denial=SUMMARY_LABEL + f"a bracketed sandbox line reporting that the {mode} policy "
+        "blocked a file operation",
         hint=(
-            SUMMARY_LABEL + "a bracketed sandbox line inviting one retry of the same command with "
-            "sandbox_permissions and a justification, noting that the user is asked"
+            SUMMARY_LABEL + "a second bracketed sandbox line: one escalated re-run with "
+            "sandbox_permissions and a justification is possible, and the user will be prompted"
             if escalation_advertised
             else None
         ),

@@ -3,7 +3,7 @@
 The live source has exact texts, so nothing here is a summary except the
 fragment summaries (always ours).  Fragment boundaries are found from the real
 texts themselves by comparing variants (the base is the common prefix of the
-background-on and -off descriptions; the escalation paragraph is what a
+background-on and -off descriptions; the escalation text is what a
 confining executor appends), so this works for any published version, and the
 stored hashes then tell whether each fragment is the one we know.
 """
@@ -122,7 +122,7 @@ def split_fragments(bridge: Bridge, background: bool, confined: bool) -> tuple[F
     """Cut the live ``bash`` description into base / background / escalation.
 
     Uses the real descriptions of the unconfined on/off variants (the base is
-    their common prefix) and a confined one (the escalation paragraph is the
+    their common prefix) and a confined one (the escalation text is the
     appended tail).
     """
     on = _raw_bash(bridge, True, None)["description"]

@@ -10,7 +10,7 @@ Conditions (current era, ``@deepseek-ai/dsh-tool-bash``):
 
 * ``run_in_background`` appears iff ``enableRunInBackground`` (default true);
 * ``sandbox_permissions`` + ``justification`` appear iff the executor reports
-  *any* sandbox mode (even ``danger-full-access``); the enum is the constant
+  *any* sandbox mode (even ``danger-full-access``); the enum is always the same
   escalation-target list, never narrowed by the mode;
 * a reported mode without a sandbox policy service is a load error;
 * ``required`` is always ``command``, ``description``.
@@ -68,14 +68,14 @@ _WORKDIR = _P(
 _BG_JOBS = _P(
     "run_in_background",
     "boolean",
-    "Start as a background job and get its id back at once; no time limit; read and stop it "
-    "with the job tools.",
+    "Start as a background job and get its id back at once; no time limit; read it and end it "
+    "through the job tools.",
 )
 _BG_TASKS_V2 = _P(
     "run_in_background",
     "boolean",
-    "Start as a background task and get its id back at once; no time limit; read and stop it "
-    "with the task tools.",
+    "Start as a background task and get its id back at once; no time limit; read it and end it "
+    "through the task tools.",
 )
 _BG_TASKS_V1 = _P(
     "run_in_background",
@@ -85,23 +85,23 @@ _BG_TASKS_V1 = _P(
 _SANDBOX_PERMS = _P(
     "sandbox_permissions",
     "string",
-    "The wider sandbox mode wanted for a one-time retry of a command the sandbox just "
-    "refused; needs a justification and the user's approval.",
+    "Which wider mode to ask for, and only when re-running a command that was just blocked; "
+    "also needs a justification and the user's consent.",
     enum=ESCALATION_TARGETS,
 )
 _JUSTIFICATION = _P(
     "justification",
     "string",
-    "One sentence for the user on why this exact command needs wider access; only valid "
-    "with sandbox_permissions.",
+    "A short reason shown to the user, explaining the need for more access; only valid "
+    "alongside sandbox_permissions.",
 )
 
 _FRAGMENT_SUMMARIES: dict[str, dict[str, str]] = {
     # era -> fragment key -> our summary
     "2026-06-12": {
         "base": "Runs one command in a fresh shell per call (no state carries over), reports "
-        "non-zero exits with a marker, and keeps only the tail of long output, saving the rest "
-        "to a file.",
+        "non-zero exits with a marker, and keeps only the end of long output, with the rest "
+        "on disk.",
         "background-on": "Suggests run_in_background for long commands, read with bash_output "
         "and stopped with bash_kill.",
     },
@@ -112,31 +112,31 @@ _FRAGMENT_SUMMARIES: dict[str, dict[str, str]] = {
         "and stopped with bash_kill.",
         "escalation": "How to escalate: attempt, read the denial, then retry the same command "
         "once with the narrowest wider mode and a one-sentence reason; never speculatively; a "
-        "rejection is final for that command.",
+        "refusal ends it for that command.",
     },
     "2026-07-15": {
         "base": "Fresh shell per call, exit-code marker, sandbox-denial marker as policy, and "
-        "tail truncation with the full output saved to a file.",
+        "long output cut to its end with the complete output kept on disk.",
         "background-on": "Suggests run_in_background for long commands, read with task_output "
         "and stopped with task_kill.",
         "background-off": "States that background runs are unavailable, so long commands must "
         "finish within the time limit.",
         "escalation": "How to escalate: attempt, read the denial, then retry the same command "
         "once with the narrowest wider mode and a one-sentence reason; never speculatively; a "
-        "rejection is final for that command.",
+        "refusal ends it for that command.",
     },
     CURRENT_ERA: {
         "base": "Fresh shell per call (pass workdir rather than cd), exit-code marker, managed "
-        "DSH_ environment variables, the sandbox-denial marker as policy, and tail truncation "
-        "with the full output saved to a file.",
+        "DSH_ environment variables, the sandbox-denial marker as policy, and long output cut "
+        "to its end with the complete output kept on disk.",
         "background-on": "Suggests run_in_background for long commands, read with job_output "
         "and stopped with job_kill.",
         "background-off": "States that background runs are unavailable, so long commands must "
         "finish within the time limit.",
         "escalation": "How to escalate: attempt first, read the denial, then retry the same "
         "command once with the narrowest wider mode and a one-sentence reason; no asking in "
-        "chat first; none when approvals are disabled; never speculatively; a rejection is "
-        "final for that command only.",
+        "chat first; none when approvals are disabled; never speculatively; a refusal "
+        "ends it for that command only.",
     },
     "rfc-foreground-only": {
         "base": "Runs one command in a fresh shell per call and waits for it: no background "
@@ -145,16 +145,13 @@ _FRAGMENT_SUMMARIES: dict[str, dict[str, str]] = {
 }
 
 _JOB_ID = _P(
-    "job_id",
-    "string",
-    "Id of the background job, as returned by the tool that started it.",
-    required=True,
+    "job_id", "string", "The id handed back when the background work began.", required=True
 )
 _JOBS_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
     (
         "job_kill",
-        "Asks for a running background job to be cancelled and returns at once; the job "
-        "settles as killed when its work stops.",
+        "Cancels one background job by id without waiting; it shows as killed once it has "
+        "actually stopped.",
         (
             _JOB_ID,
             _P("reason", "string", "Optional short note on why, logged and passed to the job."),
@@ -170,7 +167,7 @@ _JOBS_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
             _P(
                 "wait",
                 "boolean",
-                "Block until the job ends or the wait times out (the job keeps running).",
+                "Wait for completion or a time-out; a timed-out wait does not end the job.",
             ),
             _P(
                 "timeout_ms",
@@ -183,17 +180,17 @@ _JOBS_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
 
 _TASK_ID = _P("task_id", "string", "Id of the background task, as returned by bash.", required=True)
 _BASH_TASK_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
-    ("bash_kill", "Kills a background bash task by its id.", (_TASK_ID,)),
+    ("bash_kill", "Stops the background task with the given id.", (_TASK_ID,)),
     (
         "bash_output",
-        "Reads what a background bash task printed since the previous read, plus its status.",
+        "Returns new output of a background task since the last read, with its status.",
         (_TASK_ID,),
     ),
 )
 _TASK_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
     (
         "task_kill",
-        "Asks for a running background task to be cancelled.",
+        "Cancels one background task by id.",
         (_TASK_ID, _P("reason", "string", "Optional short note on why.")),
     ),
     ("task_list", "Lists background tasks with ids and states.", ()),
@@ -202,7 +199,7 @@ _TASK_TOOLS: tuple[tuple[str, str, tuple[_P, ...]], ...] = (
         "Reads a background task's new output or result, optionally waiting.",
         (
             _TASK_ID,
-            _P("wait", "boolean", "Block until the task ends or the wait times out."),
+            _P("wait", "boolean", "Wait for completion or a time-out."),
             _P("timeout_ms", "number", "Longest blocking wait in milliseconds."),
         ),
     ),
