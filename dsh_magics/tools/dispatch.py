@@ -29,6 +29,7 @@ from .truncate import MIN_BUDGET_CHARS, OUTPUT_BUDGET_CHARS, bound
 log = logging.getLogger(__name__)
 
 _VALIDATORS = {name: Draft202012Validator(validation_schema(name)) for name in TOOL_NAMES}
+_PARAM_TYPES = {name: {p.name: p.type for p in spec.params} for name, spec in SPECS.items()}
 _MAX_MESSAGE_CHARS = 1000
 _READ_HINT = "bash_read with since pages through it"
 
@@ -113,14 +114,9 @@ def _parse(name: str, arguments: Any) -> dict[str, Any]:
         raise InvalidArgument("; ".join(m for _, m in described), field=described[0][0])
     # JSON has one number type: 5.0 passes as an integer; hand the engine ints.
     return {
-        k: int(v) if isinstance(v, float) and SPECS_TYPES[name].get(k) == "integer" else v
+        k: int(v) if isinstance(v, float) and _PARAM_TYPES[name].get(k) == "integer" else v
         for k, v in arguments.items()
     }
-
-
-SPECS_TYPES: dict[str, dict[str, str]] = {
-    name: {p.name: p.type for p in spec.params} for name, spec in SPECS.items()
-}
 
 
 def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
@@ -134,7 +130,7 @@ def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
             field = missing[0] if missing else "arguments"
             return field, f"{field}: missing; {tool} requires it"
         if kind == "additionalProperties":
-            allowed = SPECS_TYPES[tool]
+            allowed = _PARAM_TYPES[tool]
             extra = [k for k in instance if k not in allowed]
             field = _short(str(extra[0])) if extra else "arguments"
             takes = ", ".join(allowed) or "no arguments"

@@ -117,20 +117,18 @@ def _session_param(what: str) -> Param:
 
 
 _RESULT_FIELDS = (
-    "Result fields: job_id and session_id identify the job; status is completed, "
-    "interrupted (stopped by bash_interrupt), shell_exited (the shell died; the next "
-    "command gets a fresh one) or running; exit_code is the command's exit status "
-    "(0 = success; null while running); output is the command's own stdout and "
-    "stderr, interleaved as in a terminal; timed_out is true when the job was still "
-    "running at the deadline; cwd is the shell's directory afterwards; duration_s is "
-    "the run time so far; output_chars and output_lines give the output's full size; "
-    f"when output is longer than {OUTPUT_BUDGET_CHARS} characters it keeps the head and "
-    "the tail with a marker in the middle, and omitted_chars and omitted_lines say "
-    "how much was left out (bash_read pages through all of it); dropped_lines counts "
-    "lines the terminal had already discarded (it keeps only its newest lines). "
-    "Present only when relevant: signal (the signal that stopped the command), "
-    "fresh_shell (true: the shell had died and was restarted first, so earlier "
-    "state is gone) and note (an explanation of anything unusual)."
+    "Result: job_id and session_id identify the job; status is completed, interrupted "
+    "(by bash_interrupt), shell_exited (the shell died; the next command gets a fresh "
+    "one) or running; exit_code is the exit status (0 = success; null while running); "
+    "output is the command's stdout and stderr as the terminal showed them; timed_out "
+    "is true if the job was still running at the deadline; cwd is the shell's directory "
+    "afterwards; duration_s is the run time; output_chars and output_lines are the "
+    f"output's full size; output over {OUTPUT_BUDGET_CHARS} characters keeps its head and "
+    "tail around a marker, and omitted_chars and omitted_lines count what was left out "
+    "(bash_read pages through it); dropped_lines counts lines the terminal had already "
+    "discarded (it keeps only its newest). Only when relevant: signal (that stopped the "
+    "command), fresh_shell (the shell was restarted first; earlier state is gone), note "
+    "(anything unusual)."
 )
 
 _TERMINAL_FIELDS = (
@@ -173,15 +171,14 @@ SPECS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "bash_exec",
-            "Run one bash command in a session's persistent terminal; the directory, "
-            "variables and functions carry over between commands. The command is run "
-            "like a script (multi-line input, heredocs and loops work) with stdin "
-            "empty, so do not start programs that wait for typed input. A terminal "
-            "runs one command at a time: while one runs, another bash_exec there is "
-            "refused with SESSION_BUSY. Without wait_ms the call returns at once with "
-            "job_id, session_id and status running; follow up with bash_wait. With "
-            "wait_ms it waits up to that long and, if the command finished, returns "
-            "its full result as bash_wait does; otherwise the job_id to wait on. " + _RESULT_FIELDS,
+            "Run one bash command in a session's persistent terminal: the directory, "
+            "variables and functions persist between commands. It runs like a script "
+            "(multi-line, heredocs, loops) with empty stdin, so avoid programs that wait "
+            "for typed input. One command per terminal at a time; another bash_exec "
+            "meanwhile is refused with SESSION_BUSY. Without wait_ms, returns at once: "
+            "job_id, session_id and status running; then use bash_wait. With wait_ms, "
+            "waits up to that long and returns the finished result, with the same fields "
+            "as bash_wait, or the job_id if it is still running.",
             (
                 Param(
                     "command",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -117,9 +118,22 @@ def pids_with_session_env(prefix: str) -> list[int]:
     return found
 
 
+def live_by_ps(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that ``ps`` still lists as live (zombies excluded)."""
+    if not pids:
+        return []
+    out = subprocess.run(
+        ["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))], capture_output=True, text=True
+    ).stdout
+    return [int(p) for p, st in (ln.split() for ln in out.splitlines()) if not st.startswith("Z")]
+
+
 def closed_cleanly(registry: Registry, prefix: str) -> None:
-    """Close every terminal and prove, with /proc, that nothing of ours is left."""
+    """Close every terminal and prove, with ps and /proc, that nothing of ours
+    is left: neither the shells nor anything carrying our sessions' env."""
+    shells = [t.pid for t in registry.list() if t.pid]
     registry.close_all()
+    wait_until(lambda: not live_by_ps(shells), 10, f"shells {shells} exit")
     wait_until(
         lambda: not pids_with_session_env(prefix), 10, f"processes of sessions {prefix}* exit"
     )

@@ -11,12 +11,14 @@ import pytest
 
 from dsh_magics.terminal import Registry
 
+from .conftest import closed_cleanly
+
 
 @pytest.fixture
-def reg():
+def reg(prefix: str):
     r = Registry(login=False)
     yield r
-    r.close_all()
+    closed_cleanly(r, f"{prefix}gap")
 
 
 @pytest.mark.xfail(
@@ -24,12 +26,13 @@ def reg():
     reason="engine: SIGINT sent before the shell has started the command is lost; "
     "the job then runs to completion and settles as 'completed'",
 )
-def test_interrupt_right_after_exec_stops_the_command(reg: Registry) -> None:
+def test_interrupt_right_after_exec_stops_the_command(reg: Registry, prefix: str) -> None:
     # A race: it shows in about half of the attempts here, so try several
     # times and stop at the first lost interrupt (which costs one second).
-    reg.attach("gap")
+    sid = f"{prefix}gap"
+    reg.attach(sid)
     for attempt in range(10):
-        job = reg.exec("gap", "sleep 1")
-        reg.interrupt("gap")
+        job = reg.exec(sid, "sleep 1")
+        reg.interrupt(sid)
         res = reg.wait(job.id, timeout=10)
         assert res.status == "interrupted", f"attempt {attempt}: {res.status}"
