@@ -99,6 +99,8 @@ class Snapshot:
     taken_at: float
     terminals: tuple[TerminalInfo, ...] = ()
     jobs: tuple[JobRow, ...] = ()
+    closed: frozenset[str] = frozenset()
+    """Sessions explicitly closed (not merely between shells during a recreate)."""
 
     @property
     def busy(self) -> bool:
@@ -243,6 +245,7 @@ class PanelModel:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._closed: set[str] = set()
         self.refresh_count = 0
         self.event_count = 0
         self.waits_without_timeout = 0
@@ -297,7 +300,10 @@ class PanelModel:
             terminals = tuple(reg.list())
             recent = reg.jobs.all()[-self.max_jobs :]
             jobs = tuple(JobRow.from_job(j) for j in reversed(recent))
-            snap = Snapshot(self._snapshot.version + 1, time.time(), terminals, jobs)
+            self._closed -= {t.session_id for t in terminals}
+            snap = Snapshot(
+                self._snapshot.version + 1, time.time(), terminals, jobs, frozenset(self._closed)
+            )
             self._snapshot = snap
             self.refresh_count += 1
             for view in list(self._views):
@@ -312,8 +318,11 @@ class PanelModel:
         return self.tick if self._snapshot.busy else None
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        # Runs on engine threads: only note that something changed.
+        # Runs on engine threads (sometimes under the registry's lock): only
+        # note what changed, never call back into the registry from here.
         self.event_count += 1
+        if event.get("type") == "terminal" and event.get("status") == "closed":
+            self._closed.add(str(event.get("session_id")))
         self._wake.set()
 
     def _run(self) -> None:
@@ -398,7 +407,6 @@ class PanelState:
     confirm_close_all: bool = False
     _sel: _Selection = field(init=False)
     _seen_version: int = field(init=False, default=0)
-    _open_before: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         if isinstance(self.tail, bool) or not isinstance(self.tail, int) or self.tail < 1:
@@ -425,15 +433,13 @@ class PanelState:
             return False
         self._seen_version = snap.version
         sel = self._sel.session
-        present = set(snap.session_ids)
-        # Only a terminal that was open and is gone falls back; a session
-        # chosen before it was started stays selected.
-        if sel != self.default_session and sel not in present and sel in self._open_before:
+        # Only an explicit close moves the selection: a terminal between two
+        # shells (recreate) or not started yet stays selected.
+        if sel != self.default_session and sel in snap.closed and snap.find(sel) is None:
             self._select(self.default_session)
             self.notice = Notice(
                 "info", f"terminal {sel!r} was closed; showing {self.default_session!r}"
             )
-        self._open_before = present
         return True
 
     # -- selection -------------------------------------------------------------
@@ -499,7 +505,6 @@ class PanelState:
                 raise InvalidArgument("type a session id to attach")
             where = (cwd or "").strip() or None
             info = self.registry.attach(sid, cwd=where)
-            self._open_before.add(sid)
             self._select(sid)
             return Notice("ok", f"attached {sid!r} in {info.cwd}")
 
