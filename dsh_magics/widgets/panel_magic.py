@@ -1,0 +1,65 @@
+"""``%bash_panel``: open the terminal panel from a notebook line.
+
+Kept apart from ``magics.py`` so the terminal magics and the panel stay
+independent adapters; the extension loader calls :func:`register` (and
+:func:`unregister` on unload).
+
+Usage::
+
+    %bash_panel                       # this notebook's terminal selected
+    %bash_panel --session build       # another terminal selected
+    %bash_panel --lines 500           # show more of the retained output
+    p = %bash_panel                   # keep a handle: p.send("make"), p.interrupt()
+
+Bad input is one ``UsageError`` line (``CODE: message``), not a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from ..errors import DshError
+from .panel_state import DEFAULT_TAIL
+
+MAGIC_NAME = "bash_panel"
+
+
+@magic_arguments()
+@argument("--session", "-s", default=None, help="terminal to select (default: this notebook's)")
+@argument(
+    "--lines",
+    "-n",
+    type=int,
+    default=DEFAULT_TAIL,
+    help=f"how many retained lines the output pane shows (default {DEFAULT_TAIL})",
+)
+def bash_panel(line: str = "") -> Any:
+    """Show the terminal panel: every terminal of this kernel, the selected
+    terminal's live output, recent jobs, and buttons to send a command as a
+    job, interrupt, attach, recreate and close.
+
+    Every action travels over the kernel's widget comm channel; the panel
+    opens no port and no HTTP listener.
+    """
+    from .panel import panel
+
+    args = parse_argstring(bash_panel, line)
+    try:
+        return panel(args.session, lines=args.lines)
+    except DshError as exc:
+        raise UsageError(f"{exc.code}: {exc.message}") from None
+
+
+def register(ipython: Any) -> None:
+    """Register ``%bash_panel`` (called by ``%load_ext dsh_magics``)."""
+    ipython.register_magic_function(bash_panel, magic_kind="line", magic_name=MAGIC_NAME)
+
+
+def unregister(ipython: Any) -> None:
+    """Remove ``%bash_panel`` (called on ``%unload_ext`` / ``%reload_ext``)."""
+    table = ipython.magics_manager.magics["line"]
+    if table.get(MAGIC_NAME) is not None:
+        del table[MAGIC_NAME]
