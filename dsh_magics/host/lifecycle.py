@@ -1,0 +1,382 @@
+"""Finding, starting and stopping a host, and deciding whether to use one.
+
+Starting is race-free: a process that finds no host takes ``<name>.lock``,
+looks again (somebody may have finished starting one meanwhile), removes a
+stale socket left by a dead host, and spawns the host with the locked file
+descriptor inherited, so the lock is held until the new host listens even if
+the starter dies. Two kernels starting together therefore get one host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DshError, HostUnavailable, InvalidArgument
+from . import protocol as P
+from .runtime import DEFAULT_NAME, FileLock, HostPaths, list_names
+
+ENV_MODE = "DSH_MAGICS_HOST"
+_ORIG_PYTHONPATH = "DSH_MAGICS_HOST_ORIG_PYTHONPATH"
+_LOG_MAX = 1024 * 1024
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+
+# ---------------------------------------------------------------------------
+# probing
+
+
+def probe(paths: HostPaths, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The host's hello if one answers on ``paths.socket``; None if nobody
+    listens there (no socket file, or a stale one: connection refused)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        try:
+            sock.connect(paths.socket)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return None
+        except OSError as e:
+            raise HostUnavailable(f"cannot connect to the terminal host at {paths.socket}: {e.strerror}") from None
+        try:
+            sock.sendall(P.request(0, "hello", {"client": {"pid": os.getpid(), "purpose": "probe"}}))
+            line = P.LineReader(sock, P.MAX_REPLY).next_item()
+        except TimeoutError:
+            raise HostUnavailable(
+                f"the terminal host at {paths.socket} accepts connections but does not answer "
+                f"within {timeout:g}s"
+            ) from None
+        except OSError:
+            return None  # it died while we asked: as good as stale
+        if not isinstance(line, bytes):
+            return None
+        msg = json.loads(line)
+        if not msg.get("ok"):
+            raise P.error_from_wire(msg.get("error"))
+        return msg["value"]
+    finally:
+        sock.close()
+
+
+# ---------------------------------------------------------------------------
+# starting
+
+
+def ensure_host(paths: HostPaths, *, watch_pid: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    """Join the host serving ``paths`` or start it; returns its hello."""
+    info = probe(paths)
+    if info is not None:
+        return info
+    with FileLock(paths.lock, timeout=timeout) as lock:
+        info = probe(paths)
+        if info is not None:
+            return info
+        if os.path.lexists(paths.socket):
+            os.unlink(paths.socket)  # stale: its host is gone (connection refused)
+        assert lock.fd is not None
+        return _spawn(paths, watch_pid, lock.fd, timeout)
+
+
+def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float) -> dict[str, Any]:
+    _rotate_log(paths.log)
+    r, w = os.pipe()
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    cmd = [
+        sys.executable, "-m", "dsh_magics.host", "serve",
+        "--name", paths.name, "--dir", paths.dir,
+        "--ready-fd", str(w), "--lock-fd", str(lock_fd),
+    ]  # fmt: skip
+    if watch_pid is not None:
+        cmd += ["--watch-pid", str(watch_pid)]
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            pass_fds=(w, lock_fd),
+            # Its own session: a kernel interrupt (SIGINT to the kernel's
+            # process group) or a kill of that group must not reach the host.
+            start_new_session=True,
+            env=host_env(),
+            cwd=os.path.expanduser("~"),
+        )
+    except OSError as e:
+        os.close(r)
+        raise HostUnavailable(f"cannot start the terminal host: {e}") from None
+    finally:
+        os.close(w)
+        os.close(log_fd)
+    # Reap it whenever it ends, so a host that dies under a live kernel does
+    # not linger as a zombie.
+    threading.Thread(target=proc.wait, name="dsh-host-reaper", daemon=True).start()
+    try:
+        answer = _read_ready(r, timeout)
+    finally:
+        os.close(r)
+    if answer.startswith("ready") or answer.startswith("running"):
+        info = probe(paths)
+        if info is not None:
+            return info
+    tail = paths.log_tail()
+    raise HostUnavailable(
+        "the terminal host did not start" + (f"; its log ends with:\n{tail}" if tail else ""),
+        log=paths.log,
+    )
+
+
+def _read_ready(fd: int, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    data = b""
+    while b"\n" not in data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return ""
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 256)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode("ascii", "replace").strip()
+
+
+def host_env() -> dict[str, str]:
+    """The host's environment: the starting kernel's, without what belongs
+    to that one kernel. Terminals inherit it, as they inherit a kernel's
+    environment in-process."""
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("JPY_") or key in ("DSH_MAGICS_TOKEN", "DSH_MAGICS_SESSION"):
+            del env[key]
+    if env.get("MPLBACKEND", "").startswith("module://"):
+        del env["MPLBACKEND"]
+    # Make sure the host can import this very package (a source checkout run
+    # without installing); the host puts PYTHONPATH back before any shell starts.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    old = env.get("PYTHONPATH")
+    env[_ORIG_PYTHONPATH] = "!" if old is None else "=" + old
+    env["PYTHONPATH"] = root if not old else f"{root}{os.pathsep}{old}"
+    return env
+
+
+def restore_environment() -> None:
+    """In the host: undo :func:`host_env`'s PYTHONPATH change (terminals
+    must see the user's own)."""
+    orig = os.environ.pop(_ORIG_PYTHONPATH, None)
+    if orig is None:
+        return
+    if orig.startswith("="):
+        os.environ["PYTHONPATH"] = orig[1:]
+    else:
+        os.environ.pop("PYTHONPATH", None)
+
+
+def _rotate_log(path: str) -> None:
+    try:
+        if os.path.getsize(path) > _LOG_MAX:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------
+# stopping and status
+
+
+def stop_host(paths: HostPaths, timeout: float = 30.0) -> dict[str, Any] | None:
+    """Stop the host serving ``paths`` (it closes every terminal first).
+
+    Returns its hello, or None when no host was running (stale files are
+    removed)."""
+    info = probe(paths)
+    if info is None:
+        _remove_stale(paths)
+        return None
+    pid = int(info["pid"])
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(paths.socket)
+        sock.sendall(P.request(1, "shutdown", {}))
+        P.LineReader(sock, P.MAX_REPLY).next_item()
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    if not _wait_gone(pid, timeout):
+        raise HostUnavailable(f"the terminal host (pid {pid}) did not stop within {timeout:g}s", pid=pid)
+    return info
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pidfd = None
+    try:
+        if pidfd is not None:
+            ready, _, _ = select.select([pidfd], [], [], timeout)
+            return bool(ready) or not _alive(pid)
+        deadline = time.monotonic() + timeout
+        while _alive(pid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+def _remove_stale(paths: HostPaths) -> None:
+    info = paths.read_info()
+    if info is not None and _alive(int(info.get("pid") or 0)) and probe(paths) is not None:
+        return
+    for path in (paths.socket, paths.info):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+@dataclass
+class HostStatus:
+    name: str
+    running: bool
+    info: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "running": self.running, **self.info}
+
+
+def host_status(directory: str | None = None, name: str | None = None) -> list[HostStatus]:
+    """Every host that left files in the runtime directory (or just ``name``)."""
+    names = [name] if name else list_names(directory)
+    out = []
+    for n in names:
+        paths = HostPaths.for_name(n, directory)
+        try:
+            hello = probe(paths)
+        except DshError as e:
+            out.append(HostStatus(n, False, {"error": e.to_dict()}))
+            continue
+        if hello is None:
+            if os.path.lexists(paths.socket) or os.path.exists(paths.info):
+                out.append(HostStatus(n, False, {"stale": True, "socket": paths.socket}))
+            continue
+        out.append(HostStatus(n, True, _status(paths) or hello))
+    return out
+
+
+def _status(paths: HostPaths) -> dict[str, Any] | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(5.0)
+    try:
+        sock.connect(paths.socket)
+        sock.sendall(P.request(1, "status", {}))
+        line = P.LineReader(sock, P.MAX_REPLY).next_item()
+        if isinstance(line, bytes):
+            msg = json.loads(line)
+            if msg.get("ok"):
+                return msg["value"]
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    return None
+
+
+# ---------------------------------------------------------------------------
+# choosing the mode
+
+
+@dataclass(frozen=True)
+class ModeChoice:
+    """Where this kernel's terminals live, and why (shown to users)."""
+
+    use_host: bool
+    forced: bool
+    name: str
+    watch_pid: int | None
+    reason: str
+
+
+def parse_mode(value: object, source: str) -> str:
+    """``on`` / ``off`` / ``auto`` from a config value or ``DSH_MAGICS_HOST``."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    text = str(value).strip().lower()
+    if text in ("", "auto"):
+        return "auto"
+    if text in _ON:
+        return "on"
+    if text in _OFF:
+        return "off"
+    raise InvalidArgument(f"{source} must be 0, 1 or auto, got {value!r}")
+
+
+def jupyter_server_pid(environ: dict[str, str] | None = None, *, require_notebook: bool = True) -> int | None:
+    """The pid of the Jupyter server that started this kernel, if any.
+
+    jupyter_client sets ``JPY_PARENT_PID`` for every kernel it launches (also
+    for test harnesses and ``nbclient``); only a Jupyter server's session
+    manager adds ``JPY_SESSION_NAME`` (the notebook path). The pair marks a
+    notebook kernel under a server, which is when terminals should outlive
+    the kernel.
+    """
+    env = os.environ if environ is None else environ
+    if require_notebook and not env.get("JPY_SESSION_NAME", "").strip():
+        return None
+    raw = env.get("JPY_PARENT_PID", "").strip()
+    if not raw.isdigit():
+        return None
+    pid = int(raw)
+    if pid <= 1 or pid == os.getpid() or not _alive(pid):
+        return None
+    return pid
+
+
+def choose_mode(configured: object = None, environ: dict[str, str] | None = None) -> ModeChoice:
+    """``DSH_MAGICS_HOST`` (if set) wins over the config key, which wins over
+    the automatic choice: the host under a Jupyter server, in-process
+    otherwise."""
+    env = os.environ if environ is None else environ
+    env_mode = parse_mode(env.get(ENV_MODE), ENV_MODE)
+    cfg_mode = parse_mode(configured, "the host config key")
+    mode, source = (env_mode, ENV_MODE) if env_mode != "auto" else (cfg_mode, "configuration")
+    if mode == "off":
+        return ModeChoice(False, True, DEFAULT_NAME, None, f"in-process (forced by {source})")
+    if mode == "on":
+        pid = jupyter_server_pid(env, require_notebook=False)
+        if pid is not None:
+            return ModeChoice(True, True, f"jupyter-{pid}", pid, f"host of the Jupyter server pid {pid} (forced by {source})")
+        return ModeChoice(True, True, DEFAULT_NAME, None, f"the default host (forced by {source}; no Jupyter server seen)")
+    pid = jupyter_server_pid(env)
+    if pid is not None:
+        return ModeChoice(True, False, f"jupyter-{pid}", pid, f"host of the Jupyter server pid {pid}")
+    return ModeChoice(False, False, DEFAULT_NAME, None, "in-process (no Jupyter server seen)")

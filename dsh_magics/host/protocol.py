@@ -1,0 +1,230 @@
+"""The host's wire format: JSON lines with a version field.
+
+Why JSON lines: every message is one ``\\n``-terminated line, so a reader
+never needs a length prefix it could be lied to about, a corrupted message
+damages exactly one line, and the protocol can be driven by hand with
+``socat`` when something goes wrong. JSON is written with ``ensure_ascii``,
+so a line is pure ASCII: shell output with invalid UTF-8 or lone surrogates
+(which the engine keeps as escapes) round-trips exactly.
+
+Shapes (``v`` is :data:`VERSION` on every line)::
+
+    request  {"v": 1, "id": 7, "op": "exec", "args": {...}}
+    reply    {"v": 1, "id": 7, "ok": true,  "value": ...}
+             {"v": 1, "id": 7, "ok": false, "error": {"code", "message", "details"?}}
+    event    {"v": 1, "event": {"type": "output" | "job_started" | "job_done" | "terminal", ...}}
+
+Engine values travel as plain dicts of their dataclass fields (not
+``to_dict()``, which renders times as ISO text for people): the client
+rebuilds the very same dataclasses with the ``*_from_wire`` functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+from .. import errors, jobs
+from ..terminal.result import ReadResult, Result, TerminalInfo
+
+VERSION = 1
+
+#: Largest request line the host accepts (a 200 KB command fits many times).
+MAX_REQUEST = 16 * 1024 * 1024
+
+#: Replies come from our own host; the bound only protects against a runaway.
+MAX_REPLY = 1024 * 1024 * 1024
+
+_RECV = 256 * 1024
+
+
+class Oversized:
+    """Marker yielded by :class:`LineReader` for a line longer than its limit."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    return json.dumps(msg, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def request(msg_id: int | str, op: str, args: dict[str, Any]) -> bytes:
+    return encode({"v": VERSION, "id": msg_id, "op": op, "args": args})
+
+
+def ok_reply(msg_id: Any, value: Any) -> bytes:
+    return encode({"v": VERSION, "id": msg_id, "ok": True, "value": value})
+
+
+def error_reply(msg_id: Any, err: errors.DshError) -> bytes:
+    return encode({"v": VERSION, "id": msg_id, "ok": False, "error": err.to_dict()})
+
+
+def event_line(event: dict[str, Any]) -> bytes:
+    return encode({"v": VERSION, "event": event})
+
+
+class LineReader:
+    """Split a stream socket into lines without ever holding more than
+    ``limit`` bytes of one line: a peer that sends an endless line gets one
+    :class:`Oversized` item and the rest of that line is skipped, so it cannot
+    make the host's memory grow."""
+
+    def __init__(self, sock: socket.socket, limit: int) -> None:
+        self._sock = sock
+        self._limit = limit
+        self._buf = bytearray()
+        self._pos = 0  # start of the first unread line in _buf
+        self._scan = 0  # where to resume looking for a newline
+        self._skipping = 0  # bytes of an oversized line discarded so far
+        # One reused receive buffer: a fresh 256 KB bytes per recv() would
+        # go through mmap/munmap on every message.
+        self._chunk = bytearray(_RECV)
+        self._view = memoryview(self._chunk)
+
+    def next_item(self) -> bytes | Oversized | None:
+        """The next line, an :class:`Oversized` marker, or None at end of stream."""
+        buf = self._buf
+        while True:
+            if not self._skipping:
+                nl = buf.find(b"\n", max(self._pos, self._scan))
+                if nl >= 0:
+                    line = bytes(buf[self._pos : nl])
+                    self._pos = self._scan = nl + 1
+                    return line
+                if self._pos:
+                    del buf[: self._pos]
+                    self._pos = 0
+                self._scan = len(buf)
+                if len(buf) > self._limit:
+                    self._skipping = len(buf)
+                    buf.clear()
+                    self._scan = 0
+            n = self._sock.recv_into(self._view)
+            if not n:
+                return None
+            if self._skipping:
+                nl = self._chunk.find(b"\n", 0, n)
+                if nl < 0:
+                    self._skipping += n
+                    continue
+                size = self._skipping + nl
+                self._skipping = 0
+                buf += self._view[nl + 1 : n]
+                return Oversized(size)
+            buf += self._view[:n]
+
+    def __iter__(self) -> Iterator[bytes | Oversized]:
+        while True:
+            item = self.next_item()
+            if item is None:
+                return
+            yield item
+
+
+# ---------------------------------------------------------------------------
+# engine values <-> wire dicts
+
+
+def result_to_wire(r: Result) -> dict[str, Any]:
+    return _shallow(r)
+
+
+def result_from_wire(d: dict[str, Any]) -> Result:
+    return Result(**_known(Result, d))
+
+
+def info_to_wire(i: TerminalInfo) -> dict[str, Any]:
+    return _shallow(i)
+
+
+def info_from_wire(d: dict[str, Any]) -> TerminalInfo:
+    return TerminalInfo(**_known(TerminalInfo, d))
+
+
+def read_to_wire(r: ReadResult) -> dict[str, Any]:
+    return _shallow(r)
+
+
+def read_from_wire(d: dict[str, Any]) -> ReadResult:
+    return ReadResult(**_known(ReadResult, d))
+
+
+def job_to_wire(job: jobs.Job) -> dict[str, Any]:
+    result = job.result if job.done else None
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "owner": job.owner,
+        "label": job.label,
+        "status": job.status,
+        "created_at": job.created_at,
+        "settled_at": job.settled_at,
+        "result": result_to_wire(result) if isinstance(result, Result) else None,
+    }
+
+
+def event_to_wire(event: dict[str, Any]) -> dict[str, Any]:
+    out = dict(event)
+    if isinstance(out.get("result"), Result):
+        out["result"] = result_to_wire(out["result"])
+    return out
+
+
+def event_from_wire(event: dict[str, Any]) -> dict[str, Any]:
+    out = dict(event)
+    if isinstance(out.get("result"), dict):
+        out["result"] = result_from_wire(out["result"])
+    return out
+
+
+def _shallow(obj: Any) -> dict[str, Any]:
+    # Not dataclasses.asdict: it deep-copies, and a read of 4000 lines would
+    # copy every one of them before JSON encodes them anyway.
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    # A newer host may add fields; an older client ignores what it cannot use.
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+# ---------------------------------------------------------------------------
+# errors <-> wire
+
+def _error_classes() -> dict[str, type[errors.DshError]]:
+    out: dict[str, type[errors.DshError]] = {}
+    stack: list[type[errors.DshError]] = [errors.DshError]
+    while stack:
+        cls = stack.pop()
+        out.setdefault(cls.code, cls)
+        stack.extend(cls.__subclasses__())
+    return out
+
+
+def error_from_wire(d: Any) -> errors.DshError:
+    """Rebuild the engine's exception, so ``except NoSuchJob`` works the same
+    through the host as in-process."""
+    if not isinstance(d, dict):
+        return errors.HostUnavailable(f"the terminal host sent a malformed error: {d!r}"[:300])
+    code = str(d.get("code") or "ERROR")
+    message = str(d.get("message") or code)
+    details = d.get("details") if isinstance(d.get("details"), dict) else {}
+    details = {k: v for k, v in details.items() if k != "code" and isinstance(k, str)}
+    cls = _error_classes().get(code, errors.DshError)
+    if cls is errors.DshError:
+        return errors.DshError(message, code=code, **details)
+    return cls(message, **details)
+
+
+def protocol_error(reason: str, message: str) -> errors.DshError:
+    """A bad message (malformed, oversized, unknown version or op).
+
+    It is the caller's mistake, so it carries ``INVALID_ARGUMENT`` plus a
+    machine-readable ``details.protocol`` reason."""
+    return errors.InvalidArgument(message, protocol=reason)

@@ -1,0 +1,214 @@
+"""Where a host's files live, and why nobody else can reach them.
+
+Each host has a *name* (``jupyter-<server pid>`` for a Jupyter server's host,
+``default`` otherwise) and four files in a private per-user runtime
+directory: ``<name>.sock`` (the Unix socket), ``<name>.lock`` (serialises
+starting), ``<name>.json`` (who is serving: pid, instance id) and
+``<name>.log`` (the host's stderr).
+
+The directory is the first line of defence: it is created with mode 0700 and
+refused if it is a symlink, belongs to someone else or is readable by group
+or others, because another user who controls that directory could plant a
+socket and receive our commands. The host's ``SO_PEERCRED`` check is the
+second line.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import stat
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import HostUnavailable, InvalidArgument
+
+ENV_DIR = "DSH_MAGICS_HOST_DIR"
+DEFAULT_NAME = "default"
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# sun_path is 108 bytes including the terminating NUL.
+_MAX_SOCKET_PATH = 107
+
+
+def validate_name(name: object) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InvalidArgument(
+            f"host name {name!r} must be 1-64 letters, digits, '.', '_' or '-' "
+            "(starting with a letter or digit)"
+        )
+    return name
+
+
+def default_dir(environ: dict[str, str] | None = None) -> str:
+    """``$DSH_MAGICS_HOST_DIR``, else ``$XDG_RUNTIME_DIR/dsh-magics``, else
+    ``/tmp/dsh-magics-<uid>``."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_DIR, "").strip()
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    xdg = env.get("XDG_RUNTIME_DIR", "").strip()
+    if xdg and os.path.isabs(xdg):
+        try:
+            st = os.stat(xdg)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                return os.path.join(xdg, "dsh-magics")
+        except OSError:
+            pass
+    return f"/tmp/dsh-magics-{os.getuid()}"
+
+
+def secure_dir(path: str) -> str:
+    """Create ``path`` (mode 0700) or check an existing one is private to us."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise HostUnavailable(f"cannot create the host runtime directory {path}: {e.strerror}") from None
+    st = os.lstat(path)
+    problem = None
+    if stat.S_ISLNK(st.st_mode):
+        problem = "is a symbolic link"
+    elif not stat.S_ISDIR(st.st_mode):
+        problem = "is not a directory"
+    elif st.st_uid != os.getuid():
+        problem = f"belongs to uid {st.st_uid}, not to uid {os.getuid()}"
+    elif st.st_mode & 0o077:
+        problem = f"has mode {stat.S_IMODE(st.st_mode):04o}; it must be 0700"
+    if problem:
+        raise HostUnavailable(
+            f"refusing the host runtime directory {path}: it {problem}", path=path
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class HostPaths:
+    """The files of one named host."""
+
+    dir: str
+    name: str
+
+    @classmethod
+    def for_name(cls, name: str = DEFAULT_NAME, directory: str | None = None) -> HostPaths:
+        validate_name(name)
+        paths = cls(secure_dir(directory or default_dir()), name)
+        if len(paths.socket.encode()) > _MAX_SOCKET_PATH:
+            raise HostUnavailable(
+                f"the socket path {paths.socket} is longer than a Unix socket allows; "
+                f"set {ENV_DIR} to a shorter directory"
+            )
+        return paths
+
+    @property
+    def socket(self) -> str:
+        return os.path.join(self.dir, f"{self.name}.sock")
+
+    @property
+    def lock(self) -> str:
+        return os.path.join(self.dir, f"{self.name}.lock")
+
+    @property
+    def info(self) -> str:
+        return os.path.join(self.dir, f"{self.name}.json")
+
+    @property
+    def log(self) -> str:
+        return os.path.join(self.dir, f"{self.name}.log")
+
+    def read_info(self) -> dict[str, Any] | None:
+        try:
+            with open(self.info, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_info(self, info: dict[str, Any]) -> None:
+        tmp = f"{self.info}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(info, f)
+        os.replace(tmp, self.info)
+
+    def log_tail(self, max_bytes: int = 2000) -> str:
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - max_bytes))
+                return f.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+
+def list_names(directory: str | None = None) -> list[str]:
+    """Names of the hosts that left files in the runtime directory."""
+    d = directory or default_dir()
+    try:
+        entries = os.listdir(d)
+    except OSError:
+        return []
+    names = set()
+    for entry in entries:
+        base, ext = os.path.splitext(entry)
+        if ext in (".sock", ".json") and _NAME.match(base):
+            names.add(base)
+    return sorted(names)
+
+
+class FileLock:
+    """An exclusive ``flock`` on ``<name>.lock``: only one process at a time
+    decides whether a host must be started, so two kernels starting at the
+    same moment end up with one host.
+
+    The lock belongs to the open file description, so a spawned host that
+    inherits :attr:`fd` keeps holding it until it is ready to serve, even if
+    the process that spawned it dies in between.
+    """
+
+    def __init__(self, path: str, timeout: float = 30.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.fd: int | None = None
+
+    def acquire(self) -> FileLock:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise HostUnavailable(
+                    f"another process has been starting the terminal host for over {self.timeout:g}s "
+                    f"(lock {self.path})"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)  # closing the last copy drops the flock
+            finally:
+                self.fd = None
+
+    def __enter__(self) -> FileLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

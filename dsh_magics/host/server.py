@@ -1,0 +1,719 @@
+"""The terminal host: one process that owns a :class:`Registry` and serves
+it to kernels over a Unix socket.
+
+Why a separate process: a kernel restart kills the kernel's process, and
+with it every shell the kernel owned. The plugin this project ports keeps
+terminals in its Host, not in the session; for notebooks the Jupyter server
+plays the Host and a kernel plays the session, so the terminals move into a
+process whose life follows the server, and kernels only *attach* to them.
+
+Threads, not asyncio: the engine is thread-based, and one thread per
+connection lets a request be answered on the thread that read it, with no
+hand-off on the hot path (an ``exec`` of ``true`` costs well under a
+millisecond). A connection is strictly request/reply, in order; clients that
+want concurrency open more connections. A connection that subscribes also
+gets events, written by its own sender thread so that a slow reader never
+blocks a terminal's reader thread.
+
+Nothing a peer sends can crash the host: every line is parsed, checked and
+answered inside a ``try``; a malformed, oversized or unknown-version line
+gets an error reply and the connection carries on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import select
+import signal
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .. import errors, jobs
+from ..terminal import Registry, Result
+from . import protocol as P
+from .runtime import FileLock, HostPaths
+
+log = logging.getLogger("dsh_magics.host")
+
+#: Longest a single blocking request may hold its connection; clients loop.
+MAX_BLOCK_SECONDS = 30.0
+
+#: Events queued for one subscriber before it is considered stuck and dropped.
+MAX_QUEUED_EVENTS = 20_000
+
+_PEERCRED = struct.Struct("3i")
+
+#: A result small enough to be sent straight from the terminal's reader thread.
+_INLINE_REPLY = 64 * 1024
+
+#: Returned by a handler that has already sent its reply itself.
+_SENT = object()
+
+EVENT_TYPES = ("output", "job_started", "job_done", "terminal")
+
+#: Least time between two ``output`` events for one session on one connection.
+OUTPUT_INTERVAL = 0.005
+
+
+class _Conn:
+    """One client connection: its socket, a write lock and (once it has
+    subscribed) an event queue with per-session coalescing of ``output``."""
+
+    def __init__(self, host: HostServer, sock: socket.socket, peer: tuple[int, int, int]) -> None:
+        self.host = host
+        self.sock = sock
+        self.peer_pid, self.peer_uid, _ = peer
+        self.wlock = threading.Lock()
+        self.closed = False
+        self.subscribed = False
+        self.types: frozenset[str] = frozenset(EVENT_TYPES)
+        self.msg_id: Any = None
+        self._events: deque[dict[str, Any]] = deque()
+        self._pending_output: dict[Any, None] = {}  # sessions with unsent output, in order
+        self._output_sent: dict[Any, float] = {}
+        self._ev_cond = threading.Condition()
+        self.client: dict[str, Any] = {}
+
+    def send(self, data: bytes) -> None:
+        with self.wlock:
+            self.sock.sendall(data)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with self._ev_cond:
+            self._ev_cond.notify_all()
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    # -- events --------------------------------------------------------------
+    def push(self, event: dict[str, Any]) -> None:
+        """Called on engine threads: enqueue only, never block or write."""
+        if event.get("type") not in self.types:
+            return
+        with self._ev_cond:
+            if event.get("type") == "output":
+                sid = event.get("session_id")
+                if sid in self._pending_output:
+                    return  # one pending "output" per session says it all
+                self._pending_output[sid] = None
+            else:
+                if len(self._events) >= MAX_QUEUED_EVENTS:
+                    log.warning("dropping subscriber pid %s: %d events unread", self.peer_pid, len(self._events))
+                    threading.Thread(target=self.close, daemon=True).start()
+                    return
+                self._events.append(event)
+            self._ev_cond.notify()
+
+    def _take(self) -> list[dict[str, Any]] | None:
+        """Wait for events to send. ``output`` for a session goes out at once,
+        then at most every :data:`OUTPUT_INTERVAL` seconds: a chatty job
+        produces a few hundred PTY reads per second, and one wake-up per
+        interval tells a follower just as much."""
+        with self._ev_cond:
+            while True:
+                if self.closed:
+                    return None
+                now = time.monotonic()
+                due = [
+                    sid for sid in self._pending_output
+                    if now - self._output_sent.get(sid, 0.0) >= OUTPUT_INTERVAL
+                ]  # fmt: skip
+                if due or self._events:
+                    break
+                wait = None
+                if self._pending_output:
+                    wait = min(self._output_sent[sid] + OUTPUT_INTERVAL - now for sid in self._pending_output)
+                self._ev_cond.wait(wait)
+            batch: list[dict[str, Any]] = []
+            for sid in due:
+                del self._pending_output[sid]
+                self._output_sent[sid] = now
+                batch.append({"type": "output", "session_id": sid})
+            while self._events and len(batch) < 256:
+                event = self._events.popleft()
+                sid = event.get("session_id")
+                if sid in self._pending_output:
+                    # Output before what follows it, e.g. before job_done.
+                    del self._pending_output[sid]
+                    self._output_sent[sid] = now
+                    batch.append({"type": "output", "session_id": sid})
+                batch.append(event)
+            return batch
+
+    def sender(self) -> None:
+        while True:
+            batch = self._take()
+            if batch is None:
+                return
+            try:
+                self.send(b"".join(P.event_line(P.event_to_wire(e)) for e in batch))
+            except OSError:
+                self.close()
+                return
+
+
+class HostServer:
+    """Serve ``registry`` on the Unix socket of ``paths``.
+
+    ``watch_pid``: the Jupyter server whose life this host follows; when it
+    exits (seen through a pidfd, so immediately and without polling) the host
+    closes every terminal and exits too.
+    """
+
+    def __init__(
+        self,
+        paths: HostPaths,
+        *,
+        watch_pid: int | None = None,
+        registry: Registry | None = None,
+        max_request: int = P.MAX_REQUEST,
+    ) -> None:
+        self.paths = paths
+        self.watch_pid = watch_pid
+        self.registry = registry if registry is not None else Registry()
+        self.max_request = max_request
+        self.instance = secrets.token_hex(8)
+        self.started_at = time.time()
+        self._listener: socket.socket | None = None
+        self._conns: set[_Conn] = set()
+        self._conns_lock = threading.Lock()
+        self._stop_r, self._stop_w = os.pipe()
+        self._stopping = threading.Event()
+        self.stop_reason = ""
+        self._unsubscribe: Callable[[], None] | None = None
+        self._ops: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
+            "hello": self._op_hello,
+            "status": self._op_status,
+            "attach": self._op_attach,
+            "exec": self._op_exec,
+            "wait": self._op_wait,
+            "result": self._op_result,
+            "job": self._op_job,
+            "latest_job": self._op_latest_job,
+            "jobs": self._op_jobs,
+            "read": self._op_read,
+            "interrupt": self._op_interrupt,
+            "close": self._op_close,
+            "close_all": self._op_close_all,
+            "list": self._op_list,
+            "info": self._op_info,
+            "exists": self._op_exists,
+            "wait_output": self._op_wait_output,
+            "output_seq": self._op_output_seq,
+            "subscribe": self._op_subscribe,
+            "detach": self._op_detach,
+            "shutdown": self._op_shutdown,
+        }
+
+    # ------------------------------------------------------------------
+    # start and stop
+    def bind(self) -> None:
+        """Create the listening socket (mode 0600, inside the 0700 directory)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(self.paths.socket)
+        finally:
+            os.umask(old)
+        os.chmod(self.paths.socket, 0o600)
+        sock.listen(128)
+        self._listener = sock
+        self.paths.write_info(self.describe())
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.paths.name,
+            "pid": os.getpid(),
+            "uid": os.getuid(),
+            "instance": self.instance,
+            "version": P.VERSION,
+            "socket": self.paths.socket,
+            "watch_pid": self.watch_pid,
+            "started_at": self.started_at,
+        }
+
+    def stop(self, reason: str) -> None:
+        """Ask the serving loop to end (safe from any thread or a signal handler)."""
+        if not self.stop_reason:
+            self.stop_reason = reason
+        self._stopping.set()
+        try:
+            os.write(self._stop_w, b"x")
+        except OSError:
+            pass
+
+    def serve_forever(self) -> str:
+        """Accept connections until stopped or the watched server exits.
+
+        Returns the reason. On the way out every terminal is closed with the
+        engine's orphan-free close and the socket and info files are removed.
+        """
+        assert self._listener is not None, "bind() first"
+        self._unsubscribe = self.registry.subscribe(self._fan_out)
+        watch_fd = self._open_watch()
+        try:
+            if self.watch_pid is not None and watch_fd is None and not _pid_alive(self.watch_pid):
+                self.stop(f"the watched process {self.watch_pid} is gone")
+            while not self._stopping.is_set():
+                fds = [self._listener, self._stop_r] + ([watch_fd] if watch_fd is not None else [])
+                timeout = None if watch_fd is not None or self.watch_pid is None else 1.0
+                try:
+                    ready, _, _ = select.select(fds, [], [], timeout)
+                except InterruptedError:
+                    continue
+                if watch_fd is not None and watch_fd in ready:
+                    self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
+                    break
+                if watch_fd is None and self.watch_pid is not None and not _pid_alive(self.watch_pid):
+                    self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
+                    break
+                if self._listener in ready:
+                    self._accept()
+        finally:
+            if watch_fd is not None:
+                os.close(watch_fd)
+            self._shutdown()
+        return self.stop_reason
+
+    def _open_watch(self) -> int | None:
+        if self.watch_pid is None:
+            return None
+        try:
+            return os.pidfd_open(self.watch_pid)
+        except ProcessLookupError:
+            self.stop(f"the watched process {self.watch_pid} is gone")
+            return None
+        except (AttributeError, OSError):
+            return None  # no pidfd: fall back to polling once a second
+
+    def _shutdown(self) -> None:
+        log.info("host stopping: %s", self.stop_reason or "stopped")
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        self._remove_files()
+        # Stop taking requests first, so no terminal is opened behind our back,
+        # then close every terminal (twice: a request already inside the
+        # engine may have opened one while the first pass ran).
+        with self._conns_lock:
+            conns = list(self._conns)
+        for c in conns:
+            c.close()
+        for _ in range(2):
+            try:
+                n = self.registry.close_all()
+                if n:
+                    log.info("closed %d terminal(s)", n)
+            except Exception:  # noqa: BLE001 - best effort, keep going
+                log.exception("closing terminals failed")
+        for fd in (self._stop_r, self._stop_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def _remove_files(self) -> None:
+        # Only our own files: a newer host may already have replaced them.
+        info = self.paths.read_info()
+        if info is not None and info.get("instance") != self.instance:
+            return
+        for path in (self.paths.socket, self.paths.info):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------------
+    # connections
+    def _accept(self) -> None:
+        assert self._listener is not None
+        try:
+            sock, _ = self._listener.accept()
+        except OSError:
+            return
+        try:
+            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+            peer = _PEERCRED.unpack(raw)
+        except OSError:
+            sock.close()
+            return
+        if peer[1] != os.getuid():
+            log.warning("refused a connection from pid %s uid %s", peer[0], peer[1])
+            err = errors.HostUnavailable(
+                f"connection refused: this terminal host serves uid {os.getuid()} only, "
+                f"and the peer runs as uid {peer[1]}",
+                peer_uid=peer[1],
+            )
+            try:
+                sock.settimeout(1.0)
+                sock.sendall(P.error_reply(None, err))
+            except OSError:
+                pass
+            sock.close()
+            return
+        conn = _Conn(self, sock, peer)
+        with self._conns_lock:
+            self._conns.add(conn)
+        threading.Thread(target=self._serve_conn, args=(conn,), name=f"dsh-host-conn-{peer[0]}", daemon=True).start()
+
+    def _serve_conn(self, conn: _Conn) -> None:
+        reader = P.LineReader(conn.sock, self.max_request)
+        try:
+            for item in reader:
+                if self._stopping.is_set():
+                    break
+                reply = self._handle_item(conn, item)
+                if reply is not None:
+                    conn.send(reply)
+        except OSError:
+            pass
+        except Exception:  # noqa: BLE001 - a connection thread must never take the host down
+            log.exception("connection from pid %s failed", conn.peer_pid)
+        finally:
+            conn.close()
+            with self._conns_lock:
+                self._conns.discard(conn)
+
+    def _handle_item(self, conn: _Conn, item: bytes | P.Oversized) -> bytes | None:
+        if isinstance(item, P.Oversized):
+            return P.error_reply(
+                None,
+                P.protocol_error(
+                    "oversized", f"message of {item.size} bytes exceeds the limit of {self.max_request} bytes"
+                ),
+            )
+        if not item.strip():
+            return None
+        msg_id: Any = None
+        try:
+            try:
+                msg = json.loads(item)
+            except (ValueError, UnicodeDecodeError):
+                raise P.protocol_error("malformed", "message is not valid JSON") from None
+            if not isinstance(msg, dict):
+                raise P.protocol_error("malformed", "message must be a JSON object")
+            msg_id = msg.get("id")
+            if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, (int, str))):
+                msg_id = None
+                raise P.protocol_error("malformed", "message id must be an integer or a string")
+            version = msg.get("v")
+            if version != P.VERSION:
+                raise P.protocol_error(
+                    "version", f"unsupported protocol version {version!r}; this host speaks version {P.VERSION}"
+                )
+            op = msg.get("op")
+            handler = self._ops.get(op) if isinstance(op, str) else None
+            if handler is None:
+                raise P.protocol_error("op", f"unknown operation {op!r}")
+            args = msg.get("args", {})
+            if not isinstance(args, dict):
+                raise P.protocol_error("malformed", "args must be a JSON object")
+            if self._stopping.is_set():
+                raise errors.HostUnavailable("the terminal host is shutting down")
+            conn.msg_id = msg_id
+            value = handler(conn, args)
+            if value is _SENT:
+                return None
+            return P.ok_reply(msg_id, value)
+        except errors.DshError as e:
+            return P.error_reply(msg_id, e)
+        except Exception as e:  # noqa: BLE001 - report, log, keep serving
+            log.exception("request failed")
+            return P.error_reply(msg_id, errors.DshError(f"internal error in the terminal host: {type(e).__name__}: {e}"))
+
+    # ------------------------------------------------------------------
+    # events
+    def _fan_out(self, event: dict[str, Any]) -> None:
+        with self._conns_lock:
+            subs = [c for c in self._conns if c.subscribed and not c.closed]
+        for c in subs:
+            c.push(event)
+
+    # ------------------------------------------------------------------
+    # operations (args already a dict; each checks its own fields)
+    def _op_hello(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, optional={"client": dict})
+        conn.client = dict(a.get("client") or {})
+        out = self.describe()
+        out["config"] = self.registry.config.to_dict()
+        return out
+
+    def _op_status(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a)
+        out = self.describe()
+        with self._conns_lock:
+            conns = list(self._conns)
+        out["terminals"] = [P.info_to_wire(i) for i in self.registry.list()]
+        out["clients"] = sorted({c.peer_pid for c in conns if c.subscribed})
+        out["connections"] = len(conns)
+        return out
+
+    def _op_attach(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str}, optional={"cwd": str, "recreate": bool, "base_cwd": str})
+        sid = a["session_id"]
+        cwd = a.get("cwd")
+        base = a.get("base_cwd")
+        if not self.registry.exists(sid) and base and os.path.isdir(base):
+            # A new terminal starts where the calling kernel is, as in-process.
+            cwd = os.path.join(base, os.path.expanduser(cwd)) if cwd else base
+        info = self.registry.attach(sid, cwd=cwd, recreate=bool(a.get("recreate", False)))
+        return P.info_to_wire(info)
+
+    def _op_exec(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str, "command": str}, optional={"wait_ms": (int, float), "base_cwd": str})
+        sid = a["session_id"]
+        wait_ms = a.get("wait_ms")
+        if wait_ms is not None:
+            if wait_ms < 0:
+                raise errors.InvalidArgument("wait_ms must be a number >= 0")
+            wait_ms = min(wait_ms, MAX_BLOCK_SECONDS * 1000)
+        base = a.get("base_cwd")
+        if base and not self.registry.exists(sid) and os.path.isdir(base):
+            try:
+                self.registry.attach(sid, cwd=base)
+            except errors.DshError:
+                pass  # someone else opened it meanwhile, or base vanished: use the default
+        out = self.registry.exec(sid, a["command"])
+        if isinstance(out, Result):
+            return {"result": P.result_to_wire(out)}
+        if not wait_ms:
+            return {"job": P.job_to_wire(out)}
+        return self._reply_when_done(conn, out, wait_ms / 1000.0)
+
+    def _reply_when_done(self, conn: _Conn, job: jobs.Job, timeout: float) -> Any:
+        """Answer an ``exec`` with ``wait_ms`` from the terminal's reader
+        thread the moment the job settles: waking this connection's thread
+        first would add a thread switch to every short command's round trip.
+        Whoever claims the reply first sends it; a big result is left to
+        this thread, so a slow client can never stall a terminal's reader."""
+        msg_id = conn.msg_id
+        claim = threading.Lock()
+
+        def on_done(j: jobs.Job) -> None:
+            result = j.result
+            if not isinstance(result, Result) or len(result.output) > _INLINE_REPLY:
+                return
+            if not claim.acquire(blocking=False):
+                return
+            try:
+                conn.send(P.ok_reply(msg_id, {"result": P.result_to_wire(result)}))
+            except OSError:
+                pass
+
+        job.add_done_listener(on_done)
+        settled = job.wait(timeout)
+        if not claim.acquire(blocking=False):
+            return _SENT
+        job.remove_done_listener(on_done)
+        if settled and isinstance(job.result, Result):
+            return {"result": P.result_to_wire(job.result)}
+        return {"job": P.job_to_wire(job)}
+
+    def _op_wait(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"job_id": str}, optional={"timeout": (int, float)})
+        timeout = a.get("timeout")
+        if timeout is None or timeout > MAX_BLOCK_SECONDS:
+            timeout = MAX_BLOCK_SECONDS
+        return P.result_to_wire(self.registry.wait(a["job_id"], timeout=timeout))
+
+    def _op_result(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"job_id": str})
+        return P.result_to_wire(self.registry.result(a["job_id"]))
+
+    def _op_job(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"job_id": str})
+        return P.job_to_wire(self.registry.job(a["job_id"]))
+
+    def _op_latest_job(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, optional={"session_id": str})
+        job = self.registry.latest_job(a.get("session_id"))
+        return None if job is None else P.job_to_wire(job)
+
+    def _op_jobs(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, optional={"owner": str, "running": bool})
+        table = self.registry.jobs
+        found: list[jobs.Job] = table.running(a.get("owner")) if a.get("running") else table.all()
+        if not a.get("running") and a.get("owner") is not None:
+            found = [j for j in found if j.owner == a["owner"]]
+        return [P.job_to_wire(j) for j in found]
+
+    def _op_read(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str}, optional={"since": int, "last": int})
+        return P.read_to_wire(self.registry.read(a["session_id"], since=a.get("since"), last=a.get("last")))
+
+    def _op_interrupt(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str})
+        job = self.registry.interrupt(a["session_id"])
+        return None if job is None else P.job_to_wire(job)
+
+    def _op_close(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str})
+        return self.registry.close(a["session_id"])
+
+    def _op_close_all(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a)
+        return self.registry.close_all()
+
+    def _op_list(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a)
+        return [P.info_to_wire(i) for i in self.registry.list()]
+
+    def _op_info(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str})
+        return P.info_to_wire(self.registry.info(a["session_id"]))
+
+    def _op_exists(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str})
+        return self.registry.exists(a["session_id"])
+
+    def _op_wait_output(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str, "after_seq": int}, optional={"timeout": (int, float)})
+        timeout = a.get("timeout")
+        if timeout is None or timeout > MAX_BLOCK_SECONDS:
+            timeout = MAX_BLOCK_SECONDS
+        if timeout < 0:
+            raise errors.InvalidArgument("timeout must be a number of seconds >= 0")
+        return self.registry.wait_output(a["session_id"], a["after_seq"], timeout)
+
+    def _op_output_seq(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a, required={"session_id": str})
+        return self.registry.output_seq(a["session_id"])
+
+    def _op_subscribe(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        """Start (or re-filter) this connection's event stream. ``types``
+        limits it to some event types: a client without listeners of its
+        own only needs ``job_done``, and every event it does not get is a
+        wake-up saved on both sides."""
+        _fields(a, optional={"types": list})
+        types = a.get("types")
+        if types is not None:
+            unknown = [t for t in types if t not in EVENT_TYPES]
+            if unknown:
+                raise errors.InvalidArgument(f"unknown event type(s): {unknown!r}; known: {', '.join(EVENT_TYPES)}")
+            conn.types = frozenset(types)
+        if not conn.subscribed:
+            conn.subscribed = True
+            threading.Thread(target=conn.sender, name=f"dsh-host-events-{conn.peer_pid}", daemon=True).start()
+        return sorted(conn.types)
+
+    def _op_detach(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a)
+        log.info("client pid %s detached; its terminals keep running", conn.peer_pid)
+        return True
+
+    def _op_shutdown(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        _fields(a)
+        self.stop(f"stop requested by pid {conn.peer_pid}")
+        return {"pid": os.getpid()}
+
+
+def _fields(
+    a: dict[str, Any],
+    required: dict[str, type | tuple[type, ...]] | None = None,
+    optional: dict[str, type | tuple[type, ...]] | None = None,
+) -> None:
+    """Check a request's arguments: names known, types right (bool is not an int)."""
+    required = required or {}
+    optional = optional or {}
+    unknown = set(a) - set(required) - set(optional)
+    if unknown:
+        raise errors.InvalidArgument(f"unknown argument(s): {', '.join(sorted(map(str, unknown)))}")
+    for name, types in {**required, **optional}.items():
+        if name not in a or (a[name] is None and name in optional):
+            if name in required:
+                raise errors.InvalidArgument(f"missing argument {name!r}")
+            continue
+        value = a[name]
+        want = types if isinstance(types, tuple) else (types,)
+        if (isinstance(value, bool) and bool not in want) or not isinstance(value, want):
+            names = " or ".join(t.__name__ for t in want)
+            raise errors.InvalidArgument(f"argument {name!r} must be {names}, got {type(value).__name__}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def run(
+    paths: HostPaths,
+    *,
+    watch_pid: int | None,
+    ready_fd: int | None = None,
+    lock_fd: int | None = None,
+) -> int:
+    """The host process's main: bind (under the start lock), tell the starter
+    we are ready, serve, clean up. Exit status 0 on a normal stop, 3 when
+    another host already serves this name."""
+    from .lifecycle import probe
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s dsh-magics host[%(process)d] %(message)s")
+    lock: FileLock | None = None
+    if lock_fd is None:
+        lock = FileLock(paths.lock).acquire()
+    try:
+        if probe(paths) is not None:
+            _tell(ready_fd, "running")
+            log.info("another host already serves %s", paths.socket)
+            return 3
+        if os.path.lexists(paths.socket):
+            log.info("replacing the stale socket %s", paths.socket)
+            os.unlink(paths.socket)
+        server = HostServer(paths, watch_pid=watch_pid)
+        server.bind()
+    finally:
+        if lock is not None:
+            lock.release()
+        if lock_fd is not None:
+            os.close(lock_fd)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: server.stop(f"signal {signum}"))
+    log.info(
+        "serving %s (instance %s, watching %s)", paths.socket, server.instance, watch_pid or "nothing"
+    )
+    _tell(ready_fd, f"ready {os.getpid()} {server.instance}")
+    reason = server.serve_forever()
+    log.info("host exited: %s", reason)
+    return 0
+
+
+def _tell(fd: int | None, text: str) -> None:
+    if fd is None:
+        return
+    try:
+        os.write(fd, (text + "\n").encode())
+    except OSError:
+        pass
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
