@@ -39,7 +39,7 @@ CSS = """<style>
 .dsh-panel .dsh-notice-info {background: rgba(127, 127, 127, 0.10)}
 .dsh-panel .dsh-panel-out {display: flex; flex-direction: column-reverse; overflow: auto;
   max-height: 22em; min-height: 3em; background: rgba(127, 127, 127, 0.08)}
-.dsh-panel .dsh-panel-out pre {margin: 0; padding: 4px 6px; white-space: pre-wrap;
+.dsh-panel .dsh-panel-out pre {margin: 0; padding: 4px 6px; white-space: pre-wrap; flex-shrink: 0; overflow: visible;
   word-break: break-all; font-family: var(--jp-code-font-family, monospace); font-size: 12px}
 .dsh-panel h4 {margin: 6px 0 2px 0; font-size: 13px}
 </style>"""
