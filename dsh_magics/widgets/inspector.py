@@ -82,8 +82,11 @@ class Inspector:
         self._widget: Any = None
         self._syncing = False
         self._render_lock = threading.RLock()
-        self._unsubscribe = state.backend.on_live_status(self._on_live_status)
         self.last_render_ms: float | None = None
+        self._display_ids: list[str] = []
+        self._unsubscribe = state.backend.on_live_status(self._on_live_status)
+        # A transition between the state's first look and the subscription is not lost:
+        state.set_live_status(state.backend.live_status())
         self._maybe_start_live()
 
     # -- public API -------------------------------------------------------------------
@@ -162,6 +165,19 @@ class Inspector:
     def _repr_html_(self) -> str:
         return render_html(self.view)
 
+    def _ipython_display_(self) -> None:
+        """Display with a display id, so the static fallback can follow the source.
+
+        When live becomes ready (or fails) after the inspector was shown, the
+        cell's output is updated once, so a saved notebook's static HTML and
+        text say which source really answered.  Control changes do not update
+        it (that would redraw the widget view on every click).
+        """
+        from IPython.display import display
+
+        self._display_ids.append(f"dsh-inspector-{id(self)}-{len(self._display_ids)}")
+        display(self._repr_mimebundle_(), raw=True, display_id=self._display_ids[-1])
+
     def __repr__(self) -> str:
         return render_text(self.view)
 
@@ -177,7 +193,20 @@ class Inspector:
     def _on_live_status(self, status: LiveStatus) -> None:
         # Called on the bridge's worker thread; widget updates from threads reach the frontend.
         if self.state.set_live_status(status):
+            # Outputs first: the frontend redraws the output (a new view of the same
+            # widget model) before the widget's own state update arrives.
+            if status.state in ("ready", "unavailable"):
+                self._update_displays()
             self._refresh()
+
+    def _update_displays(self) -> None:
+        if not self._display_ids:
+            return
+        from IPython.display import update_display
+
+        bundle = self._repr_mimebundle_()
+        for display_id in self._display_ids:
+            update_display(bundle, raw=True, display_id=display_id)
 
     # -- the widget ---------------------------------------------------------------------
     @property

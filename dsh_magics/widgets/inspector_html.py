@@ -48,6 +48,7 @@ CSS = """
 .dsh-insp .dsh-frag-label { font-size: 10px; color: #555; font-weight: bold; }
 .dsh-insp .dsh-pass { color: #1f7a3a; } .dsh-insp .dsh-fail { color: #b00020; }
 .dsh-insp .dsh-result { font-size: 14px; font-weight: bold; margin: 6px 0; }
+.dsh-insp [data-message-source] code { white-space: pre-wrap; }
 </style>
 """
 

@@ -91,3 +91,8 @@ def bash_schema(line: str = "") -> Any:
 def register(ipython: Any) -> None:
     """Register ``%bash_schema`` on an IPython shell (called by the extension loader)."""
     ipython.register_magic_function(bash_schema, magic_kind="line", magic_name="bash_schema")
+
+
+def unregister(ipython: Any) -> None:
+    """Remove ``%bash_schema`` again (``%unload_ext`` / ``%reload_ext``)."""
+    ipython.magics_manager.magics["line"].pop("bash_schema", None)

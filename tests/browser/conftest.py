@@ -101,7 +101,7 @@ def open_notebook(
     def _open(source: Path, name: str | None = None, block_widgets: bool = False) -> NotebookPage:
         target = lab.root / (name or source.name)
         shutil.copyfile(source, target)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context = browser.new_context(viewport={"width": 1400, "height": 1400})
         page = context.new_page()
         if block_widgets:
             block_extension(page)

@@ -118,6 +118,11 @@ class LabServer:
         )
         for sub in ("runtime", "settings", "workspaces", "ipython"):
             (workdir / sub).mkdir(parents=True, exist_ok=True)
+        # Lab 4 skips rendering off-screen cells (content-visibility), which makes
+        # innerText of anything below the fold empty; tests want every cell drawn.
+        tracker = workdir / "settings" / "@jupyterlab" / "notebook-extension"
+        tracker.mkdir(parents=True, exist_ok=True)
+        (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
         env = dict(os.environ)
         env.update(
             JUPYTER_CONFIG_DIR=str(config_dir),
@@ -385,10 +390,14 @@ class NotebookPage:
         return out.locator(sel).first
 
     # -- evidence -----------------------------------------------------------------
-    def screenshot(self, name: str, full_page: bool = True) -> Path:
+    def screenshot(self, name: str, full_page: bool = True, element: Any = None) -> Path:
+        """Save ``<shots>/<name>.png``: the page, or just ``element`` (a locator) whole."""
         self.shots.mkdir(parents=True, exist_ok=True)
         path = self.shots / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=full_page)
+        if element is not None:
+            element.screenshot(path=str(path))
+        else:
+            self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
     def diagnostics(self) -> str:
