@@ -55,6 +55,7 @@ class Result:
     fresh_shell: bool = False
     signal: int | None = None
     note: str | None = None
+    start_line: int | None = None  # ring line number where this job's output starts
 
     @property
     def duration(self) -> float:

@@ -23,6 +23,21 @@ from ptyprocess import PtyProcess
 from .config import TerminalConfig
 from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker
 
+INPUT_FD = 210  # a private duplicate of the PTY as the shell's input
+
+# Before every prompt: if the shell's own stdin is no longer the terminal,
+# put it back. A Ctrl-C that lands while bash is setting up the ``</dev/null``
+# of a job's line can leave bash reading /dev/null at top level (it then
+# read EOF and exited, killing the session); so can a command that runs
+# ``exec </dev/null``. With this guard the shell reads its next line from the
+# PTY again.
+STDIN_GUARD = f"\\builtin test -t 0 || \\builtin exec 0<&{INPUT_FD}"
+RESET_PROMPT = (
+    "\\builtin unset PROMPT_COMMAND;"
+    f"PROMPT_COMMAND='{STDIN_GUARD}';PS1='' PS2='' PS0='';"
+    "\\builtin set +o emacs +o vi"
+)
+
 # Variables that make the shell and programs inside it safe to drive without
 # a human: no pager ever takes over the PTY, and git never prompts on the tty.
 QUIET_ENV = {
@@ -90,7 +105,8 @@ def setup_script(cwd: str) -> str:
             "unset HISTFILE PROMPT_COMMAND PS0",
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
-            f"exec {MARKER_FD}>&1",
+            f"exec {MARKER_FD}>&1 {INPUT_FD}<&0",
+            "set -o ignoreeof",
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
             "",
@@ -108,7 +124,7 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     """
     return (
         f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
-        "\\builtin unset PROMPT_COMMAND; PS1='' PS2='' PS0=''; \\builtin set +o emacs +o vi\n"
+        f"{RESET_PROMPT}\n"
         ":\n" + sync_line(ready_nonce)
     )
 
@@ -124,7 +140,7 @@ def job_line(nonce: str, script_path: str) -> str:
         f"{printf_marker(BEGIN, nonce, private_fd=False)};"
         f"\\builtin . {shlex.quote(script_path)} </dev/null;"
         f"{printf_marker(END, nonce, with_status=True)};"
-        "\\builtin unset PROMPT_COMMAND;PS1='' PS2='' PS0='';\\builtin set +o emacs +o vi\n"
+        f"{RESET_PROMPT}\n"
     )
 
 

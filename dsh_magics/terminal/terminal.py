@@ -102,6 +102,8 @@ class Terminal:
         self._reader: threading.Thread | None = None
         self._pidfd: int | None = None
         self._settled: list[tuple[jobs.Job, str, Result]] = []
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
         self._script_fd: int | None = None
         self._start()
 
@@ -150,9 +152,9 @@ class Terminal:
         self._mark_dead(note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
             self._reader.join(timeout=2.0)
-        for fd in (self._pidfd, self._script_fd):
+        for fd in (self._pidfd, self._script_fd, self._wake_r, self._wake_w):
             _close_fd(fd)
-        self._pidfd = self._script_fd = None
+        self._pidfd = self._script_fd = self._wake_r = self._wake_w = None
         if self._proc is not None:
             try:
                 self._proc.close(force=True)
@@ -220,19 +222,91 @@ class Terminal:
             run = self._running
             if run is None or self._dead:
                 return None
-            try:
-                pgrp = os.tcgetpgrp(self._proc.fd)
-            except OSError:
-                pgrp = self._proc.pid
-            try:
-                os.killpg(pgrp, signal.SIGINT)
-            except (ProcessLookupError, PermissionError):
-                pass
             run.extra["interrupted"] = True
+            if run.saw_begin or self._foreground_is_command():
+                self._send_sigint()
+            else:
+                # The shell may still be reading the job's line. A SIGINT
+                # then makes bash throw away the input it has queued (the
+                # job's line and our probe), so the command would never run
+                # or never be reported. Deliver it when the begin marker
+                # proves the line is executing (or a command has taken the
+                # foreground, if the begin marker cannot arrive).
+                run.extra["sigint_at_begin"] = True
+                run.extra["recheck_at"] = time.monotonic() + 0.1
+                self._poke_reader()
             if run.sync_nonce is None:
                 run.sync_nonce = new_nonce()
                 self._type(shell.sync_line(run.sync_nonce))
             return run.job
+
+    def _send_sigint(self) -> None:
+        """SIGINT to the foreground process group, and a re-check shortly after.
+
+        A signal sent while bash is between forking a command and handing it
+        the terminal reaches only bash, which then waits for the child and
+        lets it run (it assumes the child dealt with the Ctrl-C). So if the
+        job is still running a moment later *and* the foreground group has
+        changed, the new group gets the SIGINT too (once). A program that
+        ignores SIGINT keeps its group, so it is not signalled twice, except
+        right at the start of a job (see below).
+        """
+        try:
+            pgrp = os.tcgetpgrp(self._proc.fd)
+        except OSError:
+            pgrp = self._proc.pid
+        try:
+            os.killpg(pgrp, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+        run = self._running
+        if run is not None:
+            now = time.monotonic()
+            run.extra["sigint_pgrp"] = pgrp
+            # Early in a job the signal can also fall between fork and exec
+            # of its first command (the child still has bash's handlers and
+            # the signal is lost); then one retry goes to the same group.
+            run.extra["sigint_early"] = not run.saw_begin or now - run.extra.get("begin_at", now) < 0.05
+            run.extra["recheck_at"] = now + 0.1
+            self._poke_reader()
+
+    def _foreground_is_command(self) -> bool:
+        try:
+            return os.tcgetpgrp(self._proc.fd) != os.getpgid(self._proc.pid)
+        except OSError:
+            return False
+
+    def _recheck_interrupt(self) -> None:
+        with self._lock:
+            run = self._running
+            if run is None or self._dead:
+                return
+            if run.extra.pop("recheck_at", None) is None:
+                return
+            if run.extra.get("sigint_at_begin"):
+                if self._foreground_is_command():
+                    run.extra.pop("sigint_at_begin", None)
+                    self._send_sigint()
+                else:
+                    run.extra["recheck_at"] = time.monotonic() + 0.1
+                return
+            try:
+                pgrp = os.tcgetpgrp(self._proc.fd)
+            except OSError:
+                return
+            if pgrp != run.extra.get("sigint_pgrp") or run.extra.get("sigint_early"):
+                try:
+                    os.killpg(pgrp, signal.SIGINT)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def _poke_reader(self) -> None:
+        # Wake the reader so it picks up a new deadline.
+        if self._wake_w is not None:
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:
+                pass
 
     def snapshot(self, job: jobs.Job) -> Result:
         """The job's result so far (final once the job has settled)."""
@@ -261,6 +335,7 @@ class Terminal:
                 cwd=self.cwd,
                 dropped_lines=dropped,
                 fresh_shell=run.fresh_shell,
+                start_line=run.start_line,
             )
 
     def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
@@ -347,12 +422,18 @@ class Terminal:
     def _read_loop(self) -> None:
         fd = self._proc.fd
         pidfd = self._pidfd
-        watch = [fd] if pidfd is None else [fd, pidfd]
+        wake = self._wake_r
+        watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
         while not self._closed:
             try:
-                readable, _, _ = select.select(watch, [], [], None if pidfd is not None else 0.5)
+                readable, _, _ = select.select(watch, [], [], self._select_timeout(pidfd))
             except (OSError, ValueError):
                 break
+            if wake in readable:
+                try:
+                    os.read(wake, 4096)
+                except OSError:
+                    pass
             if fd in readable:
                 try:
                     data = os.read(fd, 65536)
@@ -366,13 +447,23 @@ class Terminal:
                     self._on_shell_gone(fd)
                     break
                 else:
-                    watch = [pidfd]
+                    watch.remove(fd)
             if pidfd is not None and pidfd in readable:
                 self._on_shell_gone(fd)
                 break
             if pidfd is None and not readable and not self._proc.isalive():
                 self._on_shell_gone(fd)
                 break
+            run = self._running
+            if run is not None and run.extra.get("recheck_at", float("inf")) <= time.monotonic():
+                self._recheck_interrupt()
+
+    def _select_timeout(self, pidfd: int | None) -> float | None:
+        run = self._running
+        due = run.extra.get("recheck_at") if run is not None else None
+        if due is not None:
+            return max(0.0, due - time.monotonic())
+        return None if pidfd is not None else 0.5
 
     def _on_pty(self, data: bytes) -> None:
         with self._lock:
@@ -417,6 +508,9 @@ class Terminal:
             self._ring.finish_partial()
             run.start_line = self._ring.next_line
             run.saw_begin = True
+            run.extra["begin_at"] = time.monotonic()
+            if run.extra.pop("sigint_at_begin", False):
+                self._send_sigint()
         elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
@@ -471,6 +565,7 @@ class Terminal:
             fresh_shell=run.fresh_shell,
             signal=signal_no,
             note=note,
+            start_line=run.start_line,
         )
         self._running = None
         self._out_cond.notify_all()

@@ -21,11 +21,6 @@ def reg(prefix: str):
     closed_cleanly(r, f"{prefix}gap")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: SIGINT sent before the shell has started the command is lost; "
-    "the job then runs to completion and settles as 'completed'",
-)
 def test_interrupt_right_after_exec_stops_the_command(reg: Registry, prefix: str) -> None:
     # A race: it shows in about half of the attempts here, so try several
     # times and stop at the first lost interrupt (which costs one second).
