@@ -29,7 +29,7 @@ CSS = """
 <style>
 .dsh-insp { font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; }
 .dsh-insp table { border-collapse: collapse; margin: 4px 0 8px 0; }
-.dsh-insp th, .dsh-insp td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+.dsh-insp th, .dsh-insp td { border: 1px solid #ccc; padding: 2px 6px; text-align: left !important; vertical-align: top; }
 .dsh-insp th { background: #f3f3f3; }
 .dsh-insp .dsh-added, .dsh-insp .dsh-line-added { background: #e3f7e3; }
 .dsh-insp .dsh-removed, .dsh-insp .dsh-line-removed { background: #fbe4e4; color: #7a2020; }

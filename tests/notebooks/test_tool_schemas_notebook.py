@@ -44,7 +44,11 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Any:
             cell.outputs = []
     work = tmp_path_factory.mktemp("nb")
     NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(work)}},
     ).execute()
     return nb
 
@@ -145,3 +149,16 @@ def test_committed_notebook_has_real_outputs() -> None:
     assert all(c.outputs for c in code), "commit the notebook with the outputs of a real run"
     assert [c.execution_count for c in code] == list(range(1, len(code) + 1))
     assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    # No saved widget state: viewers then fall back to the static HTML instead of
+    # trying to load the widget manager from a CDN (blank when offline).
+    assert "widgets" not in nb.metadata
+
+
+def test_nbconvert_html_shows_the_static_inspector() -> None:
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_filename(str(NOTEBOOK))
+    start = body.index("insp</span>")
+    widget_output = body[start : body.index("jp-MarkdownCell", start)]
+    for marker in ('class="dsh-params"', 'class="dsh-matrix"', 'data-section="escalation"'):
+        assert marker in widget_output
