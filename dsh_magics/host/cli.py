@@ -31,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser, *, with_serve: bool = False) -> No
         s = sub.add_parser("serve", help="run a host in the foreground")
         _serve_args(s)
         _serve_args(p)
+        s = sub.add_parser("reap", help=argparse.SUPPRESS)
+        s.add_argument("--pid", type=int, required=True)
 
 
 def _common(p: argparse.ArgumentParser, name_default: str | None = DEFAULT_NAME) -> None:
@@ -55,6 +57,10 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     action = getattr(args, "host_action", None) or "serve"
+    if action == "reap":
+        from .reaper import main as reap
+
+        return reap(args.pid)
     if action == "serve":
         from .lifecycle import restore_environment
         from .server import run as serve

@@ -93,9 +93,11 @@ class LineReader:
             if not self._skipping:
                 nl = buf.find(b"\n", max(self._pos, self._scan))
                 if nl >= 0:
-                    line = bytes(buf[self._pos : nl])
-                    self._pos = self._scan = nl + 1
-                    return line
+                    start, self._pos = self._pos, nl + 1
+                    self._scan = self._pos
+                    if nl - start > self._limit:
+                        return Oversized(nl - start)
+                    return bytes(buf[start:nl])
                 if self._pos:
                     del buf[: self._pos]
                     self._pos = 0

@@ -406,7 +406,7 @@ class HostServer:
         try:
             try:
                 msg = json.loads(item)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, RecursionError):
                 raise P.protocol_error("malformed", "message is not valid JSON") from None
             if not isinstance(msg, dict):
                 raise P.protocol_error("malformed", "message must be a JSON object")
@@ -669,13 +669,22 @@ def run(
     watch_pid: int | None,
     ready_fd: int | None = None,
     lock_fd: int | None = None,
+    reaper: bool = True,
 ) -> int:
-    """The host process's main: bind (under the start lock), tell the starter
-    we are ready, serve, clean up. Exit status 0 on a normal stop, 3 when
-    another host already serves this name."""
+    """The host process's main: split off the reaper (see :mod:`.reaper`),
+    bind (under the start lock), tell the starter we are ready, serve, clean
+    up. Exit status 0 on a normal stop, 3 when another host already serves
+    this name."""
     from .lifecycle import probe
+    from .reaper import split
 
+    if reaper:
+        split(close_fds=(ready_fd, lock_fd))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s dsh-magics host[%(process)d] %(message)s")
+    if watch_pid is not None and not _pid_alive(watch_pid):
+        log.info("the process %s this host should follow is already gone", watch_pid)
+        _tell(ready_fd, "gone")
+        return 4
     lock: FileLock | None = None
     if lock_fd is None:
         lock = FileLock(paths.lock).acquire()

@@ -1,0 +1,120 @@
+"""The host's reaper: nothing a terminal started survives the host.
+
+A host that exits normally closes its terminals with the engine's
+orphan-free close. A host that is SIGKILLed (or crashes) cannot: its shells
+get a hangup through the parent-death signal and exit, but a foreground job
+such as ``sleep 300`` is then re-parented to init and would run on with
+nobody to stop it.
+
+So the process that starts a host splits in two: the child serves, the
+parent becomes this reaper, a *child subreaper* (``PR_SET_CHILD_SUBREAPER``).
+Every process orphaned below the host is re-parented to the reaper instead
+of init, even one that called ``setsid`` or double-forked. When the host
+ends, however it ends, the reaper hangs up and then kills whatever is still
+below it, and exits with the host's status.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import signal
+import sys
+import time
+
+from ..terminal import procs
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def split(close_fds: tuple[int | None, ...] = ()) -> None:
+    """Fork: the child returns and goes on to serve; the parent becomes the
+    reaper (it execs a fresh interpreter running :func:`main`, so ``ps``
+    shows ``dsh_magics.host reap``) and never returns. Must run before any
+    thread is started."""
+    become_subreaper()  # before the fork, so no orphan can slip past
+    pid = os.fork()
+    if pid == 0:
+        return
+    for fd in close_fds:
+        if fd is not None:
+            try:
+                os.close(fd)  # the start lock and the ready pipe belong to the host
+            except OSError:
+                pass
+    argv = [sys.executable, "-m", "dsh_magics.host", "reap", "--pid", str(pid)]
+    try:
+        os.execv(sys.executable, argv)
+    except OSError:
+        os._exit(reap(pid))
+
+
+def reap(host_pid: int) -> int:
+    """Wait for the host, then clear out everything below us. Returns the
+    exit status to use (the host's)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the host
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            os.kill(host_pid, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, forward)
+    code = 1
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break  # no host (it never started, or was reaped elsewhere)
+        if pid == host_pid:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        # An orphan that exited while the host ran: reaped, nothing else.
+    _clear_out()
+    return code if code >= 0 else 128 - code
+
+
+def _clear_out(deadline: float = 10.0) -> None:
+    """Hang up and kill every descendant until none is left. Orphans keep
+    arriving for a moment (shells exiting on their hangup leave their jobs
+    behind), hence the loop."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        below = procs.descendants(os.getpid())
+        if below:
+            procs.kill_tree(os.getpid(), grace=0.5)
+        _reap_children()
+        if not below and not procs.descendants(os.getpid()):
+            return
+        time.sleep(0.02)
+
+
+def _reap_children() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError as e:
+            if e.errno == errno.EINTR:
+                continue
+            return
+        if pid == 0:
+            return
+
+
+def main(host_pid: int) -> int:
+    return reap(host_pid)
