@@ -31,12 +31,16 @@ _STATUS_COLOURS = {
 }
 
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
-_PRE = "margin:4px 0;padding:4px 6px;max-height:30em;overflow:auto;background:rgba(127,127,127,0.08)"
+_PRE = (
+    "margin:4px 0;padding:4px 6px;max-height:30em;overflow:auto;background:rgba(127,127,127,0.08)"
+)
 _MUTED = "color:#57606a;font-style:italic"
 
 
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
     lines = output.splitlines()
+    if not any(line.strip() for line in lines):
+        return [], 0  # only blank lines (e.g. the newline after ^C): nothing to show
     if n < 0 or len(lines) <= n:
         return lines, 0
     return (lines[-n:] if n else []), len(lines) - n
@@ -205,7 +209,11 @@ def terminals_html(
         started = any(i.session_id == default_session for i in infos)
         head = (
             f"<div>default session: <b>{html.escape(default_session)}</b>"
-            + (f' <span style="{_MUTED}">({html.escape(default_note)})</span>' if default_note else "")
+            + (
+                f' <span style="{_MUTED}">({html.escape(default_note)})</span>'
+                if default_note
+                else ""
+            )
             + ("" if started else f' <span style="{_MUTED}">not started yet</span>')
             + "</div>"
         )
@@ -221,7 +229,8 @@ def terminals_html(
             f"<td>{html.escape(i.cwd or '')}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
-        f'<th style="text-align:left">{h}</th>' for h in ("session", "status", "cwd", "running job", "pid")
+        f'<th style="text-align:left">{h}</th>'
+        for h in ("session", "status", "cwd", "running job", "pid")
     )
     return (
         f'<div class="dsh-terminals" style="{_MONO}">{head}'

@@ -1,0 +1,707 @@
+"""IPython magics over the terminal engine: ``%bash_exec``, ``%bash_wait`` & co.
+
+A thin adapter. Everything a terminal *does* is the engine's
+(:mod:`dsh_magics.terminal`); this module parses arguments, picks this
+notebook's default session, turns engine errors into one-line ``UsageError``s,
+and decides how a job shows itself:
+
+* in a notebook (an ipykernel front end), ``%bash_exec`` opens an output area
+  that a background thread keeps re-rendering until the job settles, and the
+  waiting magics stream into one display updated in place;
+* in plain terminal IPython, waiting magics print the job's lines to stdout
+  as they arrive, and values show their text reprs.
+
+A kernel interrupt (the stop button, Ctrl-C) while a magic waits becomes a
+real Ctrl-C for the job; the magic returns the interrupted result and the
+terminal stays usable.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import functools
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
+
+from . import display as dsp
+from . import jobs
+from .errors import DshError, InvalidArgument, NoSuchJob
+from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
+from .terminal import ReadResult, Registry, Result, TerminalInfo, default_registry
+from .terminal.render import info_html, info_text, read_html, read_text
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Options of %bash_exec that take a value; everything after the options is
+# the command, passed to bash verbatim (quotes, pipes and all).
+_EXEC_VALUED = {"--session", "-s", "--wait-ms"}
+
+
+def _engine_errors(fn: F) -> F:
+    """Engine errors become one clear line (``UsageError``), never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DshError as e:
+            raise UsageError(f"{e.code}: {e.message}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def split_options(line: str, valued: set[str]) -> tuple[str, str]:
+    """Split ``--opt v --flag rest of line`` into the option part and the rest.
+
+    The rest is returned exactly as typed, so bash sees the user's quoting.
+    Options end at the first word not starting with ``-``, or at ``--``.
+    """
+    i, n = 0, len(line)
+    opts: list[str] = []
+    while True:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n or line[i] != "-":
+            break
+        j = _word_end(line, i)
+        word = line[i:j]
+        i = j
+        if word == "--":
+            break
+        opts.append(word)
+        if word in valued:
+            while i < n and line[i].isspace():
+                i += 1
+            j = _word_end(line, i)
+            if j > i:
+                opts.append(line[i:j])
+            i = j
+    while i < n and line[i].isspace():
+        i += 1
+    return " ".join(opts), line[i:]
+
+
+def _word_end(s: str, i: int) -> int:
+    quote = None
+    while i < len(s):
+        c = s[i]
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c.isspace():
+            break
+        i += 1
+    return i
+
+
+@magics_class
+class BashMagics(Magics):
+    """Persistent bash terminals for this notebook (``%bash_exec`` and friends)."""
+
+    default_session = Unicode(
+        None,
+        allow_none=True,
+        help="Session id used when no --session is given. Default: derived from the "
+        "notebook path, else the kernel id, else 'default'.",
+    ).tag(config=True)
+    live_display = CaselessStrEnum(
+        ["auto", "on", "off"],
+        default_value="auto",
+        help="Live-updating output areas: 'auto' uses them under a Jupyter kernel "
+        "and prints to stdout in plain IPython.",
+    ).tag(config=True)
+    live_tail = Int(20, help="Lines of output shown while a job runs.").tag(config=True)
+    update_interval = Float(
+        0.25, help="Minimum seconds between two re-renders of a live output area."
+    ).tag(config=True)
+    heartbeat = Float(
+        1.0, help="Seconds between re-renders of a quiet job (the elapsed time moves)."
+    ).tag(config=True)
+    interrupt_grace = Float(
+        5.0, help="Seconds to wait for a job to stop after Ctrl-C before returning."
+    ).tag(config=True)
+    show_background = Bool(
+        True, help="Whether %bash_exec opens a live output area for a job it leaves running."
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, registry: Registry | None = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.registry = registry if registry is not None else default_registry()
+        self.signals = dsp.OutputSignals(self.registry)
+        self._identity: NotebookIdentity | None = None
+        self._views: dict[str, list[dsp.LiveView]] = {}
+        self._views_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._pending_once: list[dsp._DisplayOnce] = []
+
+    # ------------------------------------------------------------------
+    # identity and modes
+    @property
+    def identity(self) -> NotebookIdentity:
+        if self.default_session:
+            return NotebookIdentity(self.default_session, "config")
+        if self._identity is None:
+            ns = self.shell.user_ns if self.shell is not None else {}
+            self._identity = identify(ns, os.environ, kernel_connection_file(self.shell))
+        return self._identity
+
+    @property
+    def session(self) -> str:
+        """This notebook's default session id."""
+        return self.identity.session_id
+
+    def _session(self, given: str | None) -> str:
+        return given if given is not None else self.session
+
+    @property
+    def live(self) -> bool:
+        if self.live_display == "on":
+            return True
+        if self.live_display == "off":
+            return False
+        return getattr(self.shell, "kernel", None) is not None
+
+    def _once(self, value: dsp._DisplayOnce, mode: str) -> None:
+        value._set_display_once(mode)
+        self._pending_once.append(value)
+
+    def post_run_cell(self, *_args: Any) -> None:
+        """A "display once" not consumed by the cell that set it is dropped:
+        later displays of the value (``r`` in another cell) show it fully."""
+        pending, self._pending_once = self._pending_once, []
+        for value in pending:
+            value._clear_display_once()
+
+    # ------------------------------------------------------------------
+    # live views
+    def _publish(self, **kwargs: Any) -> None:
+        pub = getattr(self.shell, "display_pub", None)
+        if pub is not None:
+            pub.publish(**kwargs)
+
+    def _new_view(self, job: jobs.Job) -> dsp.LiveView:
+        view = dsp.LiveView(self.registry, job, self._publish, tail=self.live_tail)
+        with self._views_lock:
+            self._views.setdefault(job.id, []).append(view)
+        return view
+
+    def _forget_view(self, view: dsp.LiveView) -> None:
+        with self._views_lock:
+            views = self._views.get(view.job.id)
+            if views and view in views:
+                views.remove(view)
+                if not views:
+                    del self._views[view.job.id]
+
+    def finalize_views(self, job: jobs.Job) -> None:
+        """Render the final state into every live view of a settled job, now,
+        from the calling thread, so the cell that waited ends with all of the
+        job's output areas final (no race with the background threads)."""
+        with self._views_lock:
+            views = list(self._views.get(job.id, ()))
+        for view in views:
+            view.refresh()
+
+    def show_live(self, handle: dsp.JobHandle) -> dsp.LiveView:
+        """Open an output area for the job and keep it updated in the background."""
+        job = handle.job
+        view = self._new_view(job)
+        view.show()
+        if view.final:
+            self._forget_view(view)
+            return view
+
+        def run() -> None:
+            try:
+                dsp.follow(
+                    job,
+                    view,
+                    self.signals,
+                    min_interval=self.update_interval,
+                    heartbeat=self.heartbeat,
+                    stop=self._stop,
+                )
+            except Exception:  # noqa: BLE001 - a display thread must never kill anything
+                import logging
+
+                logging.getLogger(__name__).exception("live view for %s failed", job.id)
+            finally:
+                self._forget_view(view)
+
+        t = threading.Thread(target=run, name=f"dsh-live-{job.id[:13]}", daemon=True)
+        self._threads = [x for x in self._threads if x.is_alive()]
+        self._threads.append(t)
+        t.start()
+        return view
+
+    def _handle(self, job: jobs.Job) -> dsp.JobHandle:
+        return dsp.JobHandle(
+            job,
+            self.registry,
+            live=(lambda h: self.show_live(h)) if self.live else None,
+            on_wait=self.finalize_views,
+        )
+
+    # ------------------------------------------------------------------
+    # waiting in the foreground (streams; Ctrl-C becomes a real Ctrl-C)
+    def _wait_streaming(
+        self, job: jobs.Job, timeout: float | None, interrupt_now: bool = False
+    ) -> Result:
+        if job.done:
+            return job.result
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sink: dsp.Sink | None = None
+        view: dsp.LiveView | None = None
+        interrupted = False
+        try:
+            # Everything from the first display on is inside the try: the
+            # interrupt can land at any point, also while the view is created.
+            try:
+                if self.live:
+                    view = self._new_view(job)
+                    view.show()
+                    sink = view
+                else:
+                    sink = dsp.StdoutStream(self.registry, job, _stdout_write)
+                if interrupt_now:
+                    raise KeyboardInterrupt
+                dsp.follow(
+                    job,
+                    sink,
+                    self.signals,
+                    deadline=deadline,
+                    min_interval=self.update_interval,
+                    heartbeat=self.heartbeat,
+                )
+            except KeyboardInterrupt:
+                interrupted = True
+                self._interrupt_job(job)
+            result = dsp.snapshot(self.registry, job)
+            if not job.done and not interrupted and timeout is not None and result.note is None:
+                result = dataclasses.replace(
+                    result, note=f"the wait timed out after {timeout:g}s; the job keeps running"
+                )
+            if job.done:
+                self.finalize_views(job)
+            elif view is not None:
+                view.refresh(result)
+            if sink is not None and view is None:
+                sink.refresh()
+        finally:
+            if view is not None:
+                self._forget_view(view)
+        if interrupted:
+            if job.done:
+                _stdout_write(f"Interrupted: sent Ctrl-C to job {job.id} ({result.status}).\n")
+            else:
+                _stdout_write(
+                    f"Sent Ctrl-C to job {job.id}, but it is still running after "
+                    f"{self.interrupt_grace:g}s; try %bash_interrupt again or %bash_close.\n"
+                )
+        out = dsp.StreamedResult.from_result(result, None)
+        self._once(out, dsp.SKIP if self.live else dsp.SUMMARY)
+        return out
+
+    def _interrupt_job(self, job: jobs.Job) -> None:
+        """Ctrl-C for the job, then give it a moment to settle. A second
+        KeyboardInterrupt while we wait stops the waiting, not the job."""
+        try:
+            if not job.done:
+                self.registry.interrupt(job.owner)
+            job.wait(self.interrupt_grace)
+        except KeyboardInterrupt:
+            pass
+        except DshError:
+            pass
+
+    # ------------------------------------------------------------------
+    # the magics
+    @line_magic
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @argument(
+        "--cwd", default=None, help="Change the terminal's directory (relative to its current one)."
+    )
+    @argument("--recreate", action="store_true", help="Replace the shell with a fresh one.")
+    @_engine_errors
+    def bash_attach(self, line: str) -> TerminalInfo:
+        """Open (or reuse) a persistent terminal; optionally cd it or start it afresh.
+
+        Example: %bash_attach --cwd ~/project
+        """
+        args = parse_argstring(self.bash_attach, line)
+        return self.registry.attach(
+            self._session(args.session), cwd=args.cwd, recreate=args.recreate
+        )
+
+    @line_cell_magic
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @argument(
+        "--wait-ms",
+        type=int,
+        default=None,
+        help="Wait up to N ms; return the result if the job finished, else the job handle.",
+    )
+    @argument(
+        "--wait",
+        action="store_true",
+        help="Block until the job is done, streaming its output live (Ctrl-C interrupts it).",
+    )
+    @argument("command", nargs="*", help="The bash command (the rest of the line, verbatim).")
+    @_engine_errors
+    def bash_exec(self, line: str, cell: str | None = None) -> Any:
+        """Run a command in the persistent terminal; returns a job handle at once.
+
+        Line form: %bash_exec [options] command...   (everything after the
+        options goes to bash unchanged; use -- before a command that starts with -)
+        Cell form: %%bash_exec [options], with the script in the cell body.
+
+        Examples:
+            j = %bash_exec make -j2          # job handle; the output area stays live
+            %bash_exec --wait pytest -q      # streams like a shell cell
+            r = %bash_exec --wait-ms 500 ls  # Result if done within 500 ms
+        """
+        opts, rest = split_options(line, _EXEC_VALUED)
+        args = parse_argstring(self.bash_exec, opts)
+        if args.wait and args.wait_ms is not None:
+            raise UsageError("INVALID_ARGUMENT: use either --wait or --wait-ms, not both")
+        if args.wait_ms is not None and args.wait_ms < 0:
+            raise UsageError("INVALID_ARGUMENT: --wait-ms must be >= 0")
+        if cell is not None:
+            if rest.strip():
+                raise UsageError(
+                    "INVALID_ARGUMENT: %%bash_exec takes the command from the cell body; "
+                    f"unexpected text on the first line: {rest.strip()!r}"
+                )
+            command = cell
+        else:
+            command = rest
+        if not command.strip():
+            raise UsageError(
+                "INVALID_ARGUMENT: no command given (usage: %bash_exec [options] command...)"
+            )
+        session = self._session(args.session)
+        if args.wait:
+            before = self.registry.latest_job(session)
+            try:
+                job = self.registry.exec(session, command)
+            except KeyboardInterrupt:
+                # Ctrl-C while the command was being started: stop it if it did.
+                job = self.registry.latest_job(session)
+                if job is None or job is before:
+                    print("Interrupted before the command started.")
+                    return None
+                return self._wait_streaming(job, None, interrupt_now=True)
+            assert isinstance(job, jobs.Job)
+            return self._wait_streaming(job, None)
+        out = self.registry.exec(session, command, wait_ms=args.wait_ms)
+        if isinstance(out, Result):
+            return out
+        handle = self._handle(out)
+        if self.live and self.show_background:
+            self.show_live(handle)
+            self._once(handle, dsp.SKIP)
+        return handle
+
+    @line_magic
+    @magic_arguments()
+    @argument(
+        "job_id", nargs="?", default=None, help="Job id (default: the latest job of the session)."
+    )
+    @argument(
+        "--timeout-ms",
+        type=int,
+        default=None,
+        help="Give up waiting after N ms (the job keeps running).",
+    )
+    @argument(
+        "--session",
+        "-s",
+        default=None,
+        help="Without a job id: wait for this session's latest job.",
+    )
+    @_engine_errors
+    def bash_wait(self, line: str) -> Result:
+        """Wait for a job, streaming its output; returns its Result.
+
+        On timeout the Result says timed_out=True and the job keeps running.
+        Ctrl-C (the stop button) interrupts the job itself.
+
+        Example: r = %bash_wait --timeout-ms 2000
+        """
+        args = parse_argstring(self.bash_wait, line)
+        if args.timeout_ms is not None and args.timeout_ms < 0:
+            raise UsageError("INVALID_ARGUMENT: --timeout-ms must be >= 0")
+        job = self._find_job(args.job_id, args.session)
+        timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
+        return self._wait_streaming(job, timeout)
+
+    @line_magic
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @argument("--lines", "-n", type=int, default=None, help="Only the last N lines.")
+    @_engine_errors
+    def bash_read(self, line: str) -> ReadResult:
+        """The terminal's retained output (no input is sent); .lines has every line read.
+
+        Example: %bash_read --lines 20
+        """
+        args = parse_argstring(self.bash_read, line)
+        if args.lines is not None and args.lines < 0:
+            raise UsageError("INVALID_ARGUMENT: --lines must be >= 0")
+        return self.registry.read(self._session(args.session), last=args.lines)
+
+    @line_magic
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @_engine_errors
+    def bash_interrupt(self, line: str) -> Result | None:
+        """Send Ctrl-C to the running job (the shell survives); returns its Result.
+
+        Example: %bash_interrupt
+        """
+        args = parse_argstring(self.bash_interrupt, line)
+        session = self._session(args.session)
+        job = self.registry.interrupt(session)
+        if job is None:
+            print(f"session {session!r} is idle: nothing to interrupt")
+            return None
+        try:
+            job.wait(self.interrupt_grace)
+        except KeyboardInterrupt:
+            pass
+        if job.done:
+            self.finalize_views(job)
+        return dsp.snapshot(self.registry, job)
+
+    @line_magic
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @argument("--all", action="store_true", help="Close every terminal of this kernel.")
+    @_engine_errors
+    def bash_close(self, line: str) -> None:
+        """Close a terminal (killing the shell and everything it started).
+
+        Example: %bash_close --session build
+        """
+        args = parse_argstring(self.bash_close, line)
+        if args.all and args.session is not None:
+            raise UsageError("INVALID_ARGUMENT: use either --session or --all, not both")
+        if args.all:
+            n = self.registry.close_all()
+            print(f"closed {n} terminal{'s' if n != 1 else ''}")
+            return
+        session = self._session(args.session)
+        self.registry.close(session)
+        print(f"closed session {session!r}")
+
+    @line_magic
+    @magic_arguments()
+    @_engine_errors
+    def bash_list(self, line: str) -> dsp.TerminalTable:
+        """The open terminals; ★/* marks this notebook's default session.
+
+        Example: %bash_list
+        """
+        parse_argstring(self.bash_list, line)
+        ident = self.identity
+        return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe())
+
+    # ------------------------------------------------------------------
+    def _find_job(self, job_id: str | None, session: str | None) -> jobs.Job:
+        if job_id is None:
+            sid = self._session(session)
+            job = self.registry.latest_job(sid)
+            if job is None:
+                raise NoSuchJob(f"no job has run in session {sid!r} yet")
+            return job
+        job_id = job_id.strip()
+        try:
+            return self.registry.job(job_id)
+        except NoSuchJob:
+            pass
+        # A unique prefix (at least 8 characters) is accepted for typing comfort.
+        if len(job_id) >= 8:
+            found = [j for j in self.registry.jobs.all() if j.id.startswith(job_id)]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                raise InvalidArgument(f"job id prefix {job_id!r} is ambiguous ({len(found)} jobs)")
+        raise NoSuchJob(f"no job with id {job_id!r}")
+
+    def close(self) -> None:
+        """Stop background views and the event subscription (terminals stay)."""
+        self._stop.set()
+        self.signals.close()
+        for t in self._threads:
+            t.join(timeout=1.0)
+        self._threads = []
+
+
+def _stdout_write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------
+# extension entry points and process cleanup
+
+_STATE_ATTR = "_dsh_magics_state"
+
+
+class _State:
+    def __init__(self, magics: BashMagics) -> None:
+        self.magics = magics
+        self.formatters: list[tuple[Any, type, Any]] = []
+        self.submodules: list[Any] = []
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """``%load_ext dsh_magics``: register the magics (idempotent, reload-safe)."""
+    if getattr(ip, _STATE_ATTR, None) is not None:
+        unload_ipython_extension(ip)
+    magics = BashMagics(shell=ip)
+    ip.register_magics(magics)
+    state = _State(magics)
+    setattr(ip, _STATE_ATTR, state)
+    if magics not in ip.configurables:
+        ip.configurables.append(magics)
+    ip.events.register("post_run_cell", magics.post_run_cell)
+    _register_formatters(ip, state)
+    _install_process_cleanup()
+    for name in ("inspector_magic", "panel_magic"):
+        try:
+            mod = __import__(f"dsh_magics.widgets.{name}", fromlist=["register"])
+        except ImportError:
+            continue
+        register = getattr(mod, "register", None)
+        if register is None:
+            continue
+        try:
+            register(ip)
+        except Exception as e:  # noqa: BLE001 - an optional add-on must not break the magics
+            print(f"dsh_magics: {name} not loaded: {e}", file=sys.stderr)
+            continue
+        state.submodules.append(mod)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Remove the magics, hooks and formatters. Terminals are *not* closed:
+    ``%reload_ext`` must not lose the user's shells (exit closes them)."""
+    state: _State | None = getattr(ip, _STATE_ATTR, None)
+    if state is None:
+        return
+    magics = state.magics
+    mm = ip.magics_manager
+    for kind in ("line", "cell"):
+        table = mm.magics[kind]
+        for name, fn in list(table.items()):
+            if getattr(fn, "__self__", None) is magics:
+                del table[name]
+    if mm.registry.get(type(magics).__name__) is magics:
+        del mm.registry[type(magics).__name__]
+    try:
+        ip.events.unregister("post_run_cell", magics.post_run_cell)
+    except ValueError:
+        pass
+    if magics in ip.configurables:
+        ip.configurables.remove(magics)
+    for formatter, typ, old in state.formatters:
+        formatter.pop(typ, None)
+        if old is not None:
+            formatter.for_type(typ, old)
+    for mod in state.submodules:
+        unregister = getattr(mod, "unregister", None)
+        if unregister is not None:
+            try:
+                unregister(ip)
+            except Exception:  # noqa: BLE001
+                pass
+    magics.close()
+    setattr(ip, _STATE_ATTR, None)
+
+
+def _register_formatters(ip: Any, state: _State) -> None:
+    """Reprs for the engine's plain dataclasses (TerminalInfo, ReadResult),
+    registered with IPython rather than added to the engine's classes."""
+    fmts = ip.display_formatter.formatters
+    plain, rich = fmts["text/plain"], fmts["text/html"]
+    pairs: list[tuple[Any, type, Any]] = [
+        (plain, TerminalInfo, lambda obj, p, cycle: p.text(info_text(obj))),
+        (rich, TerminalInfo, info_html),
+        (plain, ReadResult, lambda obj, p, cycle: p.text(read_text(obj))),
+        (rich, ReadResult, read_html),
+    ]
+    for formatter, typ, fn in pairs:
+        old = formatter.for_type(typ, fn)
+        state.formatters.append((formatter, typ, old))
+
+
+_cleanup_installed = False
+_previous_handlers: dict[int, Any] = {}
+# Signals that end the process without running atexit: SIGTERM (jupyter_client
+# sends it to a kernel that does not exit in time) and SIGHUP (a closed
+# terminal window, for plain IPython).
+_FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def close_all_terminals() -> None:
+    """Close every terminal of this process (kernel shutdown, restart, exit)."""
+    dsp.closing.set()
+    try:
+        default_registry().close_all()
+    except Exception:  # noqa: BLE001 - best effort at exit
+        pass
+
+
+def _on_fatal_signal(signum: int, frame: Any) -> None:
+    # Close the shells first, then let the previous handler (or the default
+    # action) end the process as it would have without us.
+    close_all_terminals()
+    prev = _previous_handlers.get(signum, signal.SIG_DFL)
+    if callable(prev):
+        prev(signum, frame)
+        return
+    if prev == signal.SIG_IGN:
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_process_cleanup() -> None:
+    """atexit (normal exit, and ipykernel's shutdown and restart path) plus
+    SIGTERM/SIGHUP. The engine registers its own atexit too; ours also stops
+    live views before the kernel's sockets go away. SIGKILL cannot be caught;
+    the engine's parent-death signal is what covers it."""
+    global _cleanup_installed
+    if _cleanup_installed:
+        return
+    _cleanup_installed = True
+    default_registry()  # created first, so our atexit handler runs before its own
+    atexit.register(close_all_terminals)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _FATAL_SIGNALS:
+        try:
+            prev = signal.getsignal(signum)
+            if prev is _on_fatal_signal or prev == signal.SIG_IGN:
+                continue
+            _previous_handlers[signum] = prev
+            signal.signal(signum, _on_fatal_signal)
+        except (ValueError, OSError):
+            pass

@@ -1,0 +1,99 @@
+"""Argument parsing, help and one-line errors of the magics (in-process IPython)."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from dsh_magics.magics import split_options
+
+VALUED = {"--session", "-s", "--wait-ms"}
+
+
+@pytest.mark.parametrize(
+    ("line", "opts", "rest"),
+    [
+        ("echo hi", "", "echo hi"),
+        ("--wait echo 'a  b' | tr a b", "--wait", "echo 'a  b' | tr a b"),
+        ("--session build --wait-ms 50 make -j2", "--session build --wait-ms 50", "make -j2"),
+        ("-s 'my session' ls -la", "-s 'my session'", "ls -la"),
+        ("--session=x -- -weird-command --flag", "--session=x", "-weird-command --flag"),
+        ('  --wait   printf "%s\\n" "x  y"  ', "--wait", 'printf "%s\\n" "x  y"  '),
+        ("", "", ""),
+        ("--wait", "--wait", ""),
+    ],
+)
+def test_split_options_keeps_the_command_verbatim(line: str, opts: str, rest: str) -> None:
+    assert split_options(line, VALUED) == (opts, rest)
+
+
+def test_help_is_generated_from_the_real_arguments(ip) -> None:
+    for name, options in {
+        "bash_attach": ["--session", "--cwd", "--recreate"],
+        "bash_exec": ["--session", "--wait-ms", "--wait"],
+        "bash_wait": ["--timeout-ms", "job_id"],
+        "bash_read": ["--session", "--lines"],
+        "bash_interrupt": ["--session"],
+        "bash_close": ["--session", "--all"],
+        "bash_list": [],
+    }.items():
+        doc = ip.find_line_magic(name).__doc__
+        assert doc and f"%{name}" in doc, name
+        for opt in options:
+            assert opt in doc, (name, opt)
+    with capture_output() as cap:
+        ip.run_cell("%bash_exec?")
+    assert "--wait-ms" in cap.stdout and "Example" in cap.stdout
+
+
+def test_cell_form_is_registered(ip) -> None:
+    assert ip.find_cell_magic("bash_exec") is not None
+
+
+@pytest.mark.parametrize(
+    ("magic", "line", "needle"),
+    [
+        ("bash_exec", "--wait --wait-ms 5 echo x", "INVALID_ARGUMENT"),
+        ("bash_exec", "--wait-ms -1 echo x", "INVALID_ARGUMENT"),
+        ("bash_exec", "--wait-ms soon echo x", "invalid int value"),
+        ("bash_exec", "--bogus echo x", "unrecognized arguments"),
+        ("bash_exec", "--wait", "no command given"),
+        ("bash_exec", "--session 'a/b' echo x", "INVALID_ARGUMENT"),
+        ("bash_wait", "no-such-job-id", "NO_SUCH_JOB"),
+        ("bash_wait", "--timeout-ms -3", "INVALID_ARGUMENT"),
+        ("bash_read", "--session never-opened-here", "NO_SUCH_SESSION"),
+        ("bash_read", "--lines -1", "INVALID_ARGUMENT"),
+        ("bash_close", "--all --session x", "INVALID_ARGUMENT"),
+        ("bash_close", "--session never-opened-here", "NO_SUCH_SESSION"),
+        ("bash_interrupt", "--session never-opened-here", "NO_SUCH_SESSION"),
+        ("bash_attach", "--session x-attach --cwd /no/such/dir/anywhere", "INVALID_ARGUMENT"),
+        ("bash_list", "extra", "unrecognized arguments"),
+    ],
+)
+def test_bad_input_is_a_usage_error(ip, magic: str, line: str, needle: str) -> None:
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic(magic, line)
+    assert needle in str(err.value)
+
+
+def test_cell_form_rejects_a_command_on_the_first_line(ip) -> None:
+    with pytest.raises(UsageError, match="cell body"):
+        ip.run_cell_magic("bash_exec", "echo on-the-line", "echo in-the-body\n")
+
+
+def test_busy_session_is_one_line_without_traceback(ip, session: str) -> None:
+    ip.run_line_magic("bash_exec", "sleep 30")
+    with capture_output() as cap:
+        ip.run_cell("%bash_exec echo second")
+    err = cap.stderr.strip()
+    assert err.startswith("UsageError: SESSION_BUSY:"), err
+    assert "\n" not in err and "Traceback" not in cap.stdout + cap.stderr
+    ip.run_line_magic("bash_interrupt", "")
+
+
+def test_unknown_job_in_a_cell_is_one_line(ip) -> None:
+    with capture_output() as cap:
+        ip.run_cell("%bash_wait bash-0000")
+    assert cap.stderr.strip().startswith("UsageError: NO_SUCH_JOB:")
+    assert "Traceback" not in cap.stderr

@@ -1,0 +1,93 @@
+"""Loading, unloading and reloading the extension (in-process IPython)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.utils.capture import capture_output
+
+from dsh_magics.terminal import ReadResult, TerminalInfo
+from tests.magics.conftest import magics_of
+
+MAGICS = [
+    "bash_attach",
+    "bash_exec",
+    "bash_wait",
+    "bash_read",
+    "bash_interrupt",
+    "bash_close",
+    "bash_list",
+]
+
+
+def _formatters(ip: Any) -> list[Any]:
+    f = ip.display_formatter.formatters
+    return [f["text/plain"], f["text/html"]]
+
+
+def test_reload_keeps_the_terminals_and_replaces_the_magics(ip, session: str) -> None:
+    before = magics_of(ip)
+    ip.run_line_magic("bash_exec", "--wait-ms 10000 export DSH_RELOAD=survives")
+    pid = ip.run_line_magic("bash_attach", "").pid
+    with capture_output():
+        ip.run_line_magic("reload_ext", "dsh_magics")
+    after = magics_of(ip)
+    assert after is not before
+    assert before not in ip.configurables and after in ip.configurables
+    assert ip.events.callbacks["post_run_cell"].count(after.post_run_cell) == 1
+    assert before.post_run_cell not in ip.events.callbacks["post_run_cell"]
+    for name in MAGICS:
+        assert ip.find_line_magic(name).__self__ is after
+    # the user's shell is the same one, with its state
+    after.default_session = session
+    after.live_display = "off"
+    assert ip.run_line_magic("bash_attach", "").pid == pid
+    assert ip.run_line_magic("bash_exec", "--wait-ms 10000 echo $DSH_RELOAD").output == "survives\n"
+
+
+def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> None:
+    with capture_output():
+        ip.run_line_magic("unload_ext", "dsh_magics")
+    try:
+        for name in MAGICS:
+            assert ip.find_line_magic(name) is None
+        assert ip.find_cell_magic("bash_exec") is None
+        for fmt in _formatters(ip):
+            assert TerminalInfo not in fmt.type_printers and ReadResult not in fmt.type_printers
+        assert not any(type(c).__name__ == "BashMagics" for c in ip.configurables)
+    finally:
+        with capture_output():
+            ip.run_line_magic("load_ext", "dsh_magics")
+        m = magics_of(ip)
+        m.default_session = session
+        m.live_display = "off"
+    assert ip.find_line_magic("bash_exec") is not None
+    for fmt in _formatters(ip):
+        assert TerminalInfo in fmt.type_printers
+
+
+def test_loading_twice_is_harmless(ip, session: str) -> None:
+    import dsh_magics
+
+    dsh_magics.load_ipython_extension(ip)  # bypassing %load_ext's own guard
+    m = magics_of(ip)
+    m.default_session = session
+    m.live_display = "off"
+    assert sum(type(c).__name__ == "BashMagics" for c in ip.configurables) == 1
+    assert (
+        sum(
+            getattr(cb, "__self__", None) is not None and type(cb.__self__).__name__ == "BashMagics"
+            for cb in ip.events.callbacks["post_run_cell"]
+        )
+        == 1
+    )
+    assert ip.run_line_magic("bash_exec", "--wait-ms 10000 echo once").output == "once\n"
+
+
+def test_config_traits_are_settable_with_percent_config(ip, session: str) -> None:
+    with capture_output():
+        ip.run_line_magic("config", "BashMagics.live_tail = 7")
+    assert magics_of(ip).live_tail == 7
+    with capture_output() as cap:
+        ip.run_line_magic("config", "BashMagics")
+    assert "default_session" in cap.stdout and "live_display" in cap.stdout

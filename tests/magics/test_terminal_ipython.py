@@ -1,0 +1,108 @@
+"""Plain terminal IPython, driven through a real PTY with pexpect: text reprs,
+output streamed to stdout, Ctrl-C reaching the job, and no process left
+behind when the interpreter exits."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pexpect
+import pytest
+
+from tests.conftest import live_pids, ps_lines, wait_until
+
+PROMPT = re.compile(r"In \[\d+\]: ")
+
+
+@pytest.fixture
+def ipython(tmp_path):
+    env = dict(os.environ, TERM="dumb", IPYTHONDIR=str(tmp_path / "ipdir"), PYTHONUNBUFFERED="1")
+    env.pop("JPY_SESSION_NAME", None)
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "IPython",
+            "--simple-prompt",
+            "--no-banner",
+            "--colors=NoColor",
+            "--no-confirm-exit",
+        ],
+        env=env,
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect(PROMPT)
+    yield child
+    if child.isalive():  # a failed test: exit cleanly so no shell is orphaned
+        child.sendintr()
+        child.sendline("exit")
+        child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=10)
+        child.terminate(force=True)
+
+
+def _procs(*needles: str) -> list[str]:
+    """Live (non-zombie) processes whose command line contains a needle."""
+    rows = []
+    for line in ps_lines():
+        parts = line.split(None, 4)
+        if len(parts) == 5 and not parts[3].startswith("Z") and any(n in parts[4] for n in needles):
+            rows.append(line)
+    return rows
+
+
+def _run(child: pexpect.spawn, line: str) -> str:
+    child.sendline(line)
+    child.expect(PROMPT)
+    return child.before
+
+
+def test_plain_ipython_streams_interrupts_and_cleans_up(ipython) -> None:
+    child = ipython
+    mark = f"31{os.getpid()}"  # unique sleep durations identify this run's processes
+    _run(child, "%load_ext dsh_magics")
+
+    # output streams to stdout, then the value is the one-line summary
+    out = _run(child, "%bash_exec --wait for i in 1 2 3; do echo line-$i; done; cd /")
+    assert re.search(r"line-1\r?\nline-2\r?\nline-3", out), out
+    assert re.search(r"Out\[\d+\]: \[bash-[0-9a-f]+ @ default\] ok in", out), out
+
+    # state persisted; a job handle has a text repr
+    out = _run(child, "j = %bash_exec pwd; sleep 0.2")
+    out = _run(child, "r = %bash_wait $j")
+    assert "/\r\n" in out or out.strip().startswith("/"), out
+    out = _run(child, "print(r.exit_code, r.status, repr(r.output))")
+    assert "0 completed '/\\n'" in out, out
+
+    # Ctrl-C during a streaming wait interrupts the job, not IPython
+    child.sendline(f"%bash_exec --wait echo waiting-$((6*7)); sleep {mark}1")
+    child.expect("waiting-42")  # the job's output, not the echo of the typed line
+    child.sendintr()
+    child.expect(PROMPT)
+    assert "Interrupted: sent Ctrl-C" in child.before and "interrupted" in child.before, (
+        child.before
+    )
+    out = _run(child, "%bash_exec --wait echo still-alive")
+    assert "still-alive" in out and "ok in" in out
+    assert not _procs(f"sleep {mark}1")
+
+    # the listing is plain text, marking the default session
+    out = _run(child, "%bash_list")
+    assert "default session: default" in out and "* [default] idle" in out
+    pid = int(re.search(r"\* \[default\] idle pid (\d+)", out).group(1))
+
+    # leave a job and a background child running, then exit the interpreter
+    _run(child, f"%bash_exec sleep {mark}2 & sleep {mark}3")
+    wait_until(lambda: _procs(f"sleep {mark}3"), 10)
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+    child.wait()
+
+    def gone() -> bool:
+        return not _procs(f"sleep {mark}2", f"sleep {mark}3") and pid not in live_pids()
+
+    wait_until(gone, 10, msg="shell or job processes survived IPython's exit")

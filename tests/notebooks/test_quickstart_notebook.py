@@ -1,0 +1,142 @@
+"""``notebooks/quickstart.ipynb`` executed end to end with nbclient, outputs checked.
+
+The kernel gets ``JPY_SESSION_NAME`` set to the notebook's path, as
+jupyter_server does, so the default session is the notebook's own.
+
+Regenerate the committed outputs with::
+
+    python -m tests.notebooks.test_quickstart_notebook --write
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from dsh_magics.notebook_identity import session_id_for_path
+from tests.conftest import pids_with_env, wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
+
+pytestmark = pytest.mark.kernel
+
+
+def execute(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    # the installed kernelspec says "python": run the interpreter under test
+    client.km = client.create_kernel_manager()
+    client.km.kernel_spec.argv[0] = sys.executable
+    env = dict(os.environ, JPY_SESSION_NAME=str(path))
+    client.execute(env=env)
+    return nb
+
+
+def _text(cell: Any) -> str:
+    out = []
+    for o in cell.get("outputs", []):
+        if o["output_type"] == "stream":
+            out.append(o["text"])
+        elif o["output_type"] in ("execute_result", "display_data"):
+            out.append(o["data"].get("text/plain", ""))
+        elif o["output_type"] == "error":
+            out.append(f"{o['ename']}: {o['evalue']}")
+    return "\n".join(out)
+
+
+def _cell(nb: nbformat.NotebookNode, source_start: str) -> Any:
+    found = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(source_start)]
+    assert len(found) == 1, source_start
+    return found[0]
+
+
+def check(nb: nbformat.NotebookNode) -> None:
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code), "every cell ran"
+    for c in code:
+        errors = [o for o in c.outputs if o["output_type"] == "error"]
+        if "raises-exception" in c.metadata.get("tags", []):
+            # IPython prints a UsageError as one stderr line, no traceback
+            assert _text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'"
+        else:
+            assert not errors, _text(c)
+
+    # 1. persistence
+    first = _text(_cell(nb, "%bash_exec --wait cd"))
+    workdir = first.strip().splitlines()[-1]
+    assert workdir.startswith("/")
+    persisted = _text(_cell(nb, "%%bash_exec --wait"))
+    assert f"cwd: {workdir}" in persisted
+    assert "GREETING=hello" in persisted and "hello, notebook!" in persisted
+    assert "not set in the shell that ! started" in _text(_cell(nb, "!printenv"))
+
+    # 2. the background job's own area ended final (one display, updated in place)
+    bg = _cell(nb, "j = %bash_exec")
+    displays = [o for o in bg.outputs if o["output_type"] == "display_data"]
+    assert len(displays) == 1 and len(bg.outputs) == 1
+    final = displays[0]["data"]["text/plain"]
+    assert "ok in" in final and "finished" in final and "step 8" in final
+    assert "exit 0" in displays[0]["data"]["text/html"]
+    assert "job: bash-" in _text(_cell(nb, "total = sum"))
+
+    # 3. polling, reading, the final result
+    assert "(True, 'running', ['step " in _text(_cell(nb, "r = %bash_wait --timeout-ms"))
+    assert "step" in _text(_cell(nb, "%bash_read"))
+    done = _text(_cell(nb, "r = %bash_wait\n"))
+    assert re.search(r"completed 0 \d+\.\ds 9 lines", done) and "'completed'" in done
+
+    # 4. interrupt, and the shell survived
+    assert "interrupted" in _text(_cell(nb, "%bash_interrupt")) and "exit 130" in _text(
+        _cell(nb, "%bash_interrupt")
+    )
+    assert "still the same shell: hello" in _text(_cell(nb, '%bash_exec --wait echo "still'))
+
+    # 5. a second terminal has its own state; the listing marks the default session
+    assert "GREETING=unset" in _text(_cell(nb, "%bash_exec --session build"))
+    listing = _text(_cell(nb, "%bash_list"))
+    assert "default session: quickstart.ipynb-" in listing and "from the notebook path" in listing
+    assert "* [quickstart.ipynb-" in listing and "  [build] idle" in listing
+
+    # 6. closing
+    assert "closed session 'build'" in _text(_cell(nb, "%bash_close --session build"))
+    last = nb.cells[-1]
+    assert last.source == "%bash_close" and "closed session 'quickstart.ipynb-" in _text(last)
+
+
+def test_quickstart_runs_end_to_end(tmp_path: Path) -> None:
+    work = tmp_path / "notebooks"
+    work.mkdir()
+    path = work / "quickstart.ipynb"
+    shutil.copy(NOTEBOOK, path)
+    nb = execute(path)
+    check(nb)
+    # nbclient shut the kernel down: nothing of either terminal is left
+    for sid in (session_id_for_path(str(path)), "build"):
+        wait_until(lambda sid=sid: not pids_with_env("DSH_MAGICS_SESSION", sid), 10, msg=sid)
+
+
+def test_committed_notebook_has_the_outputs_of_a_real_run() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    check(nb)
+
+
+if __name__ == "__main__":
+    if "--write" in sys.argv:
+        nb = execute(NOTEBOOK)
+        check(nb)
+        nbformat.write(nb, NOTEBOOK)
+        print(f"wrote {NOTEBOOK}")
