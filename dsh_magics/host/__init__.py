@@ -17,6 +17,7 @@ For the magics, two calls are all there is::
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from typing import Any
@@ -34,7 +35,7 @@ from .lifecycle import (
     probe,
     stop_host,
 )
-from .runtime import HostPaths
+from .runtime import HostPaths, default_dir
 
 __all__ = [
     "ENV_MODE",
@@ -78,7 +79,8 @@ def select_registry(configured: Any = None, *, environ: dict[str, str] | None = 
         if _client is not None and not _client.detached and _client.paths.name == choice.name:
             return _client
         try:
-            client = HostClient(HostPaths.for_name(choice.name), watch_pid=choice.watch_pid)
+            directory = default_dir(os.environ if environ is None else environ)
+            client = HostClient(HostPaths.for_name(choice.name, directory), watch_pid=choice.watch_pid)
             client.connect()
         except DshError as e:
             if choice.forced:

@@ -88,7 +88,16 @@ class _Link:
     def call(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         self._next += 1
         msg_id = self._next
-        self.sock.sendall(P.request(msg_id, op, args))
+        try:
+            self.sock.sendall(P.request(msg_id, op, args))
+        except (BrokenPipeError, ConnectionResetError):
+            # Refused and closed at once: read the reason, if the host left one.
+            line = self.reader.next_item()
+            if isinstance(line, bytes):
+                msg = json.loads(line)
+                if isinstance(msg, dict) and msg.get("ok") is False:
+                    return msg
+            raise
         while True:
             line = self.reader.next_item()
             if line is None:

@@ -49,7 +49,10 @@ def probe(paths: HostPaths, timeout: float = 5.0) -> dict[str, Any] | None:
         except OSError as e:
             raise HostUnavailable(f"cannot connect to the terminal host at {paths.socket}: {e.strerror}") from None
         try:
-            sock.sendall(P.request(0, "hello", {"client": {"pid": os.getpid(), "purpose": "probe"}}))
+            try:
+                sock.sendall(P.request(0, "hello", {"client": {"pid": os.getpid(), "purpose": "probe"}}))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused and closed at once: its reason is still there to read
             line = P.LineReader(sock, P.MAX_REPLY).next_item()
         except TimeoutError:
             raise HostUnavailable(
@@ -60,10 +63,14 @@ def probe(paths: HostPaths, timeout: float = 5.0) -> dict[str, Any] | None:
             return None  # it died while we asked: as good as stale
         if not isinstance(line, bytes):
             return None
-        msg = json.loads(line)
-        if not msg.get("ok"):
-            raise P.error_from_wire(msg.get("error"))
-        return msg["value"]
+        try:
+            msg = json.loads(line)
+            ok, value, error = msg.get("ok"), msg.get("value"), msg.get("error")
+        except (ValueError, AttributeError):
+            raise HostUnavailable(f"something that is not a terminal host listens at {paths.socket}") from None
+        if not ok:
+            raise P.error_from_wire(error)
+        return value
     finally:
         sock.close()
 

@@ -570,7 +570,9 @@ class HostServer:
 
     def _op_close_all(self, conn: _Conn, a: dict[str, Any]) -> Any:
         _fields(a)
-        return self.registry.close_all()
+        n = self.registry.close_all()
+        log.info("client pid %s closed all %d terminal(s)", conn.peer_pid, n)
+        return n
 
     def _op_list(self, conn: _Conn, a: dict[str, Any]) -> Any:
         _fields(a)
