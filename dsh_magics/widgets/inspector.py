@@ -80,7 +80,9 @@ class Inspector:
     def __init__(self, state: InspectorState) -> None:
         self.state = state
         self._widget: Any = None
-        self._syncing = False
+        # Per thread: a refresh on the bridge's thread must not swallow a user's
+        # change arriving on the kernel thread at the same moment.
+        self._local = threading.local()
         self._render_lock = threading.RLock()
         self.last_render_ms: float | None = None
         self._display_ids: list[str] = []
@@ -135,14 +137,19 @@ class Inspector:
         """Block until the live bridge is ready or unavailable (explicit, opt-in).
 
         The widget never calls this; a script or a guided tour that wants
-        deterministic exact texts may.
+        deterministic exact texts may.  It also re-sends this inspector's
+        displayed outputs, so a notebook executed headless (nbclient, which
+        only records updates that arrive while a cell runs) saves the settled
+        source rather than the loading state.
         """
         fut = self.state.backend.start_live() if self.state.controls.source == "live" else None
         if fut is not None:
             fut.result(timeout)
         st = self.state.backend.live_status()
-        self.state.set_live_status(st)
-        self._refresh()
+        with self._render_lock:
+            self.state.set_live_status(st)
+            self._update_displays()
+            self._refresh()
         return st
 
     def close(self) -> None:
@@ -191,8 +198,18 @@ class Inspector:
             self.state.backend.start_live()
 
     def _on_live_status(self, status: LiveStatus) -> None:
-        # Called on the bridge's worker thread; widget updates from threads reach the frontend.
-        if self.state.set_live_status(status):
+        """Bridge callback: hand off at once, so the bridge never waits on our locks."""
+        threading.Thread(
+            target=self._apply_live_status, name="dsh-inspector-live", daemon=True
+        ).start()
+
+    def _apply_live_status(self) -> None:
+        # Read the bridge's *current* state, so out-of-order hand-offs still end right.
+        # Widget updates made from this thread reach the frontend (see browser tests).
+        with self._render_lock:
+            status = self.state.backend.live_status()
+            if status is None or not self.state.set_live_status(status):
+                return
             # Outputs first: the frontend redraws the output (a new view of the same
             # widget model) before the widget's own state update arrives.
             if status.state in ("ready", "unavailable"):
@@ -321,20 +338,23 @@ class Inspector:
         )
 
     def _on_control(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+        if self._syncing():
             return
         name = self._names[id(change["owner"])]
         self._guarded(lambda: self.set(**{name: change["new"]}))
 
     def _on_escalation(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+        if self._syncing():
             return
         name = self._names[id(change["owner"])]
         self._guarded(lambda: self.escalate(**{name: change["new"]}))
 
     def _on_tool(self, change: dict[str, Any]) -> None:
-        if not self._syncing:
+        if not self._syncing():
             self._guarded(lambda: self.select_tool(change["new"]))
+
+    def _syncing(self) -> bool:
+        return bool(getattr(self._local, "syncing", False))
 
     def _guarded(self, action: Any) -> None:
         try:
@@ -354,7 +374,7 @@ class Inspector:
             view = self.view
             c = view.controls
             x = view.escalation_inputs
-            self._syncing = True
+            self._local.syncing = True
             try:
                 self._assign(self.c_source, "value", c.source)
                 self._assign(self.c_era, "value", c.era)
@@ -373,7 +393,7 @@ class Inspector:
                 self._assign(self.e_agent, "value", x.agent)
                 self._assign(self.e_policy, "value", x.policy)
             finally:
-                self._syncing = False
+                self._local.syncing = False
             self._assign(self.badge, "value", badge_html(view))
             for key, pane in self.panes.items():
                 self._assign(pane, "value", section_html(view, key))
