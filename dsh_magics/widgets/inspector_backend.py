@@ -10,9 +10,7 @@ background thread.
 
 from __future__ import annotations
 
-import importlib
 import threading
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -29,21 +27,6 @@ from ..harness import (
     Preset,
     SchemaView,
 )
-
-# Workaround (reported to the harness owner): ``dsh_magics.harness`` has
-# submodules named ``matrix``, ``diff`` and ``presets``; importing them (which the
-# public functions do lazily) replaces the package attributes of the same name,
-# so ``harness.matrix`` becomes a module after its first call.  Until that is
-# fixed upstream, resolve the public function, or its implementation when shadowed.
-_SHADOWED = {"matrix": "build_matrix", "diff": "diff_views", "presets": "all_presets"}
-
-
-def _api(name: str) -> Callable[..., Any]:
-    obj = getattr(harness, name)
-    if isinstance(obj, types.ModuleType):
-        mod = importlib.import_module(f"{harness.__name__}.{name}")
-        return getattr(mod, _SHADOWED[name])  # type: ignore[no-any-return]
-    return obj  # type: ignore[no-any-return]
 
 
 class HarnessBackend:
@@ -114,7 +97,7 @@ class HarnessBackend:
         key = (source, era)
         m = self._matrices.get(key)
         if m is None:
-            m = _api("matrix")(source, era, version=self.version if source == "live" else None)
+            m = harness.matrix(source, era, version=self.version if source == "live" else None)
             with self._lock:
                 self._matrices[key] = m
         return m
@@ -132,7 +115,7 @@ class HarnessBackend:
 
     def presets(self) -> dict[str, Preset]:
         if self._presets is None:
-            self._presets = _api("presets")(None)
+            self._presets = harness.presets()
         return self._presets
 
     def check(self, catalog: Catalog, source: str) -> Drift:
