@@ -70,6 +70,7 @@ FRAGMENT_TITLES = {
 
 CATEGORY_HEADLINES = {
     "granted": "granted for this one call",
+    "not-requested": "no escalation: neither field is set, the call runs in the standing mode",
     "invalid-args": "refused: the arguments are invalid",
     "not-wider": "refused: not strictly wider than the standing mode",
     "no-approver": "refused: no approval service is composed",
@@ -77,6 +78,7 @@ CATEGORY_HEADLINES = {
     "rejected": "refused: the approver rejected it",
     "cancelled": "refused: the approval was cancelled",
     "unavailable": "refused: no approval channel answered",
+    "unknown": "unrecognised result (a package version this inspector does not know?)",
 }
 
 

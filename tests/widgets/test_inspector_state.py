@@ -166,6 +166,7 @@ def test_danger_full_access_advertises_two_targets_neither_reachable(state: Insp
         (dict(justification=""), "invalid-args", "validate"),
         (dict(justification="   "), "invalid-args", "validate"),
         (dict(request=None), "invalid-args", "validate"),
+        (dict(request=None, justification=""), "not-requested", None),
     ],
 )
 def test_escalation_chain_outcomes(
