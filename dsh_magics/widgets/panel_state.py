@@ -246,9 +246,11 @@ class PanelModel:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._closed: set[str] = set()
+        self._jobs_dirty = True
         self.refresh_count = 0
         self.event_count = 0
         self.waits_without_timeout = 0
+        self.tick_refreshes = 0  # refreshes no event asked for (the busy-only ticker)
 
     @property
     def registry(self) -> Registry:
@@ -293,16 +295,25 @@ class PanelModel:
         return len(self._views)
 
     # -- refreshing ----------------------------------------------------------
-    def refresh(self) -> Snapshot:
-        """Take a new snapshot now and push it to every view (returns it)."""
+    def refresh(self, jobs: bool = True) -> Snapshot:
+        """Take a new snapshot now and push it to every view (returns it).
+
+        ``jobs=False`` keeps the previous job rows: output and the ticker do
+        not change them, and under the terminal host listing jobs is a round
+        trip over its socket.
+        """
         with self._lock:
             reg = self.registry
             terminals = tuple(reg.list())
-            recent = reg.jobs.all()[-self.max_jobs :]
-            jobs = tuple(JobRow.from_job(j) for j in reversed(recent))
+            if jobs:
+                self._jobs_dirty = False
+                recent = reg.jobs.all()[-self.max_jobs :]
+                rows = tuple(JobRow.from_job(j) for j in reversed(recent))
+            else:
+                rows = self._snapshot.jobs
             self._closed -= {t.session_id for t in terminals}
             snap = Snapshot(
-                self._snapshot.version + 1, time.time(), terminals, jobs, frozenset(self._closed)
+                self._snapshot.version + 1, time.time(), terminals, rows, frozenset(self._closed)
             )
             self._snapshot = snap
             self.refresh_count += 1
@@ -321,7 +332,10 @@ class PanelModel:
         # Runs on engine threads (sometimes under the registry's lock): only
         # note what changed, never call back into the registry from here.
         self.event_count += 1
-        if event.get("type") == "terminal" and event.get("status") == "closed":
+        kind = event.get("type")
+        if kind != "output":
+            self._jobs_dirty = True
+        if kind == "terminal" and event.get("status") == "closed":
             self._closed.add(str(event.get("session_id")))
         self._wake.set()
 
@@ -333,6 +347,8 @@ class PanelModel:
             woke = self._wake.wait(timeout)
             if self._stop.is_set():
                 break
+            if not woke:
+                self.tick_refreshes += 1
             if woke:
                 # Let a burst of output events gather into one refresh.
                 self._stop.wait(self.coalesce)
@@ -340,7 +356,7 @@ class PanelModel:
                     break
             self._wake.clear()
             try:
-                self.refresh()
+                self.refresh(jobs=self._jobs_dirty)
             except Exception:  # noqa: BLE001 - keep the refresher alive
                 log.exception("panel refresh failed")
 

@@ -9,6 +9,7 @@ test checks the same flows in JupyterLab.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import psutil
@@ -184,3 +185,22 @@ def test_magic_returns_a_panel_and_errors_are_one_line() -> None:
     finally:
         unregister(ip)
     assert ip.find_line_magic("bash_panel") is None
+
+
+def _listening() -> set[tuple[str, object]]:
+    conns = psutil.Process().net_connections(kind="all")
+    return {(str(c.type), c.laddr) for c in conns if c.status == psutil.CONN_LISTEN}
+
+
+def test_the_panel_opens_no_port_or_listener(reg: Registry, panels: list[Panel]) -> None:
+    """Its only channel is the widget comm: no HTTP route, no socket of its own."""
+    before = _listening()
+    threads_before = {t.name for t in threading.enumerate()}
+    p = new_panel(reg, panels)
+    p.send("echo no-port")
+    p.attach("np-second")
+    p.close_terminal()
+    wait_until(lambda: "no-port" in p.h_output.value, 10)
+    assert _listening() == before
+    new_threads = {t.name for t in threading.enumerate()} - threads_before
+    assert not [n for n in new_threads if "http" in n.lower() or "server" in n.lower()]
