@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..errors import DshError
 from .lifecycle import ensure_host, host_status, stop_host
-from .runtime import DEFAULT_NAME, HostPaths, list_names
+from .runtime import DEFAULT_NAME, HostPaths, candidate_dirs, list_names
 
 
 def add_arguments(p: argparse.ArgumentParser, *, with_serve: bool = False) -> None:
@@ -102,13 +102,15 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {t['session_id']}: {t['status']}, cwd {t.get('cwd')}{job}")
         return 0
     if action == "stop":
-        names = [args.name] if args.name else list_names(args.dir)
         stopped = 0
-        for name in names:
-            info = stop_host(HostPaths.for_name(name, args.dir))
-            if info is not None:
-                stopped += 1
-                print(f"host {name}: stopped (pid {info['pid']}); its terminals are closed")
+        for d in [args.dir] if args.dir else candidate_dirs():
+            for name in list_names(d):
+                if args.name is not None and name != args.name:
+                    continue
+                info = stop_host(HostPaths.for_name(name, d))
+                if info is not None:
+                    stopped += 1
+                    print(f"host {name}: stopped (pid {info['pid']}); its terminals are closed")
         if not stopped:
             print("no terminal host was running")
         return 0

@@ -34,6 +34,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -185,7 +186,7 @@ class HostClient:
         # Runs before the engine's own exit handler (registered earlier), so
         # an exit that reaches ``close_all`` through it finds us detached:
         # a kernel's exit must never close the notebook's terminals.
-        atexit.register(self._detach_quietly)
+        atexit.register(_detach_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------
     # connection state
@@ -681,6 +682,12 @@ class HostClient:
 
     def __repr__(self) -> str:
         return f"<HostClient {self.paths.name} {self._state} socket={self.paths.socket}>"
+
+
+def _detach_at_exit(ref: weakref.ref[HostClient]) -> None:
+    client = ref()
+    if client is not None:
+        client._detach_quietly()
 
 
 def _cwd() -> str | None:

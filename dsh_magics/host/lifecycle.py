@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
 from . import protocol as P
-from .runtime import DEFAULT_NAME, FileLock, HostPaths, list_names
+from .runtime import DEFAULT_NAME, FileLock, HostPaths, candidate_dirs, list_names
 
 ENV_MODE = "DSH_MAGICS_HOST"
 _ORIG_PYTHONPATH = "DSH_MAGICS_HOST_ORIG_PYTHONPATH"
@@ -116,7 +116,7 @@ def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float
             # process group) or a kill of that group must not reach the host.
             start_new_session=True,
             env=host_env(),
-            cwd=os.path.expanduser("~"),
+            cwd=_home(),
         )
     except OSError as e:
         os.close(r)
@@ -140,6 +140,11 @@ def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float
         "the terminal host did not start" + (f"; its log ends with:\n{tail}" if tail else ""),
         log=paths.log,
     )
+
+
+def _home() -> str:
+    home = os.path.expanduser("~")
+    return home if os.path.isdir(home) else "/"
 
 
 def _read_ready(fd: int, timeout: float) -> str:
@@ -280,21 +285,23 @@ class HostStatus:
 
 
 def host_status(directory: str | None = None, name: str | None = None) -> list[HostStatus]:
-    """Every host that left files in the runtime directory (or just ``name``)."""
-    names = [name] if name else list_names(directory)
+    """Every host that left files in the runtime directory (by default every
+    candidate directory), or just the one called ``name``."""
     out = []
-    for n in names:
-        paths = HostPaths.for_name(n, directory)
-        try:
-            hello = probe(paths)
-        except DshError as e:
-            out.append(HostStatus(n, False, {"error": e.to_dict()}))
-            continue
-        if hello is None:
-            if os.path.lexists(paths.socket) or os.path.exists(paths.info):
-                out.append(HostStatus(n, False, {"stale": True, "socket": paths.socket}))
-            continue
-        out.append(HostStatus(n, True, _status(paths) or hello))
+    for d in [directory] if directory else candidate_dirs():
+        for n in list_names(d):
+            if name is not None and n != name:
+                continue
+            paths = HostPaths.for_name(n, d)
+            try:
+                hello = probe(paths)
+            except DshError as e:
+                out.append(HostStatus(n, False, {"error": e.to_dict(), "dir": d}))
+                continue
+            if hello is None:
+                out.append(HostStatus(n, False, {"stale": True, "socket": paths.socket, "dir": d}))
+                continue
+            out.append(HostStatus(n, True, {**(_status(paths) or hello), "dir": d}))
     return out
 
 

@@ -62,6 +62,21 @@ def default_dir(environ: dict[str, str] | None = None) -> str:
     return f"/tmp/dsh-magics-{os.getuid()}"
 
 
+def candidate_dirs(environ: dict[str, str] | None = None) -> list[str]:
+    """Where hosts of this user may live: the explicit directory if one is
+    set, else both the XDG runtime directory and the /tmp fallback (a
+    server started without ``XDG_RUNTIME_DIR`` uses the latter, while the
+    shell that runs ``dsh-magics host status`` may well have it set)."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_DIR, "").strip():
+        return [default_dir(env)]
+    out = [default_dir(env)]
+    fallback = f"/tmp/dsh-magics-{os.getuid()}"
+    if fallback not in out:
+        out.append(fallback)
+    return out
+
+
 def secure_dir(path: str) -> str:
     """Create ``path`` (mode 0700) or check an existing one is private to us."""
     try:

@@ -56,6 +56,23 @@ def stop_everything(directory: str) -> None:
     wait_until(lambda: not host_pids(directory), timeout=15, msg="host processes still alive")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _plain_shells() -> Iterator[None]:
+    """Hosts started by these tests (they inherit our environment) run
+    shells without the login profile: a profile here takes ~1 s per shell,
+    and the engine's own tests cover login shells. Module-scoped, so the
+    setting never leaks into other test directories."""
+    old = os.environ.get("DSH_MAGICS_LOGIN")
+    os.environ["DSH_MAGICS_LOGIN"] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("DSH_MAGICS_LOGIN", None)
+        else:
+            os.environ["DSH_MAGICS_LOGIN"] = old
+
+
 @pytest.fixture
 def host_dir() -> Iterator[str]:
     d = new_dir()

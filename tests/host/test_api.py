@@ -177,3 +177,27 @@ def test_close_kills_the_shell_and_its_children(client: HostClient) -> None:
 def test_config_is_the_hosts(client: HostClient) -> None:
     assert client.config.max_lines == client.host_info()["config"]["max_lines"]
     assert os.path.isabs(client.paths.socket)
+
+
+def test_threads_share_one_client(client: HostClient) -> None:
+    """A widget thread and the kernel's main thread use the same client."""
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(15):
+                r = client.exec(f"api-thread-{n}", f"echo {n}-{i}", wait_ms=10_000)
+                assert isinstance(r, Result) and r.output == f"{n}-{i}\n", r
+                client.list()
+                client.read(f"api-thread-{n}", last=1)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    for n in range(4):
+        client.close(f"api-thread-{n}")
