@@ -136,6 +136,14 @@ class BashMagics(Magics):
     show_background = Bool(
         True, help="Whether %bash_exec opens a live output area for a job it leaves running."
     ).tag(config=True)
+    host = CaselessStrEnum(
+        ["auto", "on", "off"],
+        default_value="auto",
+        help="Where terminals live: 'auto' uses the per-user terminal host when a Jupyter "
+        "server started this notebook's kernel (terminals then survive kernel restarts), "
+        "in-process otherwise; 'on'/'off' force it. DSH_MAGICS_HOST=1/0 overrides this. "
+        "Read when the extension loads.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, registry: Registry | None = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -575,7 +583,13 @@ def load_ipython_extension(ip: Any) -> None:
     """``%load_ext dsh_magics``: register the magics (idempotent, reload-safe)."""
     if getattr(ip, _STATE_ATTR, None) is not None:
         unload_ipython_extension(ip)
-    magics = BashMagics(shell=ip)
+    from .host import select_registry
+
+    try:
+        registry = select_registry(_host_setting(ip))
+    except DshError as e:
+        raise UsageError(f"{e.code}: {e.message}") from None
+    magics = BashMagics(shell=ip, registry=registry)
     ip.register_magics(magics)
     state = _State(magics)
     setattr(ip, _STATE_ATTR, state)
@@ -660,9 +674,23 @@ _previous_handlers: dict[int, Any] = {}
 _FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+def _host_setting(ip: Any) -> Any:
+    """``c.BashMagics.host`` from the configuration (the magics object that
+    would carry it does not exist yet when the registry is chosen)."""
+    try:
+        return ip.config.BashMagics.get("host", "auto")
+    except AttributeError:
+        return "auto"
+
+
 def close_all_terminals() -> None:
-    """Close every terminal of this process (kernel shutdown, restart, exit)."""
+    """Close every terminal of this process (kernel shutdown, restart, exit);
+    with the terminal host, detach instead: the notebook's terminals live on."""
     dsp.closing.set()
+    from .host import detach_on_shutdown
+
+    if detach_on_shutdown():
+        return
     try:
         default_registry().close_all()
     except Exception:  # noqa: BLE001 - best effort at exit
