@@ -23,13 +23,6 @@ from .conftest import host_pids, pids_with_env, wait_until
 pytestmark = pytest.mark.kernel
 
 
-def _magics_use_the_host() -> bool:
-    import dsh_magics.magics as m
-
-    src = open(m.__file__, encoding="utf-8").read()
-    return "select_registry" in src and "detach_on_shutdown" in src
-
-
 class StandIn:
     """The stand-in server process and the kernels it started."""
 
@@ -103,7 +96,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not _magics_use_the_host(), reason="the magics do not call select_registry/detach_on_shutdown yet")
 def test_terminal_survives_kernel_restart_and_dies_with_the_server(host_dir: str, tmp_path) -> None:
     notebook = str(tmp_path / "analysis.ipynb")
     sid = session_id_for_path(notebook)
