@@ -49,6 +49,7 @@ CSS = """
 .dsh-insp .dsh-pass { color: #1f7a3a; } .dsh-insp .dsh-fail { color: #b00020; }
 .dsh-insp .dsh-result { font-size: 14px; font-weight: bold; margin: 6px 0; }
 .dsh-insp [data-message-source] code { white-space: pre-wrap; }
+.dsh-insp .dsh-nowrap { white-space: nowrap; }
 </style>
 """
 
@@ -147,9 +148,10 @@ def description_html(d: DescriptionView) -> str:
     if d.exact:
         spans = []
         for f in present:
+            sign = "+ " if f.status == "added" else ""
             spans.append(
-                f'<mark class="dsh-frag dsh-frag-{f.key}" data-fragment="{f.key}">'
-                f'<span class="dsh-frag-label">[{escape(f.title)}]</span> {escape(f.text or "")}</mark>'
+                f'<mark class="dsh-frag dsh-frag-{f.key}" data-fragment="{f.key}" data-status="{f.status}">'
+                f'<span class="dsh-frag-label">[{sign}{escape(f.title)}]</span> {escape(f.text or "")}</mark>'
             )
         parts.append(
             '<div class="dsh-desc" data-exact="1"><b>Exact description</b> (fragments marked):<br>'
@@ -204,7 +206,7 @@ def matrix_html(m: MatrixView) -> str:
         cls = "dsh-current" if r.current else ""
         rows.append(
             f'<tr class="{cls}" data-current="{int(r.current)}" data-config="{escape(r.label)}">'
-            f"<td>{mark}</td><td>{label}</td><td>{escape(r.variant or '')}</td>{cells}"
+            f'<td>{mark}</td><td class="dsh-nowrap">{label}</td><td>{escape(r.variant or "")}</td>{cells}'
             f"<td>{_num(r.chars)}</td><td>{_num(r.tokens)}</td><td><code>{escape(r.schema_id)}</code></td></tr>"
         )
     notes = "".join(f'<div class="dsh-note">{escape(n)}</div>' for n in m.notes)

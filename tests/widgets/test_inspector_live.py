@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import threading
 import time
@@ -23,6 +24,7 @@ import pytest
 from dsh_magics.harness import DEFAULT_VERSION, Bridge
 from dsh_magics.widgets.inspector import Inspector, inspect
 from dsh_magics.widgets.inspector_backend import HarnessBackend
+from dsh_magics.widgets.inspector_html import section_html
 from dsh_magics.widgets.inspector_state import InspectorState
 
 pytestmark = [
@@ -106,6 +108,13 @@ def test_live_description_is_exact_and_made_of_its_fragments(live: InspectorStat
     assert model_facts is not None
     assert hashlib.sha256(whole.encode()).hexdigest() == model_facts.sha256
     assert not v.json.descriptions_are_summaries
+    # The rendered pane marks each fragment of the exact text; the added one is signed.
+    html = section_html(v, "description")
+    assert 'data-exact="1"' in html
+    marks = re.findall(
+        r'<mark class="dsh-frag [^"]+" data-fragment="([^"]+)" data-status="([^"]+)"', html
+    )
+    assert marks == [("base", "same"), ("background-on", "same"), ("escalation", "added")]
 
 
 @pytest.mark.parametrize(
