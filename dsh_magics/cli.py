@@ -345,6 +345,19 @@ def _run_catalog(args: argparse.Namespace) -> int:
     return 0 if drift.ok else 1
 
 
+# ----------------------------------------------------------------------- host
+def _add_host(p: argparse.ArgumentParser) -> None:
+    from .host.cli import add_arguments
+
+    add_arguments(p)
+
+
+def _run_host(args: argparse.Namespace) -> int:
+    from .host.cli import run
+
+    return run(args)
+
+
 #: name -> (help, add arguments, run).  Other adapters add rows here.
 COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
     "schema": ("show the harness bash tool schema for a configuration", _add_schema, _run_schema),
@@ -357,6 +370,11 @@ COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
         "read a harness tool-catalog.md, optionally checking drift",
         _add_catalog,
         _run_catalog,
+    ),
+    "host": (
+        "start, inspect or stop the terminal host (terminals that outlive kernel restarts)",
+        _add_host,
+        _run_host,
     ),
 }
 
