@@ -212,3 +212,16 @@ def test_runtime_dir_must_be_private(tmp_path) -> None:
     assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o700
 
 
+
+
+def test_dsh_magics_host_subcommand(host_dir: str, capsys) -> None:
+    from dsh_magics.cli import main
+
+    assert main(["host", "start", "--dir", host_dir, "--name", "sub"]) == 0
+    assert "host sub: running" in capsys.readouterr().out
+    assert main(["host", "status", "--dir", host_dir]) == 0
+    assert "host sub: pid" in capsys.readouterr().out
+    assert main(["host", "stop", "--dir", host_dir, "--name", "sub"]) == 0
+    assert "host sub: stopped" in capsys.readouterr().out
+    assert main(["host", "status", "--dir", host_dir]) == 0
+    assert "no terminal host" in capsys.readouterr().out
