@@ -67,6 +67,11 @@ def _child_setup() -> None:
         pass
 
 
+def run_on_spawner(fn, *args) -> None:  # type: ignore[no-untyped-def]
+    """Run housekeeping (the watchdog) off the caller's path, in order."""
+    _spawner.submit(fn, *args)
+
+
 def shell_env(session_id: str, token: str) -> dict[str, str]:
     env = dict(os.environ)
     # An inline matplotlib backend inherited from the kernel breaks any Python

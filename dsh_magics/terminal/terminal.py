@@ -13,6 +13,7 @@ as ``shell_exited``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -21,13 +22,13 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import jobs
 from ..errors import InvalidArgument, SessionBusy, ShellExited
-from . import procs, shell
+from . import procs, reaper, shell
 from .cleaner import Cleaner
 from .config import TerminalConfig
 from .markers import BEGIN, END, SYNC, Marker, MarkerScanner, new_nonce
@@ -118,6 +119,7 @@ class Terminal:
         except Exception:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             raise
+        shell.run_on_spawner(reaper.watch, self._token)
         try:
             self._pidfd = os.pidfd_open(self._proc.pid)
         except (AttributeError, OSError):
@@ -128,8 +130,15 @@ class Terminal:
             target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
         )
         self._reader.start()
-        self._type(shell.setup_line(setup, self._ready_nonce))
-        if not self._ready.wait(self.config.start_timeout) or self._dead:
+        try:
+            self._type(shell.setup_line(setup, self._ready_nonce))
+            ready = self._ready.wait(self.config.start_timeout)
+        except BaseException:
+            # Ctrl-C (KeyboardInterrupt) half-way through start-up: the
+            # terminal was never registered, so nobody else would close it.
+            self.close()
+            raise
+        if not ready or self._dead:
             self.close()
             why = (
                 f"the shell exited during start-up (exit code {self._exit_code})"
@@ -141,13 +150,21 @@ class Terminal:
         _unlink(setup)
 
     def close(self) -> None:
-        """Kill the shell and every process it started; remove temp files."""
+        """Kill the shell and every process it started; remove temp files.
+
+        A Ctrl-C arriving half-way is held back until the close is complete
+        (a half-finished close is exactly how processes get orphaned)."""
+        with _ctrl_c_deferred():
+            self._close()
+
+    def _close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             pid = self._proc.pid if self._proc is not None else None
         procs.kill_tree(pid, self._token)
+        shell.run_on_spawner(reaper.forget, self._token)
         self._reap(timeout=2.0)
         self._mark_dead(note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
@@ -697,6 +714,30 @@ class Terminal:
             ended_at=None,
             cwd=self.cwd,
         )
+
+
+@contextlib.contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Postpone KeyboardInterrupt in the main thread for the duration."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.default_int_handler:
+            yield
+            return
+        caught: list[int] = []
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
 
 
 def _scratch_base() -> str | None:

@@ -1,0 +1,89 @@
+"""A watchdog process that cleans up if the owning interpreter dies abruptly.
+
+``atexit`` and the SIGTERM handler cover orderly exits. They do not run when
+the kernel is SIGKILLed or leaves through ``os._exit`` (ipykernel does that
+when its Jupyter server vanishes). The shell then still gets SIGHUP
+(``PR_SET_PDEATHSIG``), but its running job or a ``setsid`` child can outlive
+it. So the first terminal starts one small watchdog per process: it holds
+the read end of a pipe, learns each terminal's private environment token,
+and when the pipe reaches EOF (its owner is gone, however it died) it kills
+every process still carrying one of those tokens.
+
+Protocol on the watchdog's stdin: ``+<token>`` / ``-<token>`` lines.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+_lock = threading.Lock()
+_proc: subprocess.Popen | None = None
+
+
+def _ensure() -> subprocess.Popen | None:
+    global _proc
+    if _proc is not None and _proc.poll() is None:
+        return _proc
+    # A clean environment: the watchdog must not look like one of the
+    # processes it (or a test) is looking for.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": root}
+    try:
+        _proc = subprocess.Popen(
+            [sys.executable, "-m", "dsh_magics.terminal.reaper"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not reached by signals aimed at our group
+            close_fds=True,
+        )
+    except OSError:
+        _proc = None
+    return _proc
+
+
+def _send(line: str) -> None:
+    with _lock:
+        proc = _ensure()
+        if proc is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+
+def watch(token: str) -> None:
+    """Ask the watchdog to kill ``token``'s processes if we die first."""
+    _send("+" + token)
+
+
+def forget(token: str) -> None:
+    """The terminal was closed properly; nothing left to watch."""
+    _send("-" + token)
+
+
+def _main() -> None:
+    from .procs import kill_tree
+
+    tokens: set[str] = set()
+    stdin = sys.stdin.buffer
+    for raw in stdin:
+        line = raw.decode(errors="replace").strip()
+        if line.startswith("+"):
+            tokens.add(line[1:])
+        elif line.startswith("-"):
+            tokens.discard(line[1:])
+    # EOF: the owner is gone.
+    for token in tokens:
+        kill_tree(None, token, grace=0.3)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _main()
