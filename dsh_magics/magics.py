@@ -500,7 +500,11 @@ class BashMagics(Magics):
     @line_magic
     @magic_arguments()
     @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
-    @argument("--all", action="store_true", help="Close every terminal of this kernel.")
+    @argument(
+        "--all",
+        action="store_true",
+        help="Close every terminal listed by %%bash_list (with the terminal host: every notebook's).",
+    )
     @_engine_errors
     def bash_close(self, line: str) -> None:
         """Close a terminal (killing the shell and everything it started).
