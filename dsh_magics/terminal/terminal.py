@@ -585,6 +585,7 @@ class Terminal:
             start_line=run.start_line,
         )
         self._running = None
+        self._output_seq += 1  # wake wait_output() even if the job printed nothing
         self._out_cond.notify_all()
         self._blank_script()
         self._settled.append((run.job, status, result))

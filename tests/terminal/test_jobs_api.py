@@ -102,3 +102,12 @@ def test_memory_stays_bounded_for_200mb_of_output(reg):
     assert r.exit_code == 0 and r.dropped_lines > 1_000_000
     growth = _rss_mb() - before
     assert growth < 30, f"RSS grew by {growth:.1f} MB"
+
+
+def test_wait_output_wakes_when_a_silent_job_settles(reg):
+    seq = reg.output_seq("t")
+    job = reg.exec("t", "sleep 0.2")
+    seq = reg.wait_output("t", reg.output_seq("t"), timeout=10)
+    while not job.done:
+        seq = reg.wait_output("t", seq, timeout=10)
+    assert job.done
