@@ -105,9 +105,16 @@ def test_memory_stays_bounded_for_200mb_of_output(reg):
 
 
 def test_wait_output_wakes_when_a_silent_job_settles(reg):
-    seq = reg.output_seq("t")
-    job = reg.exec("t", "sleep 0.2")
-    seq = reg.wait_output("t", reg.output_seq("t"), timeout=10)
-    while not job.done:
-        seq = reg.wait_output("t", seq, timeout=10)
-    assert job.done
+    import threading
+
+    job = reg.exec("t", "sleep 0.3")
+    woke = threading.Event()
+
+    def waiter() -> None:
+        seq = reg.output_seq("t")
+        while not job.done:
+            seq = reg.wait_output("t", seq, timeout=60)
+        woke.set()
+
+    threading.Thread(target=waiter, daemon=True).start()
+    assert woke.wait(20), "wait_output slept through the job settling"
