@@ -123,10 +123,11 @@ class Panel:
     # -- reading ----------------------------------------------------------------------
     @property
     def view(self) -> PanelView:
-        """What the panel shows now (takes a fresh snapshot when no widget is live)."""
-        if not self.model.running:
-            self.state.accept(self.model.refresh())
+        """What the panel shows, from a fresh snapshot (code reading it must
+        not see a state up to one coalescing interval old)."""
+        snap = self.model.refresh()
         with self._lock:
+            self.state.accept(snap)
             return self.state.view()
 
     @property
