@@ -19,7 +19,9 @@ import nbformat
 import psutil
 import pytest
 
-from .lab import LabServer, NotebookPage, wait_until
+from tests.conftest import pids_with_env
+
+from .lab import NotebookPage, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -79,15 +81,16 @@ class PanelDriver:
         return str(self.root.locator(css).first.get_attribute(name))
 
 
-def descendant_running(lab: LabServer, argv: list[str]) -> bool:
-    """Some process started under the lab server runs exactly ``argv``."""
-    try:
-        kids = psutil.Process(lab.proc.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return False
-    for k in kids:
+def session_running(session_id: str, argv: list[str]) -> bool:
+    """A process of terminal ``session_id`` runs exactly ``argv``.
+
+    Found by the session variable every terminal's processes inherit, not by
+    ancestry: under Jupyter the terminals live in the terminal host, which an
+    earlier kernel may have started.
+    """
+    for pid in pids_with_env("DSH_MAGICS_SESSION", session_id):
         try:
-            if k.cmdline() == argv:
+            if psutil.Process(pid).cmdline() == argv:
                 return True
         except psutil.Error:
             continue
@@ -95,7 +98,7 @@ def descendant_running(lab: LabServer, argv: list[str]) -> bool:
 
 
 def test_panel_sends_interrupts_attaches_and_closes(
-    open_notebook: Any, lab: LabServer, panel_notebook: Path
+    open_notebook: Any, panel_notebook: Path
 ) -> None:
     nb = open_notebook(panel_notebook)
     nb.run_all()
@@ -133,18 +136,19 @@ def test_panel_sends_interrupts_attaches_and_closes(
     first.send("sleep 30")
     first.wait('.dsh-panel-terminals tr[data-status="busy"]')
     job_id = first.attr('.dsh-panel-terminals tr[data-status="busy"]', "data-job")
+    sid = first.attr('.dsh-panel-terminals tr[data-status="busy"]', "data-session")
     assert job_id.startswith("bash-")
     first.wait(f'.dsh-panel-jobs tr[data-job="{job_id}"][data-status="running"]')
     first.send("echo while-busy")
     first.wait('.dsh-notice[data-code="SESSION_BUSY"]')
     assert "SESSION_BUSY" in first.part("dsh-notice").inner_text()
     # Ctrl-C must find the sleep running (not a shell still reading the line).
-    wait_until(lambda: descendant_running(lab, ["sleep", "30"]), 30, message="sleep 30 running")
+    wait_until(lambda: session_running(sid, ["sleep", "30"]), 30, message="sleep 30 running")
     nb.screenshot("panel-3-busy")
     first.press("dsh-panel-interrupt")
     first.wait(f'.dsh-panel-jobs tr[data-job="{job_id}"][data-status="interrupted"]')
     first.wait('.dsh-panel-terminals tr[data-status="busy"]', gone=True)
-    wait_until(lambda: not descendant_running(lab, ["sleep", "30"]), 30, message="sleep gone")
+    wait_until(lambda: not session_running(sid, ["sleep", "30"]), 30, message="sleep gone")
     nb.screenshot("panel-4-interrupted")
 
     # -- attach a second session with a cwd, then close it ---------------------------
