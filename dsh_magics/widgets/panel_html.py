@@ -252,10 +252,18 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
     if view.jobs:
         out.append("")
         out.append("Recent jobs")
-        for j in view.jobs:
-            cmd = " ".join(j.command.split())[:60]
-            out.append(
-                f"  {short_job(j.job_id)}  {j.session_id}  {j.outcome:<12}  "
-                f"{fmt_age(j.age(view.now)):>6}  {cmd}"
+        rows = [
+            (
+                short_job(j.job_id),
+                j.session_id,
+                j.outcome,
+                fmt_age(j.age(view.now)),
+                " ".join(j.command.split())[:60],
             )
+            for j in view.jobs
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        for r in rows:
+            cells = [c.ljust(w) for c, w in zip(r[:4], widths, strict=True)]
+            out.append("  " + "  ".join([*cells, r[4]]).rstrip())
     return "\n".join(out)
