@@ -59,6 +59,10 @@ _SENT = object()
 
 EVENT_TYPES = ("output", "job_started", "job_done", "terminal")
 
+#: How often an idle host checks that its socket file is still its own
+#: (seconds; ``DSH_MAGICS_HOST_SOCKET_CHECK`` overrides it, for tests).
+SOCKET_CHECK = float(os.environ.get("DSH_MAGICS_HOST_SOCKET_CHECK") or 30.0)
+
 #: Least time between two ``output`` events for one session on one connection.
 OUTPUT_INTERVAL = 0.005
 
@@ -191,6 +195,7 @@ class HostServer:
         self.instance = secrets.token_hex(8)
         self.started_at = time.time()
         self._listener: socket.socket | None = None
+        self._socket_ino = 0
         self._conns: set[_Conn] = set()
         self._conns_lock = threading.Lock()
         self._stop_r, self._stop_w = os.pipe()
@@ -234,7 +239,14 @@ class HostServer:
         os.chmod(self.paths.socket, 0o600)
         sock.listen(128)
         self._listener = sock
+        self._socket_ino = os.stat(self.paths.socket).st_ino
         self.paths.write_info(self.describe())
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.stat(self.paths.socket).st_ino == self._socket_ino
+        except OSError:
+            return False
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -272,11 +284,16 @@ class HostServer:
                 self.stop(f"the watched process {self.watch_pid} is gone")
             while not self._stopping.is_set():
                 fds = [self._listener, self._stop_r] + ([watch_fd] if watch_fd is not None else [])
-                timeout = None if watch_fd is not None or self.watch_pid is None else 1.0
+                timeout = SOCKET_CHECK if watch_fd is not None or self.watch_pid is None else 1.0
                 try:
                     ready, _, _ = select.select(fds, [], [], timeout)
                 except InterruptedError:
                     continue
+                if not ready and not self._socket_is_ours():
+                    # Nobody can reach us any more (the file was deleted, or a
+                    # newer host took the name): end rather than linger.
+                    self.stop(f"the socket {self.paths.socket} was removed or replaced")
+                    break
                 if watch_fd is not None and watch_fd in ready:
                     self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
                     break

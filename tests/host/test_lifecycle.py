@@ -225,3 +225,17 @@ def test_dsh_magics_host_subcommand(host_dir: str, capsys) -> None:
     assert "host sub: stopped" in capsys.readouterr().out
     assert main(["host", "status", "--dir", host_dir]) == 0
     assert "no terminal host" in capsys.readouterr().out
+
+
+def test_host_whose_socket_is_deleted_ends(host_dir: str, monkeypatch) -> None:
+    """Deleting the socket makes the host unreachable for good; it notices
+    and ends (closing its terminals) instead of lingering forever."""
+    monkeypatch.setenv("DSH_MAGICS_HOST_SOCKET_CHECK", "0.2")
+    c = HostClient(HostPaths.for_name("unlinked", host_dir))
+    hello = c.connect()
+    c.exec("life-unlinked", "sleep 300 &", wait_ms=10_000)
+    os.unlink(c.paths.socket)
+    wait_until(lambda: not _alive(hello["pid"]), timeout=20, msg="host lingered without its socket")
+    wait_until(lambda: not pids_with_env("DSH_MAGICS_SESSION", "life-unlinked"), timeout=10)
+    assert "removed or replaced" in open(c.paths.log).read()
+    c.detach()
