@@ -97,7 +97,7 @@ def summary_html(view: PanelView) -> str:
     terms = view.terminals
     busy = sum(1 for t in terms if t.status == "busy")
     dead = sum(1 for t in terms if t.status == "dead")
-    parts = [f"{len(terms)} terminal{'s' if len(terms) != 1 else ''} in this kernel"]
+    parts = [f"{len(terms)} open"]
     if busy:
         parts.append(f"{busy} busy")
     if dead:
