@@ -52,6 +52,7 @@ class Registry:
         self._terms: dict[str, Terminal] = {}
         self._lock = threading.RLock()
         self._starting: set[str] = set()
+        self._started = threading.Condition(self._lock)
         self.jobs = jobs.JobTable()
         self._listeners: list[Listener] = []
 
@@ -183,7 +184,10 @@ class Registry:
 
         Events are dicts: ``output`` (new output in a session), ``job_started``,
         ``job_done`` (with ``result``), ``terminal`` (a status change). They are
-        delivered on engine threads, so listeners must be quick.
+        delivered on engine threads (often a terminal's reader thread), so
+        listeners must be quick and should hand real work to another thread;
+        calling back into the registry from a listener is allowed (no
+        registry lock is held while events are delivered).
         """
         with self._lock:
             self._listeners.append(listener)
@@ -216,18 +220,39 @@ class Registry:
         return term
 
     def _get_or_start(self, session_id: str, cwd: str | None) -> Terminal:
-        with self._lock:
-            term = self._terms.get(session_id)
-            if term is not None:
-                return term
-            if len(self._terms) + len(self._starting) >= self.config.max_sessions:
-                raise TooManySessions(
-                    f"{len(self._terms)} terminals are open (max_sessions={self.config.max_sessions}); "
-                    "close one first",
-                    max_sessions=self.config.max_sessions,
-                )
+        """Start the session's terminal unless it exists.
+
+        The slot is reserved under the lock but the shell starts outside it:
+        start-up emits events, and a listener that calls back into the
+        registry (``list()``) must not wait on a lock held for seconds.
+        Concurrent starts of the same session wait for the first one.
+        """
+        while True:
+            with self._lock:
+                term = self._terms.get(session_id)
+                if term is not None:
+                    return term
+                if session_id not in self._starting:
+                    if len(self._terms) + len(self._starting) >= self.config.max_sessions:
+                        raise TooManySessions(
+                            f"{len(self._terms)} terminals are open (max_sessions="
+                            f"{self.config.max_sessions}); close one first",
+                            max_sessions=self.config.max_sessions,
+                        )
+                    self._starting.add(session_id)
+                    break
+                self._started.wait(timeout=1.0)
+        try:
             term = self._new_terminal(session_id, cwd)
+        except BaseException:
+            with self._lock:
+                self._starting.discard(session_id)
+                self._started.notify_all()
+            raise
+        with self._lock:
+            self._starting.discard(session_id)
             self._terms[session_id] = term
+            self._started.notify_all()
         self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
         return term
 

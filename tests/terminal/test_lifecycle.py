@@ -167,3 +167,32 @@ def test_same_session_from_two_threads_one_wins_other_busy(fresh_reg):
     for t in ts:
         t.join(10)
     assert sorted(results) == ["SESSION_BUSY", "ok"]
+
+
+def test_listener_may_call_back_into_registry_during_start(fresh_reg):
+    reg = fresh_reg
+    seen: list[int] = []
+    unsubscribe = reg.subscribe(lambda event: seen.append(len(reg.list())))
+    try:
+        reg.attach("cb", cwd=None)
+        assert run(reg, "echo ok", session="cb").output == "ok\n"
+    finally:
+        unsubscribe()
+    assert seen, "no events delivered"
+
+
+def test_concurrent_start_of_one_session_gives_one_terminal(fresh_reg):
+    reg = fresh_reg
+    infos: list = []
+    barrier = threading.Barrier(4)
+
+    def go() -> None:
+        barrier.wait()
+        infos.append(reg.attach("same"))
+
+    ts = [threading.Thread(target=go) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(30)
+    assert len({i.pid for i in infos}) == 1 and len(reg.list()) == 1
