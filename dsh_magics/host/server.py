@@ -63,6 +63,9 @@ EVENT_TYPES = ("output", "job_started", "job_done", "terminal")
 #: (seconds; ``DSH_MAGICS_HOST_SOCKET_CHECK`` overrides it, for tests).
 SOCKET_CHECK = float(os.environ.get("DSH_MAGICS_HOST_SOCKET_CHECK") or 30.0)
 
+#: How long the event sender lets a burst gather before writing it.
+EVENT_GATHER = 0.002
+
 #: Least time between two ``output`` events for one session on one connection.
 OUTPUT_INTERVAL = 0.005
 
@@ -129,6 +132,16 @@ class _Conn:
         then at most every :data:`OUTPUT_INTERVAL` seconds: a chatty job
         produces a few hundred PTY reads per second, and one wake-up per
         interval tells a follower just as much."""
+        with self._ev_cond:
+            while not self.closed and not self._events and not self._pending_output:
+                self._ev_cond.wait()
+            if self.closed:
+                return None
+        # Events come in bursts (a short command: job_started, output,
+        # job_done within a millisecond). Gathering them for a moment makes
+        # one write and one wake-up of the client instead of three, and keeps
+        # that work off the critical path of the command's own reply.
+        time.sleep(EVENT_GATHER)
         with self._ev_cond:
             while True:
                 if self.closed:
@@ -523,24 +536,28 @@ class HostServer:
         this thread, so a slow client can never stall a terminal's reader."""
         msg_id = conn.msg_id
         claim = threading.Lock()
+        finished = threading.Event()  # set *after* the reply went out
 
         def on_done(j: jobs.Job) -> None:
-            result = j.result
-            if not isinstance(result, Result) or len(result.output) > _INLINE_REPLY:
-                return
-            if not claim.acquire(blocking=False):
-                return
             try:
-                conn.send(P.ok_reply(msg_id, {"result": P.result_to_wire(result)}))
-            except OSError:
-                pass
+                result = j.result
+                if not isinstance(result, Result) or len(result.output) > _INLINE_REPLY:
+                    return
+                if not claim.acquire(blocking=False):
+                    return
+                try:
+                    conn.send(P.ok_reply(msg_id, {"result": P.result_to_wire(result)}))
+                except OSError:
+                    pass
+            finally:
+                finished.set()
 
         job.add_done_listener(on_done)
-        settled = job.wait(timeout)
+        finished.wait(timeout)
         if not claim.acquire(blocking=False):
             return _SENT
         job.remove_done_listener(on_done)
-        if settled and isinstance(job.result, Result):
+        if job.done and isinstance(job.result, Result):
             return {"result": P.result_to_wire(job.result)}
         return {"job": P.job_to_wire(job)}
 
