@@ -118,6 +118,31 @@ class _Link:
             pass
 
 
+class _RemoteJob(jobs.Job):
+    """A :class:`jobs.Job` standing for a job in the host. A finished job
+    listed without its result fetches it the first time ``result`` is read."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._result: Any = None
+        self._fetch: Callable[[str], Any] | None = None
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def result(self) -> Any:
+        fetch = self._fetch
+        if fetch is not None and self._result is None and self.done:
+            self._fetch = None
+            try:
+                self._result = fetch(self.id)
+            except DshError:
+                pass
+        return self._result
+
+    @result.setter
+    def result(self, value: Any) -> None:
+        self._result = value
+
+
 class _JobsView:
     """``registry.jobs`` for code that lists jobs (the panel, job-id prefixes)."""
 
@@ -125,10 +150,10 @@ class _JobsView:
         self._client = client
 
     def all(self) -> builtins.list[jobs.Job]:
-        return [self._client._proxy(w) for w in self._client._call("jobs", {})]
+        return [self._client._proxy(w) for w in self._client._call("jobs", {"results": False})]
 
     def running(self, owner: str | None = None) -> builtins.list[jobs.Job]:
-        args: dict[str, Any] = {"running": True}
+        args: dict[str, Any] = {"running": True, "results": False}
         if owner is not None:
             args["owner"] = owner
         return [self._client._proxy(w) for w in self._client._call("jobs", args)]
@@ -140,7 +165,7 @@ class _JobsView:
         return self._client.latest_job(owner)
 
     def __len__(self) -> int:
-        return len(self._client._call("jobs", {}))
+        return len(self._client._call("jobs", {"results": False}))
 
 
 class HostClient:
@@ -479,7 +504,7 @@ class HostClient:
             job = self._proxies.get(jid)
             if job is None:
                 owner = str(wire.get("owner") or "")
-                job = jobs.Job(
+                job = _RemoteJob(
                     str(wire.get("kind") or "bash"),
                     owner,
                     label=str(wire.get("label") or ""),
@@ -490,15 +515,27 @@ class HostClient:
                     job.created_at = float(wire["created_at"])
                 self._proxies[jid] = job
                 self._trim_proxies()
+            finished = str(wire.get("status") or jobs.RUNNING) != jobs.RUNNING
+            lazy = False
             if not job.done:
-                raw = wire.get("result") if wire.get("status") != jobs.RUNNING else None
+                raw = wire.get("result") if finished else None
                 if raw is None:
                     raw = self._early.pop(jid, None)
                 if isinstance(raw, dict):
                     settle_with = self._adopt(P.result_from_wire(raw))
+                elif finished:
+                    lazy = True  # listed without its result: fetch on first read
         if settle_with is not None:
             job.settle(settle_with.status, settle_with)
+        elif lazy and isinstance(job, _RemoteJob):
+            job._fetch = self._fetch_result
+            job.settle(str(wire["status"]), None)
         return job
+
+    def _fetch_result(self, job_id: str) -> Result:
+        raw = self._call("result", {"job_id": job_id})
+        with self._plock:
+            return self._adopt(P.result_from_wire(raw))
 
     def _trim_proxies(self) -> None:
         if len(self._proxies) <= _MAX_PROXIES:

@@ -156,8 +156,11 @@ def read_from_wire(d: dict[str, Any]) -> ReadResult:
     return ReadResult(**_known(ReadResult, d))
 
 
-def job_to_wire(job: jobs.Job) -> dict[str, Any]:
-    result = job.result if job.done else None
+def job_to_wire(job: jobs.Job, *, with_result: bool = True) -> dict[str, Any]:
+    """A job's identity and state; its result too unless ``with_result`` is
+    False (listings: a thousand finished jobs' outputs are megabytes nobody
+    asked for, and the client fetches a result when it is first read)."""
+    result = job.result if job.done and with_result else None
     return {
         "id": job.id,
         "kind": job.kind,

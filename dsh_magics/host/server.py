@@ -582,12 +582,13 @@ class HostServer:
         return None if job is None else P.job_to_wire(job)
 
     def _op_jobs(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, optional={"owner": str, "running": bool})
+        _fields(a, optional={"owner": str, "running": bool, "results": bool})
         table = self.registry.jobs
         found: list[jobs.Job] = table.running(a.get("owner")) if a.get("running") else table.all()
         if not a.get("running") and a.get("owner") is not None:
             found = [j for j in found if j.owner == a["owner"]]
-        return [P.job_to_wire(j) for j in found]
+        with_result = a.get("results", True)
+        return [P.job_to_wire(j, with_result=with_result) for j in found]
 
     def _op_read(self, conn: _Conn, a: dict[str, Any]) -> Any:
         _fields(a, required={"session_id": str}, optional={"since": int, "last": int})

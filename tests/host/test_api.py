@@ -201,3 +201,19 @@ def test_threads_share_one_client(client: HostClient) -> None:
     assert not errors, errors
     for n in range(4):
         client.close(f"api-thread-{n}")
+
+
+def test_job_listing_fetches_results_only_when_read(client: HostClient, module_dir: str) -> None:
+    r = client.exec("api-list", "echo listed", wait_ms=10_000)
+    assert isinstance(r, Result)
+    other = HostClient(HostPaths.for_name("api", module_dir))
+    try:
+        listed = {j.id: j for j in other.jobs.all()}
+        job = listed[r.job_id]
+        assert job.done and job.status == "completed"
+        assert job._result is None  # listed without its output ...
+        assert job.result.output == "listed\n"  # ... fetched on first read
+        assert job.result is job.result
+        assert other.wait(r.job_id, timeout=0).output == "listed\n"
+    finally:
+        other.detach()
