@@ -102,7 +102,13 @@ def bystander_running(reg: Registry, tmp_path: Path) -> Iterator[None]:
     pid = reg.info(BYSTANDER).pid
     job = reg.exec(BYSTANDER, f"echo by-start; read line < {fifo}; echo by-end-$line-$BYSTANDER_STATE")
     wait_for_output(reg, job.id, "by-start")
-    yield
+    try:
+        yield
+    except BaseException:
+        # The fault test failed: free the bystander for the next test.
+        reg.interrupt(BYSTANDER)
+        reg.wait(job.id, timeout=10)
+        raise
     assert reg.info(BYSTANDER).status == "busy"
     _release_fifo(fifo)
     res = reg.wait(job.id, timeout=20)
