@@ -134,7 +134,7 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     )
 
 
-def job_line(nonce: str, script_path: str) -> str:
+def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
     """One physical line per job: begin marker, the sourced script (stdin
     from /dev/null), end marker carrying ``$?`` on the private PTY fd.
 
@@ -142,7 +142,8 @@ def job_line(nonce: str, script_path: str) -> str:
     them would otherwise add noise between jobs.
     """
     return (
-        f"{printf_marker(BEGIN, nonce, private_fd=False)};"
+        (RESYNC_TTY if resync_tty else "")
+        + f"{printf_marker(BEGIN, nonce, private_fd=False)};"
         f"\\builtin . {shlex.quote(script_path)} </dev/null;"
         f"{printf_marker(END, nonce, with_status=True)};"
         f"{RESET_PROMPT}\n"
@@ -154,16 +155,29 @@ def sync_line(nonce: str) -> str:
     return f"{printf_marker(SYNC, nonce)}\n"
 
 
-def quiet_tty(fd: int) -> None:
+def quiet_tty(fd: int) -> bool:
     """Re-assert no echo on the PTY before typing (``stty echo``/``stty sane``
-    in an earlier command would otherwise echo our next line)."""
+    in an earlier command would otherwise echo our next line). Returns True
+    if something had to change.
+
+    Changing the modes from outside is not enough on its own: interactive
+    bash keeps its own copy of the terminal modes, refreshes it only after a
+    foreground *process* exits normally, and restores it after one dies of a
+    signal. So when this returns True the next line also runs ``stty`` inside
+    the shell (see ``RESYNC_TTY``), which makes bash's copy agree.
+    """
     try:
         attrs = termios.tcgetattr(fd)
     except termios.error:
-        return
+        return False
     if attrs[3] & termios.ECHO or not attrs[3] & termios.ICANON:
         attrs[3] = (attrs[3] & ~termios.ECHO) | termios.ICANON
         try:
             termios.tcsetattr(fd, termios.TCSANOW, attrs)
         except termios.error:
-            pass
+            return False
+        return True
+    return False
+
+
+RESYNC_TTY = "\\builtin command stty -echo icanon </dev/tty >/dev/null 2>&1;"

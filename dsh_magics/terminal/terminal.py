@@ -223,8 +223,8 @@ class Terminal:
                 fresh_shell=fresh_shell,
             )
             self._jobs.add(job)
-            shell.quiet_tty(self._proc.fd)
-            self._type(shell.job_line(nonce, script))
+            resync = shell.quiet_tty(self._proc.fd)
+            self._type(shell.job_line(nonce, script, resync_tty=resync))
         self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
         return job
 
@@ -254,6 +254,7 @@ class Terminal:
                 self._poke_reader()
             if run.sync_nonce is None:
                 run.sync_nonce = new_nonce()
+                shell.quiet_tty(self._proc.fd)
                 self._type(shell.sync_line(run.sync_nonce))
             return run.job
 
