@@ -9,7 +9,8 @@ the read end of a pipe, learns each terminal's private environment token,
 and when the pipe reaches EOF (its owner is gone, however it died) it kills
 every process still carrying one of those tokens.
 
-Protocol on the watchdog's stdin: ``+<token>`` / ``-<token>`` lines.
+Protocol on the watchdog's stdin: ``+<token>[<TAB><scratch dir>]`` and
+``-<token>`` lines.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def _send(line: str) -> None:
             pass
 
 
-def watch(token: str) -> None:
-    """Ask the watchdog to kill ``token``'s processes if we die first."""
-    _send("+" + token)
+def watch(token: str, scratch_dir: str | None = None) -> None:
+    """Ask the watchdog to kill ``token``'s processes (and remove the
+    terminal's scratch directory) if we die first."""
+    _send("+" + token + ("\t" + scratch_dir if scratch_dir else ""))
 
 
 def forget(token: str) -> None:
@@ -69,19 +71,24 @@ def forget(token: str) -> None:
 
 
 def _main() -> None:
+    import shutil
+
     from .procs import kill_tree
 
-    tokens: set[str] = set()
+    tokens: dict[str, str | None] = {}
     stdin = sys.stdin.buffer
     for raw in stdin:
-        line = raw.decode(errors="replace").strip()
+        line = raw.decode(errors="replace").rstrip("\n")
         if line.startswith("+"):
-            tokens.add(line[1:])
+            token, _, path = line[1:].partition("\t")
+            tokens[token] = path or None
         elif line.startswith("-"):
-            tokens.discard(line[1:])
+            tokens.pop(line[1:], None)
     # EOF: the owner is gone.
-    for token in tokens:
+    for token, path in tokens.items():
         kill_tree(None, token, grace=0.3)
+        if path and os.path.basename(path).startswith("dsh-magics-"):
+            shutil.rmtree(path, ignore_errors=True)
     os._exit(0)
 
 

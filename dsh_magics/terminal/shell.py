@@ -68,8 +68,14 @@ def _child_setup() -> None:
 
 
 def run_on_spawner(fn, *args) -> None:  # type: ignore[no-untyped-def]
-    """Run housekeeping (the watchdog) off the caller's path, in order."""
-    _spawner.submit(fn, *args)
+    """Run housekeeping (the watchdog) off the caller's path, in order.
+
+    At interpreter exit the executor refuses new work; then run it here, so
+    a close that happens during shutdown still completes."""
+    try:
+        _spawner.submit(fn, *args)
+    except RuntimeError:
+        fn(*args)
 
 
 def shell_env(session_id: str, token: str) -> dict[str, str]:
@@ -181,3 +187,59 @@ def quiet_tty(fd: int) -> bool:
 
 
 RESYNC_TTY = "\\builtin command stty -echo icanon </dev/tty >/dev/null 2>&1;"
+
+
+# ----------------------------------------------------------------------------
+# Looking at the shell process from outside (only after a quiet spell in a
+# running job, never on a job's normal path).
+_SYSCALLS = {"x86_64": (0, 312), "aarch64": (63, 272)}  # (read, kcmp) per machine
+_READ_NR, _KCMP_NR = _SYSCALLS.get(os.uname().machine, (None, None))
+_KCMP_FILE = 0
+_libc: ctypes.CDLL | None = None
+
+TOP_LEVEL, TTY_READ_ELSEWHERE, BUSY_OR_UNKNOWN = "top_level", "tty_read_elsewhere", "busy"
+
+
+def identity(pid: int) -> tuple[str, bytes] | None:
+    """What the shell process is running (executable and argv), to notice
+    later that a command ``exec``-ed something else into its place: the pid
+    stays, so neither the pidfd nor a status change tells."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return exe, f.read()
+    except OSError:
+        return None
+
+
+def input_state(pid: int) -> str:
+    """Is the shell blocked reading its own terminal input at top level?
+
+    /proc/<pid>/syscall tells that it sleeps in ``read`` on fd 0. That alone
+    is not enough: a job running the builtin ``read x </dev/tty`` also reads
+    fd 0 of the same terminal, and a probe typed then would become that
+    read's input. Bash's top-level fd 0 is the very open file description
+    that fd ``INPUT_FD`` duplicates (set up once; the prompt guard restores
+    fd 0 from it), whereas ``</dev/tty`` opens a new one; ``kcmp`` compares
+    exactly that. Without ``kcmp`` (or on an unknown machine) the answer is
+    ``BUSY_OR_UNKNOWN``, so no probe is ever typed on a guess.
+    """
+    global _libc
+    if _READ_NR is None:
+        return BUSY_OR_UNKNOWN
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+    except OSError:
+        return BUSY_OR_UNKNOWN
+    if len(fields) < 2 or fields[0] != str(_READ_NR).encode() or int(fields[1], 16) != 0:
+        return BUSY_OR_UNKNOWN
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
+    except Exception:  # noqa: BLE001 - no kcmp: never guess
+        return BUSY_OR_UNKNOWN
+    if same == 0:
+        return TOP_LEVEL
+    return TTY_READ_ELSEWHERE if same > 0 else BUSY_OR_UNKNOWN

@@ -9,6 +9,16 @@ the end marker never comes for it; the engine then types a fresh probe and
 settles the job as ``interrupted`` when the probe answers. If the shell process dies (``exit``,
 ``exec``, a kill from outside), a pidfd wakes the reader and the job settles
 as ``shell_exited``.
+
+Two ways a job can end that no marker reports are caught by a *quiet check*,
+a deadline armed only by output of a running job (``QUIET_S`` after the last
+byte; nothing is armed while idle or on a job's normal path). A command that
+dies of a SIGINT we did not send (Python re-raising KeyboardInterrupt,
+``kill -INT``) makes bash abort the job's line just like our interrupt does;
+bash then prints a newline and waits for input, so the check finds it
+blocked reading its top-level input and types a probe. A command that
+``exec``-s another interactive shell on the terminal keeps the pid, so the
+check compares the process's executable and argv with the ones spawned.
 """
 
 from __future__ import annotations
@@ -46,6 +56,19 @@ from .result import (
 from .ring import Ring
 
 Emit = Callable[[dict[str, Any]], None]
+
+QUIET_S = 0.05
+"""Quiet spell after a running job's last output before the quiet check."""
+QUIET_RETRIES = 4
+"""Re-checks (doubling the delay) while the shell is busy but not reading."""
+UNSENT_SIGINT_NOTE = (
+    "the shell aborted the job's line after a SIGINT the engine did not send "
+    "(a command in it died of SIGINT, or signalled the shell)"
+)
+REPLACED_NOTE = (
+    "the shell was replaced by `exec` of another program on the terminal; "
+    "it was killed, and the next command starts a fresh shell"
+)
 
 
 @dataclass
@@ -106,6 +129,8 @@ class Terminal:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         self._script_fd: int | None = None
+        self._identity: tuple[str, bytes] | None = None
+        self._quiet_checks = 0  # how many quiet checks ran (tests wait on it)
         self._start()
 
     # ------------------------------------------------------------------
@@ -119,7 +144,7 @@ class Terminal:
         except Exception:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             raise
-        shell.run_on_spawner(reaper.watch, self._token)
+        shell.run_on_spawner(reaper.watch, self._token, self._tmpdir)
         try:
             self._pidfd = os.pidfd_open(self._proc.pid)
         except (AttributeError, OSError):
@@ -148,6 +173,7 @@ class Terminal:
             )
             raise ShellExited(why, session_id=self.session_id)
         _unlink(setup)
+        self._identity = shell.identity(self._proc.pid)
 
     def close(self) -> None:
         """Kill the shell and every process it started; remove temp files.
@@ -256,6 +282,10 @@ class Terminal:
                 run.sync_nonce = new_nonce()
                 shell.quiet_tty(self._proc.fd)
                 self._type(shell.sync_line(run.sync_nonce))
+            # If nothing answers (the shell was replaced by a program that
+            # neither exits nor runs our probe), the quiet check finds out.
+            run.extra["quiet_at"] = time.monotonic() + 0.25
+            self._poke_reader()
             return run.job
 
     def _send_sigint(self) -> None:
@@ -473,15 +503,80 @@ class Terminal:
                 self._on_shell_gone(fd)
                 break
             run = self._running
-            if run is not None and run.extra.get("recheck_at", float("inf")) <= time.monotonic():
-                self._recheck_interrupt()
+            if run is not None:
+                extra = run.extra
+                now = time.monotonic()
+                if extra.get("recheck_at", float("inf")) <= now:
+                    self._recheck_interrupt()
+                if extra.get("quiet_at", float("inf")) <= now:
+                    self._quiet_check()
 
     def _select_timeout(self, pidfd: int | None) -> float | None:
         run = self._running
-        due = run.extra.get("recheck_at") if run is not None else None
-        if due is not None:
-            return max(0.0, due - time.monotonic())
+        if run is not None:
+            extra = run.extra
+            due = min(extra.get("recheck_at", float("inf")), extra.get("quiet_at", float("inf")))
+            if due != float("inf"):
+                return max(0.0, due - time.monotonic())
         return None if pidfd is not None else 0.5
+
+    def _quiet_check(self) -> None:
+        """A running job has been quiet for a moment: has its line ended
+        without a marker, or has the shell been replaced?
+
+        Costs a few /proc reads, and only runs after output (or an
+        interrupt), so an idle terminal and a quick job pay nothing.
+        """
+        with self._lock:
+            run = self._running
+            if run is None or self._dead or self._closed:
+                return
+            extra = run.extra
+            extra.pop("quiet_at", None)
+            self._quiet_checks += 1
+            pid = self._proc.pid
+            if self._identity is not None:
+                now_is = shell.identity(pid)
+                if now_is is not None and now_is != self._identity:
+                    self._finish(run, SHELL_EXITED, None, self._cwd, note=REPLACED_NOTE)
+                    self._dead = True
+                    self._out_cond.notify_all()
+                    replaced = True
+                else:
+                    replaced = False
+            else:
+                replaced = False
+            if not replaced:
+                if run.sync_nonce is not None:
+                    return  # a probe is already on its way
+                try:
+                    if os.tcgetpgrp(self._proc.fd) != pid:
+                        return  # a command has the terminal; its end prints
+                except OSError:
+                    return
+                state = shell.input_state(pid)
+                extra["quiet_verdict"] = state
+                if state == shell.BUSY_OR_UNKNOWN:
+                    tries = extra.get("quiet_tries", 0)
+                    if tries < QUIET_RETRIES:
+                        extra["quiet_tries"] = tries + 1
+                        extra["quiet_at"] = time.monotonic() + QUIET_S * 2 ** (tries + 1)
+                    return
+                if state != shell.TOP_LEVEL:
+                    return  # e.g. ``read x </dev/tty``: never feed it a probe
+                # The shell waits for a line although the job never reported:
+                # its line was aborted. A probe (no signal) confirms it.
+                extra["unsent_sigint"] = True
+                run.sync_nonce = new_nonce()
+                shell.quiet_tty(self._proc.fd)
+                self._type(shell.sync_line(run.sync_nonce))
+                return
+        # Replaced: kill it and whatever it started, then report; the pidfd
+        # (or the read loop's EOF) collects the exit status afterwards.
+        procs.kill_tree(pid, self._token)
+        self._deliver()
+        self._ready.set()
+        self._emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
 
     def _on_pty(self, data: bytes) -> None:
         with self._lock:
@@ -494,6 +589,10 @@ class Terminal:
                         self._ring.feed(text)
             self._output_seq += 1
             self._out_cond.notify_all()
+            run = self._running
+            if run is not None:
+                run.extra["quiet_at"] = time.monotonic() + QUIET_S
+                run.extra.pop("quiet_tries", None)
         self._emit({"type": "output", "session_id": self.session_id})
         self._deliver()
 
@@ -544,7 +643,10 @@ class Terminal:
             self._settle_interrupted(run)
 
     def _settle_interrupted(self, run: _Running) -> None:
-        self._finish(run, INTERRUPTED, 128 + signal.SIGINT, self.cwd, signal_no=signal.SIGINT)
+        note = None
+        if run.extra.get("unsent_sigint") and not run.extra.get("interrupted"):
+            note = UNSENT_SIGINT_NOTE
+        self._finish(run, INTERRUPTED, 128 + signal.SIGINT, self.cwd, signal_no=signal.SIGINT, note=note)
 
     def _finish(
         self,

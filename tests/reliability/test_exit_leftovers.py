@@ -43,27 +43,13 @@ SCRIPT = textwrap.dedent(
     """
 )
 
-_ATEXIT_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="engine: at interpreter exit Terminal.close raises RuntimeError('cannot schedule "
-    "new futures after shutdown') from shell.run_on_spawner(reaper.forget, ...) (the spawner "
-    "executor is already shut down), so close stops half-way and the scratch dir stays",
-)
-_NO_OWNER_CLEANUP = pytest.mark.xfail(
-    strict=True,
-    reason="engine: when the owning process ends without closing its terminals (its own "
-    "Registry never closed, os._exit, SIGKILL) the watchdog kills the processes but "
-    "leaves each terminal's scratch directory behind",
-)
-
-
 @pytest.mark.parametrize(
     "ending",
     [
-        pytest.param("default-registry-atexit", marks=_ATEXIT_BUG),
-        pytest.param("own-registry-never-closed", marks=_NO_OWNER_CLEANUP),
-        pytest.param("os._exit", marks=_NO_OWNER_CLEANUP),
-        pytest.param("SIGKILL", marks=_NO_OWNER_CLEANUP),
+        "default-registry-atexit",
+        "own-registry-never-closed",
+        "os._exit",
+        "SIGKILL",
     ],
 )
 def test_nothing_left_when_the_owner_goes(tmp_path: Path, ending: str) -> None:
