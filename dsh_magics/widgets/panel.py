@@ -118,6 +118,7 @@ class Panel:
         self._widget: Any = None
         self._detach: Any = None
         self._syncing = False
+        self._acting = 0  # actions of this panel in flight (see _do)
         self.render_count = 0
 
     # -- reading ----------------------------------------------------------------------
@@ -168,11 +169,20 @@ class Panel:
     def _do(self, action: Any) -> Notice:
         # No panel lock here: the action refreshes the shared model, which
         # takes the model lock and then every panel's lock (see panel_state).
+        # Snapshots arriving while the action runs are accepted but not drawn:
+        # the action's outcome is drawn once, at its end, so no view shows
+        # half of it (say, a closed terminal's row gone while the picker and
+        # the notice still speak of it).
+        with self._lock:
+            self._acting += 1
         try:
             notice = action()
         except DshError as exc:  # pragma: no cover - PanelState already catches these
             notice = Notice.error(exc)
             self.state.notice = notice
+        finally:
+            with self._lock:
+                self._acting -= 1
         self._render()
         return notice
 
@@ -317,7 +327,7 @@ class Panel:
     def _on_snapshot(self, snap: Snapshot) -> None:
         # Called by the shared model (refresher thread or another panel's action).
         with self._lock:
-            if not self.state.accept(snap):
+            if not self.state.accept(snap) or self._acting:
                 return
         self._render()
 
@@ -331,10 +341,13 @@ class Panel:
             info = view.selected_info
             self._syncing = True
             try:
-                opts = view.session_options()
-                if list(self.c_session.options) != opts:
-                    self.c_session.options = opts
-                self._assign(self.c_session, "value", view.selected)
+                # Options and selection travel in one message: the frontend
+                # never draws the new options with the old index.
+                with self.c_session.hold_sync():
+                    opts = view.session_options()
+                    if list(self.c_session.options) != opts:
+                        self.c_session.options = opts
+                    self._assign(self.c_session, "value", view.selected)
                 self._assign(self.c_follow, "value", not view.output.paused)
             finally:
                 self._syncing = False
@@ -349,11 +362,13 @@ class Panel:
             self._assign(self.b_close_all, "button_style", "danger" if armed else "")
             self._assign(self.b_close_all, "disabled", not view.terminals)
             self._assign(self.h_summary, "value", summary_html(view))
-            self._assign(self.h_terminals, "value", terminals_html(view))
             self._assign(self.h_notice, "value", notice_html(view.notice))
             self._assign(self.h_outhead, "value", output_header_html(view))
             self._assign(self.h_output, "value", output_html(view))
             self._assign(self.h_jobs, "value", jobs_html(view))
+            # The terminals table goes last: once it shows a change, the
+            # picker, notice and output of the same render are already there.
+            self._assign(self.h_terminals, "value", terminals_html(view))
             self.render_count += 1
 
     @staticmethod

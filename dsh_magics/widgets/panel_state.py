@@ -28,7 +28,8 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,6 +247,7 @@ class PanelModel:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._closed: set[str] = set()
+        self._closing: dict[str, int] = {}  # sessions a panel is closing right now
         self._jobs_dirty = True
         self.refresh_count = 0
         self.event_count = 0
@@ -304,6 +306,9 @@ class PanelModel:
         """
         with self._lock:
             reg = self.registry
+            # Close marks noted while list() is in flight may postdate it: only
+            # a listing taken after the mark proves the session reopened.
+            marked_before = set(self._closed)
             terminals = tuple(reg.list())
             if jobs:
                 self._jobs_dirty = False
@@ -311,10 +316,9 @@ class PanelModel:
                 rows = tuple(JobRow.from_job(j) for j in reversed(recent))
             else:
                 rows = self._snapshot.jobs
-            self._closed -= {t.session_id for t in terminals}
-            snap = Snapshot(
-                self._snapshot.version + 1, time.time(), terminals, rows, frozenset(self._closed)
-            )
+            self._closed -= marked_before & {t.session_id for t in terminals}
+            closed = frozenset(self._closed | self._closing.keys())
+            snap = Snapshot(self._snapshot.version + 1, time.time(), terminals, rows, closed)
             self._snapshot = snap
             self.refresh_count += 1
             for view in list(self._views):
@@ -323,6 +327,28 @@ class PanelModel:
                 except Exception:  # noqa: BLE001 - one broken view must not stop the others
                     log.exception("panel view failed to refresh")
             return snap
+
+    @contextmanager
+    def closing(self, session_ids: builtins.list[str]) -> Iterator[None]:
+        """Mark ``session_ids`` as closed for as long as a panel is closing them.
+
+        The engine drops a terminal from its listing before its ``closed``
+        event arrives (under the terminal host, events come over another
+        socket, later still). A snapshot taken in between would show a
+        selected terminal as merely "not started"; with this mark every panel
+        sees it closed and falls back at once.
+        """
+        with self._lock:
+            for sid in session_ids:
+                self._closing[sid] = self._closing.get(sid, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                for sid in session_ids:
+                    n = self._closing.pop(sid, 1) - 1
+                    if n > 0:
+                        self._closing[sid] = n
 
     def wait_timeout(self) -> float | None:
         """How long the refresher may sleep: forever when no terminal is busy."""
@@ -545,8 +571,15 @@ class PanelState:
 
         def run() -> Notice:
             sid = self._sel.session
-            self.registry.close(sid)
-            self._select(self.default_session)
+            # Move off the terminal before it goes, so no snapshot taken while
+            # it closes shows it selected (restored if the close fails).
+            with self.model.closing([sid]):
+                self._select(self.default_session)
+                try:
+                    self.registry.close(sid)
+                except BaseException:
+                    self._select(sid)
+                    raise
             return Notice("ok", f"closed {sid!r}")
 
         return self._act(run)
@@ -565,8 +598,10 @@ class PanelState:
             return self.notice
 
         def run() -> Notice:
-            n = self.registry.close_all()
-            self._select(self.default_session)
+            sids = [t.session_id for t in self.model.snapshot.terminals]
+            with self.model.closing(sids):
+                self._select(self.default_session)
+                n = self.registry.close_all()
             return Notice("ok", f"closed {n} terminal(s)")
 
         return self._act(run)

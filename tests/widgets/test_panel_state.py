@@ -312,3 +312,63 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_snapshot_taken_while_closing_never_shows_the_terminal_as_not_started(
+    reg: Registry, model: PanelModel, tmp_path
+) -> None:
+    """The engine drops a terminal from its listing before its ``closed``
+    event arrives (under the terminal host, over another socket, later
+    still). A refresh in that window (the refresher woken by the shell's last
+    output) used to leave the selection on the closed terminal, offered as
+    "second (not started)". Here the refresh is taken exactly in that window."""
+    st, _ = attached(model)
+    other, _ = attached(model)
+    assert st.attach("second", str(tmp_path)).kind == "ok"
+    other.select("second")
+    term = reg._terms["second"]
+    real_close = term.close
+    mid: list[tuple[str, list[tuple[str, str]], str, list[tuple[str, str]]]] = []
+
+    def close_then_refresh() -> None:
+        real_close()
+        snap = model.refresh()  # unlisted, and no closed event delivered yet
+        assert snap.find("second") is None
+        v, o = st.view(), other.view()
+        mid.append((v.selected, v.session_options(), o.selected, o.session_options()))
+
+    term.close = close_then_refresh  # type: ignore[method-assign]
+    notice = st.close()
+    assert notice.kind == "ok" and notice.text == "closed 'second'"
+    assert mid, "the mid-close refresh ran"
+    sel, opts, other_sel, other_opts = mid[0]
+    assert (sel, other_sel) == (DEFAULT, DEFAULT)
+    assert [sid for _, sid in opts] == [DEFAULT] == [sid for _, sid in other_opts]
+    assert st.selected == DEFAULT and st.notice == notice
+    assert other.notice is not None and "'second' was closed" in other.notice.text
+
+
+def test_a_close_mark_is_kept_when_the_listing_predates_it(
+    reg: Registry, model: PanelModel
+) -> None:
+    """A ``closed`` event that lands while ``list()`` is in flight must not be
+    cancelled by that older listing (which still shows the terminal)."""
+    st, _ = attached(model)
+    st.attach("gone")
+    real_list = reg.list
+
+    def list_then_close() -> list:
+        listed = real_list()  # still shows "gone"...
+        if any(t.session_id == "gone" for t in listed):
+            reg.close("gone")  # ...and its closed event lands before we return
+        return listed
+
+    reg.list = list_then_close  # type: ignore[method-assign]
+    try:
+        snap = model.refresh()
+    finally:
+        del reg.list
+    assert snap.find("gone") is not None  # the stale listing
+    snap = model.refresh()
+    assert snap.find("gone") is None and "gone" in snap.closed
+    assert st.selected == DEFAULT

@@ -112,6 +112,36 @@ def test_attach_select_recreate_and_close_all(reg: Registry, panels: list[Panel]
     assert "closed 1 terminal(s)" in p.h_notice.value
 
 
+def test_closing_draws_its_outcome_at_once(reg: Registry, panels: list[Panel], tmp_path) -> None:
+    """Snapshots that arrive while Close runs (the refresher, woken by the
+    shell's last output, listing after the terminal left the engine's list
+    but before its closed event) are not drawn: the frontend never sees the
+    row gone while the picker or the notice still speak of the terminal."""
+    p = new_panel(reg, panels)
+    p.attach("second", str(tmp_path))
+    assert p.c_session.value == "second"
+    term = reg._terms["second"]
+    real_close = term.close
+
+    def close_then_refresh() -> None:
+        real_close()
+        p.model.refresh()  # delivered to the panel mid-action
+
+    term.close = close_then_refresh  # type: ignore[method-assign]
+    drawn: list[tuple[str, tuple[str, ...], str]] = []
+    p.h_terminals.observe(
+        lambda ch: drawn.append((ch["new"], p.c_session._options_labels, p.h_notice.value)),
+        names="value",
+    )
+    p.b_close.click()
+    gone = [d for d in drawn if 'data-session="second"' not in d[0]]
+    assert gone, drawn
+    for _table, labels, notice in gone:
+        assert not [label for label in labels if label.startswith("second")], labels
+        assert "closed &#x27;second&#x27;" in notice, notice
+    assert p.c_session.value == NB
+
+
 def test_two_panels_stay_consistent(reg: Registry, panels: list[Panel]) -> None:
     a = new_panel(reg, panels)
     b = new_panel(reg, panels)
