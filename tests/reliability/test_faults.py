@@ -172,13 +172,6 @@ def test_child_of_job_sigkilled(reg: Registry, sid: str, tmp_path: Path) -> None
     _usable(reg, sid)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: when a job's child dies of SIGINT that the engine did not send "
-    "(Python re-raises an uncaught KeyboardInterrupt as SIGINT; `kill -INT`), bash "
-    "aborts the job's line, the end marker never comes and the job stays 'running' "
-    "forever while the shell sits idle; only an explicit interrupt settles it",
-)
 def test_child_of_job_dies_of_sigint_it_raised_itself(reg: Registry, sid: str) -> None:
     # Same with `sh -c 'kill -INT $$'`. A healthy run takes well under a second.
     res = reg.exec(sid, f"{sys.executable} -c 'raise KeyboardInterrupt'", wait_ms=5_000)
@@ -230,15 +223,7 @@ def test_exec_replaces_the_shell(reg: Registry, sid: str, tmp_path: Path, comman
     "shell_name",
     [
         "bash",
-        pytest.param(
-            "sh",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="engine: after `exec sh </dev/tty` the shell is dash (same pid, so no "
-                "exit is seen); the job never settles, not even after interrupt, and the "
-                "session answers SESSION_BUSY until it is recreated",
-            ),
-        ),
+        "sh",
     ],
 )
 def test_exec_interactive_shell_on_the_tty(reg: Registry, sid: str, shell_name: str) -> None:

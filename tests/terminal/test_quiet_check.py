@@ -1,0 +1,112 @@
+"""Jobs that end without a marker, found by the quiet check.
+
+A command that dies of a SIGINT the engine never sent makes bash abort the
+job's line (no end marker); a command that ``exec``-s an interactive program
+on the terminal keeps the shell's pid (no exit). Both must settle on their
+own, truthfully, and the session must take the next command. And the check
+must never type its probe into a job that reads the terminal itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import pytest
+
+from dsh_magics.terminal import Registry, Result
+from dsh_magics.terminal import shell as shell_mod
+from tests.conftest import live_pids, wait_until
+
+
+def _done(reg: Registry, session: str, command: str, timeout_s: float = 10.0) -> Result:
+    res = reg.exec(session, command, wait_ms=int(timeout_s * 1000))
+    assert isinstance(res, Result), f"still {reg.result(res.id).status} after {timeout_s}s: {command!r}"
+    return res
+
+
+def _usable(reg: Registry, session: str, *, fresh: bool = False) -> None:
+    res = _done(reg, session, "echo usable-$((6 * 7))")
+    assert (res.status, res.exit_code, res.output, res.fresh_shell) == ("completed", 0, "usable-42\n", fresh)
+
+
+@pytest.mark.parametrize(
+    "command,printed",
+    [
+        (f"{sys.executable} -c 'raise KeyboardInterrupt'; echo not-reached", "KeyboardInterrupt"),
+        ("echo before; sh -c 'kill -INT $$'; echo not-reached", "before"),
+        ("echo before; sleep 0.1; kill -INT $$; echo not-reached", "before"),
+    ],
+    ids=["python-reraises", "child-kills-itself", "builtin-kill-of-the-shell"],
+)
+def test_line_aborted_by_a_sigint_the_engine_did_not_send(reg: Registry, command: str, printed: str) -> None:
+    pid = reg.attach("q-sigint").pid
+    res = _done(reg, "q-sigint", command)
+    assert (res.status, res.exit_code, res.signal) == ("interrupted", 130, signal.SIGINT), res.to_dict()
+    assert res.note and "did not send" in res.note
+    assert printed in res.output and "not-reached" not in res.output, res.output
+    assert reg.info("q-sigint").pid == pid
+    _usable(reg, "q-sigint")
+
+
+def test_an_interrupt_the_engine_sent_has_no_such_note(reg: Registry) -> None:
+    job = reg.exec("q-sent", "echo s; sleep 30")
+    wait_until(lambda: "s" in reg.result(job.id).output, 10, msg="job started")
+    reg.interrupt("q-sent")
+    res = reg.wait(job.id, timeout=10)
+    assert (res.status, res.exit_code, res.note) == ("interrupted", 130, None), res.to_dict()
+
+
+@pytest.mark.parametrize(
+    "command,output",
+    [
+        ("echo a; sleep 0.3; echo b", "a\nb\n"),  # a command holds the terminal while quiet
+        ("echo a; for i in $(seq 150000); do :; done; echo b", "a\nb\n"),  # the shell is busy itself
+    ],
+)
+def test_quiet_jobs_are_left_alone(reg: Registry, command: str, output: str) -> None:
+    term = reg._terms.get("q-quiet") or None
+    before = term._quiet_checks if term is not None else 0
+    res = _done(reg, "q-quiet", command)
+    assert (res.status, res.exit_code, res.output, res.note) == ("completed", 0, output, None), res.to_dict()
+    assert reg._terms["q-quiet"]._quiet_checks > before, "the quiet spell was never checked"
+
+
+def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> None:
+    """``read x </dev/tty`` puts bash in a read of fd 0 on the same terminal,
+    like its top-level input; a probe typed now would become ``$x``."""
+    reg.attach("q-tty")
+    term = reg._terms["q-tty"]
+    job = reg.exec("q-tty", "echo ready; read x </dev/tty; echo got=$x")
+    run = term._running
+    assert run is not None
+    wait_until(
+        lambda: run.extra.get("quiet_verdict") == shell_mod.TTY_READ_ELSEWHERE,
+        10,
+        msg="a quiet check saw the job's read of the terminal",
+    )
+    assert not job.done and run.sync_nonce is None
+    # What the read gets is what someone types, not an engine probe. (Not an
+    # interrupt here: its probe line can reach this read before its SIGINT
+    # does, a separate limit of interrupt() for jobs that read the tty.)
+    os.write(term._proc.fd, b"typed-by-test\n")
+    res = reg.wait(job.id, timeout=10)
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "ready\ngot=typed-by-test\n"), res.to_dict()
+    _usable(reg, "q-tty")
+
+
+@pytest.mark.parametrize("command", ["exec sh </dev/tty", "exec bash -i </dev/tty", "exec cat </dev/tty"])
+def test_shell_replaced_on_the_terminal(fresh_reg: Registry, command: str) -> None:
+    reg = fresh_reg
+    pid = reg.attach("q-exec").pid
+    assert pid is not None
+    job = reg.exec("q-exec", command)
+    if not job.wait(2.0):  # `cat` prints nothing: an interrupt's silence finds it
+        reg.interrupt("q-exec")
+    res = reg.wait(job.id, timeout=10)
+    assert res.status == "shell_exited" and res.note and "replaced" in res.note, res.to_dict()
+    assert reg.info("q-exec").status == "dead"
+    wait_until(lambda: pid not in live_pids(), 10, msg="the replacing program killed")
+    _usable(reg, "q-exec", fresh=True)
+    assert reg.info("q-exec").pid != pid
