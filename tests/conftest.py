@@ -9,6 +9,13 @@ from collections.abc import Callable
 
 import pytest
 
+# Shells in tests start without the machine's login profile unless a test asks
+# for one (the engine's own profile tests use a private HOME). A real profile
+# makes every shell slower and, worse, can hang: pyenv's rehash in a profile
+# waits up to 60 s on a lock file that a shell killed mid-start-up leaves
+# behind. Kernels and subprocesses started by tests inherit this.
+os.environ.setdefault("DSH_MAGICS_LOGIN", "0")
+
 
 def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> object:
     """Poll ``pred`` until it returns something truthy or the deadline passes."""

@@ -169,7 +169,7 @@ class Terminal:
                 f"the shell exited during start-up (exit code {self._exit_code})"
                 if self._dead
                 else f"the shell did not finish start-up within {self.config.start_timeout:g}s "
-                "(does the login profile wait for input?)"
+                "(is the login profile slow, or waiting for input? DSH_MAGICS_LOGIN=0 skips it)"
             )
             raise ShellExited(why, session_id=self.session_id)
         _unlink(setup)
