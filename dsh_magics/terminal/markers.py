@@ -45,7 +45,7 @@ def printf_marker(kind: str, nonce: str, with_status: bool = False, private_fd: 
     typed)."""
     redirect = f" >&{MARKER_FD}" if private_fd else ""
     if with_status:
-        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"$?\"{redirect}"
+        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"${{PIPESTATUS[0]}}\"{redirect}"
     return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007'{redirect}"
 
 

@@ -142,7 +142,14 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
 
 def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
     """One physical line per job: begin marker, the sourced script (stdin
-    from /dev/null), end marker carrying ``$?`` on the private PTY fd.
+    from /dev/null), end marker carrying the script's status on the private
+    PTY fd.
+
+    The ``.`` is negated so that a failing job does not fire the user's ERR
+    trap a second time at top level (it already fired inside the script) and
+    a non-zero ``return`` cannot trip ``set -e`` outside the script; the real
+    status is read back from ``PIPESTATUS[0]``. Inside the script, ``set -e``
+    still ends the shell as it would end a script.
 
     Prompt variables are reset after each job because a command that sets
     them would otherwise add noise between jobs.
@@ -150,7 +157,7 @@ def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
     return (
         (RESYNC_TTY if resync_tty else "")
         + f"{printf_marker(BEGIN, nonce, private_fd=False)};"
-        f"\\builtin . {shlex.quote(script_path)} </dev/null;"
+        f"! \\builtin . {shlex.quote(script_path)} </dev/null;"
         f"{printf_marker(END, nonce, with_status=True)};"
         f"{RESET_PROMPT}\n"
     )

@@ -327,11 +327,6 @@ def test_debug_trap(reg: Registry, sid: str) -> None:
     assert run(reg, sid, "echo y").output == "y\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: an ERR trap fires twice for one failing command (again for the "
-    "engine's own `.` of the script, at top level)",
-)
 def test_err_trap_fires_once_per_failure(reg: Registry, sid: str) -> None:
     run(reg, sid, "trap 'echo on-err' ERR")
     res = run(reg, sid, "false")

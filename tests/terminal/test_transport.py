@@ -69,3 +69,13 @@ def test_output_without_trailing_newline_is_exact(reg):
     assert run(reg, "printf hi").output == "hi"
     assert run(reg, "printf 'a\\n\\n'").output == "a\n\n"
     assert run(reg, "true").output == ""
+
+
+def test_nonzero_return_under_set_e_reports_instead_of_killing_the_shell(fresh_reg):
+    pid = fresh_reg.attach("t").pid
+    run(fresh_reg, "set -e")
+    r = run(fresh_reg, "return 7")
+    assert (r.status, r.exit_code) == ("completed", 7)
+    assert fresh_reg.info("t").pid == pid
+    r = run(fresh_reg, "false; echo never")  # inside the script, set -e ends the shell
+    assert r.status == "shell_exited" and "never" not in r.output
