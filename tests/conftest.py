@@ -43,8 +43,9 @@ def live_pids() -> set[int]:
     return pids
 
 
-def pids_with_env(key: str, value: str) -> list[int]:
-    """Live processes whose environment has key=value (ours: same uid)."""
+def pids_with_env(key: str, value: str, *, prefix: bool = False) -> list[int]:
+    """Live processes whose environment has key=value (or, with ``prefix``,
+    a value starting with it). Ours only: same uid."""
     needle = f"{key}={value}".encode()
     found = []
     for name in os.listdir("/proc"):
@@ -57,7 +58,8 @@ def pids_with_env(key: str, value: str) -> list[int]:
                 state = f.read().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if needle in env and state not in (b"Z", b"X"):
+        hit = any(v.startswith(needle) for v in env) if prefix else needle in env
+        if hit and state not in (b"Z", b"X"):
             found.append(int(name))
     return found
 

@@ -19,6 +19,7 @@ import pytest
 
 from dsh_magics import tools
 from dsh_magics.terminal import Registry
+from tests.conftest import pids_with_env
 
 #: How many results were validated, per tool; the loop test checks coverage.
 VALIDATED: Counter[str] = Counter()
@@ -101,21 +102,7 @@ def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "") -
 
 def pids_with_session_env(prefix: str) -> list[int]:
     """Live processes whose DSH_MAGICS_SESSION starts with ``prefix``."""
-    needle = f"DSH_MAGICS_SESSION={prefix}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in (b"Z", b"X") and any(v.startswith(needle) for v in env):
-            found.append(int(name))
-    return found
+    return pids_with_env("DSH_MAGICS_SESSION", prefix, prefix=True)
 
 
 def live_by_ps(pids: list[int]) -> list[int]:
