@@ -15,6 +15,9 @@ import pytest
 # waits up to 60 s on a lock file that a shell killed mid-start-up leaves
 # behind. Kernels and subprocesses started by tests inherit this.
 os.environ.setdefault("DSH_MAGICS_LOGIN", "0")
+# Shells that do read a profile (tests of `exec bash -l`, `bash -i`) must not
+# wait a minute on such a lock either.
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
 
 
 def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> object:
