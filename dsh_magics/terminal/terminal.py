@@ -78,7 +78,6 @@ class _Running:
     job: jobs.Job
     command: str
     nonce: str
-    script: str
     started_at: float
     start_line: int
     fresh_shell: bool
@@ -243,7 +242,6 @@ class Terminal:
                 job=job,
                 command=command,
                 nonce=nonce,
-                script=script,
                 started_at=time.time(),
                 start_line=self._ring.next_line,
                 fresh_shell=fresh_shell,
@@ -853,12 +851,6 @@ def _scratch_base() -> str | None:
         if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
             return base
     return None
-
-
-def _q(path: str) -> str:
-    import shlex
-
-    return shlex.quote(path)
 
 
 def _unlink(path: str) -> None:
