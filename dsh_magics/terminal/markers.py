@@ -3,7 +3,7 @@
 The shell prints an OSC sequence ``ESC ] 6973 ; <kind> ; <nonce> [; <status>] BEL``
 at the start (B) and end (E, with the exit status) of each job and for resync
 probes (S). The nonce is random per job and is only ever typed on the PTY
-(never stored in a variable, never echoed, not in the script file), so a
+(never stored in a variable, never echoed, not in the command file), so a
 command cannot produce the marker of its own job: not by printing its
 environment, not by printing its script, not by replaying an earlier job's
 marker, not by imitating the format. The shell writes markers on a private
@@ -25,25 +25,29 @@ from dataclasses import dataclass
 PREFIX = b"\x1b]6973;"
 _NONCE_LEN = 16
 MAX_MARKER_LEN = len(PREFIX) + 2 + _NONCE_LEN + 1 + 3 + 1
-_VALID = re.compile(rb"\x1b\]6973;([BES]);([0-9a-f]{16})(?:;([0-9]{1,3}))?\x07")
+_VALID = re.compile(rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3}))?|(P))\x07")
 MARKER_FD = 212
 
 BEGIN, END, SYNC = "B", "E", "S"
+# A hint without a nonce, printed before a prompt that follows an aborted
+# line. It proves nothing (anyone can print it); it only tells the reader
+# to look at the shell now rather than wait for output that will not come.
+PROMPT = "P"
 
 
 def new_nonce() -> str:
     return secrets.token_hex(_NONCE_LEN // 2)
 
 
-def printf_marker(kind: str, nonce: str, with_status: bool = False, private_fd: bool = True) -> str:
-    """The shell code that prints a marker; the ESC/BEL bytes only exist once
-    printf runs, so the typed text itself can never match.
+def printf_prompt_hint() -> str:
+    """Shell code printing the ``P`` hint (for use inside single quotes)."""
+    return f'\\builtin printf "\\033]6973;{PROMPT}\\007" >&{MARKER_FD}'
 
-    ``private_fd=False`` prints on stdout, saving the redirection's syscalls;
-    used for the begin marker, which is only a boundary hint (if a command
-    sent the shell's stdout elsewhere, the job simply starts where it was
-    typed)."""
-    redirect = f" >&{MARKER_FD}" if private_fd else ""
+
+def printf_marker(kind: str, nonce: str, with_status: bool = False) -> str:
+    """The shell code that prints a marker; the ESC/BEL bytes only exist once
+    printf runs, so the typed text itself can never match."""
+    redirect = f" >&{MARKER_FD}"
     if with_status:
         return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"${{PIPESTATUS[0]}}\"{redirect}"
     return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007'{redirect}"
@@ -87,7 +91,10 @@ class MarkerScanner:
                 self._held = buf[i:]
                 return out
             m = _VALID.match(buf, i, end + 1) if end >= 0 else None
-            if m:
+            if m and m.group(4):
+                out.append(Marker(PROMPT, ""))
+                pos = m.end()
+            elif m:
                 status = m.group(3)
                 out.append(Marker(m.group(1).decode(), m.group(2).decode(), int(status) if status else None))
                 pos = m.end()

@@ -4,9 +4,15 @@ The user's profile runs first (login shell by default, so conda, nvm and
 friends are set up as in their own terminal); then our setup runs and wins:
 no line editing (so nothing is echoed and bracketed paste cannot leak), no
 prompt, no history file, strict modes and hooks from the profile removed,
-pagers neutralised. Every job is then one typed line that sources a private
-script file with stdin from /dev/null and reports through markers with a
-per-job secret nonce (see ``markers``).
+pagers neutralised. Every job is then one typed line that evaluates the
+command (read from a private file) with stdin from /dev/null and reports
+through markers with a per-job secret nonce (see ``markers``).
+
+The shell's own stdout and stderr point at /dev/null; only a job's ``eval``
+and the markers write to the PTY. Whatever bash prints at top level around
+the engine's line (a user's DEBUG trap firing before each of our commands,
+``set -x``/``set -v`` traces of our line, prompts) therefore never lands in
+a job's output or in the terminal's retained output.
 """
 
 from __future__ import annotations
@@ -21,9 +27,15 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess
 
 from .config import TerminalConfig
-from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker
+from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
 INPUT_FD = 210  # a private duplicate of the PTY as the shell's input
+NULL_FD = 211  # /dev/null, kept open: a dup is cheaper than an open per job
+# The variable the command file sets; the job line evaluates it and unsets it.
+CMD_VAR = "__dsh_magics_cmd"
+# Evaluated when the command file could not be read (deleted between our
+# write and the shell's read): say so instead of reporting a silent success.
+_UNREADABLE = "\\builtin echo 'dsh-magics: the command file could not be read' >&2; (exit 126)"
 
 # Before every prompt: if the shell's own stdin is no longer the terminal,
 # put it back. A Ctrl-C that lands while bash is setting up the ``</dev/null``
@@ -32,9 +44,14 @@ INPUT_FD = 210  # a private duplicate of the PTY as the shell's input
 # ``exec </dev/null``. With this guard the shell reads its next line from the
 # PTY again.
 STDIN_GUARD = f"\\builtin test -t 0 || \\builtin exec 0<&{INPUT_FD}"
+# Every line the engine types ends with a command that succeeds, so a prompt
+# after a non-zero status follows a line that bash aborted (a SIGINT the
+# engine may not have sent). Bash says nothing then (its stdout and stderr go
+# to /dev/null), so this hint is what wakes the reader to check the shell.
+ABORT_HINT = f"\\builtin test $? = 0 || {printf_prompt_hint()}"
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{STDIN_GUARD}';PS1='' PS2='' PS0='';"
+    f"PROMPT_COMMAND='{ABORT_HINT}; {STDIN_GUARD}';PS1='' PS2='' PS0='';"
     "\\builtin set +o emacs +o vi"
 )
 
@@ -116,10 +133,12 @@ def setup_script(cwd: str) -> str:
             "unset HISTFILE PROMPT_COMMAND PS0",
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
-            f"exec {MARKER_FD}>&1 {INPUT_FD}<&0",
+            f"exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null",
             "set -o ignoreeof",
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
+            # Last: from here on only jobs and markers reach the PTY.
+            "exec 1>/dev/null 2>&1",
             "",
         ]
     )
@@ -140,25 +159,47 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     )
 
 
-def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
-    """One physical line per job: begin marker, the sourced script (stdin
-    from /dev/null), end marker carrying the script's status on the private
-    PTY fd.
+def command_file(command: bytes) -> bytes:
+    """The text of the command file: one assignment of the command, quoted.
 
-    The ``.`` is negated so that a failing job does not fire the user's ERR
-    trap a second time at top level (it already fired inside the script) and
-    a non-zero ``return`` cannot trip ``set -e`` outside the script; the real
-    status is read back from ``PIPESTATUS[0]``. Inside the script, ``set -e``
-    still ends the shell as it would end a script.
+    The shell ``.``-sources this file (which runs nothing of the user's) and
+    then ``eval``s the variable at top level. Running the command itself
+    under ``.`` would differ from a terminal: bash suspends a DEBUG trap
+    while sourcing and puts it back afterwards (so ``trap - DEBUG`` could
+    never be undone), and it runs the RETURN trap when each sourced file
+    ends. ``eval`` has neither effect. The ``export -n`` keeps the command
+    out of child environments under ``set -a``.
+    """
+    quoted = b"'" + command.replace(b"'", b"'\\''") + b"'"
+    return CMD_VAR.encode() + b"=" + quoted + b"; \\builtin export -n " + CMD_VAR.encode() + b"\n"
+
+
+def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
+    """One physical line per job: load the command, begin marker, the
+    command evaluated with stdin from /dev/null and stdout/stderr on the
+    PTY, end marker carrying its status.
+
+    Everything but the ``eval`` runs with the shell's stdout and stderr on
+    /dev/null (see the module docstring), and the markers go to the private
+    PTY fd. The variable is unset first, so a command file that cannot be
+    read never re-runs the previous command, and again afterwards, so no
+    command text lingers between jobs.
+
+    The ``eval`` is negated so that a failing job does not fire the user's
+    ERR trap a second time at top level (it already fired inside) and cannot
+    trip ``set -e`` outside it; the real status is read back from
+    ``PIPESTATUS[0]``. ``|| :`` keeps a failed read of the file from ending a
+    shell under ``set -e``.
 
     Prompt variables are reset after each job because a command that sets
-    them would otherwise add noise between jobs.
+    them would otherwise add work (and DEBUG-trap firings) between jobs.
     """
     return (
         (RESYNC_TTY if resync_tty else "")
-        + f"{printf_marker(BEGIN, nonce, private_fd=False)};"
-        f"! \\builtin . {shlex.quote(script_path)} </dev/null;"
-        f"{printf_marker(END, nonce, with_status=True)};"
+        + f"\\builtin unset -v {CMD_VAR}; \\builtin . {shlex.quote(script_path)} || :; "
+        f"{printf_marker(BEGIN, nonce)}; "
+        f'! \\builtin eval "${{{CMD_VAR}-{_UNREADABLE}}}" <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f"{printf_marker(END, nonce, with_status=True)}; \\builtin unset -v {CMD_VAR}; "
         f"{RESET_PROMPT}\n"
     )
 
@@ -199,8 +240,8 @@ RESYNC_TTY = "\\builtin command stty -echo icanon </dev/tty >/dev/null 2>&1;"
 # ----------------------------------------------------------------------------
 # Looking at the shell process from outside (only after a quiet spell in a
 # running job, never on a job's normal path).
-_SYSCALLS = {"x86_64": (0, 312), "aarch64": (63, 272)}  # (read, kcmp) per machine
-_READ_NR, _KCMP_NR = _SYSCALLS.get(os.uname().machine, (None, None))
+_SYSCALLS = {"x86_64": (0, 312, 61), "aarch64": (63, 272, 260)}  # (read, kcmp, wait4) per machine
+_READ_NR, _KCMP_NR, _WAIT4_NR = _SYSCALLS.get(os.uname().machine, (None, None, None))
 _KCMP_FILE = 0
 _libc: ctypes.CDLL | None = None
 
@@ -217,6 +258,39 @@ def identity(pid: int) -> tuple[str, bytes] | None:
             return exe, f.read()
     except OSError:
         return None
+
+
+def command_launched(pid: int, pgrp: int) -> bool | None:
+    """Has the shell finished starting its foreground command?
+
+    True once bash blocks in ``wait4`` (it waits only after every process of
+    a pipeline is forked and in its group) and none of its children in the
+    foreground group ``pgrp`` is still an un-``exec``-ed copy of the shell
+    (such a child still runs bash's own SIGINT handler, and loses the signal
+    when it then ``exec``-s). Until then a SIGINT to the foreground group can
+    miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
+    moment later reads EOF and exits 0, and the line carries on. A subshell
+    stays a copy of the shell for good; callers wait for it only briefly.
+    None when the machine is unknown or /proc cannot tell.
+    """
+    if _WAIT4_NR is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
+                return False
+        shell_exe = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            children = [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return None
+    for child in children:
+        try:
+            if os.getpgid(child) == pgrp and os.readlink(f"/proc/{child}/exe") == shell_exe:
+                return False
+        except OSError:
+            continue  # gone already
+    return True
 
 
 def input_state(pid: int) -> str:

@@ -16,7 +16,9 @@ byte; nothing is armed while idle or on a job's normal path). A command that
 dies of a SIGINT we did not send (Python re-raising KeyboardInterrupt,
 ``kill -INT``) makes bash abort the job's line just like our interrupt does;
 bash then prints a newline and waits for input, so the check finds it
-blocked reading its top-level input and types a probe. A command that
+blocked reading its top-level input and types a probe. Bash itself stays
+silent then (its own stdout and stderr are /dev/null), so the prompt after
+an aborted line prints a hint that arms the check at once. A command that
 ``exec``-s another interactive shell on the terminal keeps the pid, so the
 check compares the process's executable and argv with the ones spawned.
 """
@@ -41,7 +43,7 @@ from ..errors import InvalidArgument, SessionBusy, ShellExited
 from . import procs, reaper, shell
 from .cleaner import Cleaner
 from .config import TerminalConfig
-from .markers import BEGIN, END, SYNC, Marker, MarkerScanner, new_nonce
+from .markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
 from .result import (
     BUSY,
     COMPLETED,
@@ -61,6 +63,10 @@ QUIET_S = 0.05
 """Quiet spell after a running job's last output before the quiet check."""
 QUIET_RETRIES = 4
 """Re-checks (doubling the delay) while the shell is busy but not reading."""
+# How long an interrupt may be held back while bash forks a pipeline, and how
+# often it looks (see ``Terminal._send_sigint_when_launched``).
+LAUNCH_GRACE_S = 0.03
+LAUNCH_POLL_S = 0.002
 UNSENT_SIGINT_NOTE = (
     "the shell aborted the job's line after a SIGINT the engine did not send "
     "(a command in it died of SIGINT, or signalled the shell)"
@@ -265,7 +271,7 @@ class Terminal:
                 return None
             run.extra["interrupted"] = True
             if run.saw_begin or self._foreground_is_command():
-                self._send_sigint()
+                self._send_sigint_when_launched()
             else:
                 # The shell may still be reading the job's line. A SIGINT
                 # then makes bash throw away the input it has queued (the
@@ -285,6 +291,33 @@ class Terminal:
             run.extra["quiet_at"] = time.monotonic() + 0.25
             self._poke_reader()
             return run.job
+
+    def _launched(self) -> bool | None:
+        try:
+            pgrp = os.tcgetpgrp(self._proc.fd)
+        except OSError:
+            return None
+        return shell.command_launched(self._proc.pid, pgrp)
+
+    def _send_sigint_when_launched(self) -> None:
+        """SIGINT now if the shell has finished starting its command, else soon.
+
+        While bash is still forking the members of a pipeline (or a member
+        has not ``exec``-ed yet), a Ctrl-C can miss one of them (see
+        ``shell.command_launched``). So the signal is held back, re-checked
+        every ``LAUNCH_POLL_S``, for at most ``LAUNCH_GRACE_S``: a shell
+        busy with a builtin loop or reading a terminal never waits, and a
+        subshell never ``exec``-s; they get the signal then.
+        """
+        launched = self._launched()
+        run = self._running
+        if launched is not False or run is None:
+            self._send_sigint()
+            return
+        now = time.monotonic()
+        run.extra["sigint_hold_until"] = now + LAUNCH_GRACE_S
+        run.extra["recheck_at"] = now + LAUNCH_POLL_S
+        self._poke_reader()
 
     def _send_sigint(self) -> None:
         """SIGINT to the foreground process group, and a re-check shortly after.
@@ -329,10 +362,18 @@ class Terminal:
                 return
             if run.extra.pop("recheck_at", None) is None:
                 return
+            hold_until = run.extra.get("sigint_hold_until")
+            if hold_until is not None:
+                if time.monotonic() >= hold_until or self._launched() is not False:
+                    run.extra.pop("sigint_hold_until", None)
+                    self._send_sigint()
+                else:
+                    run.extra["recheck_at"] = time.monotonic() + LAUNCH_POLL_S
+                return
             if run.extra.get("sigint_at_begin"):
                 if self._foreground_is_command():
                     run.extra.pop("sigint_at_begin", None)
-                    self._send_sigint()
+                    self._send_sigint_when_launched()
                 else:
                     run.extra["recheck_at"] = time.monotonic() + 0.1
                 return
@@ -578,8 +619,10 @@ class Terminal:
 
     def _on_pty(self, data: bytes) -> None:
         with self._lock:
+            hint = False
             for piece in self._scanner.feed(data):
                 if isinstance(piece, Marker):
+                    hint = hint or piece.kind == PROMPT
                     self._on_marker(piece)
                 else:
                     text = self._cleaner.feed(piece)
@@ -589,7 +632,7 @@ class Terminal:
             self._out_cond.notify_all()
             run = self._running
             if run is not None:
-                run.extra["quiet_at"] = time.monotonic() + QUIET_S
+                run.extra["quiet_at"] = time.monotonic() + (0.0 if hint else QUIET_S)
                 run.extra.pop("quiet_tries", None)
         self._emit({"type": "output", "session_id": self.session_id})
         self._deliver()
@@ -625,7 +668,7 @@ class Terminal:
             run.saw_begin = True
             run.extra["begin_at"] = time.monotonic()
             if run.extra.pop("sigint_at_begin", False):
-                self._send_sigint()
+                self._send_sigint_when_launched()
         elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
@@ -769,7 +812,8 @@ class Terminal:
             data = data[n:]
 
     def _write_script(self, text: str) -> str:
-        """Put the command into the terminal's private script file.
+        """Put the command into the terminal's private command file (as an
+        assignment the job line evaluates; see ``shell.command_file``).
 
         One file per terminal, kept open and rewritten in place: creating and
         unlinking a file per command cost ~0.4 ms here (most of a round trip),
@@ -782,7 +826,7 @@ class Terminal:
             _close_fd(self._script_fd)
             os.makedirs(self._tmpdir, mode=0o700, exist_ok=True)
             self._script_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        data = text.encode("utf-8", "surrogateescape")
+        data = shell.command_file(text.encode("utf-8", "surrogateescape"))
         os.pwrite(self._script_fd, data, 0)
         os.ftruncate(self._script_fd, len(data))
         return path

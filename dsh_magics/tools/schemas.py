@@ -33,7 +33,7 @@ from .truncate import OUTPUT_BUDGET_CHARS
 MAX_WAIT_MS = 600_000
 #: ``bash_wait`` waits this long when ``timeout_ms`` is omitted.
 DEFAULT_WAIT_TIMEOUT_MS = 30_000
-#: Longest command accepted. Commands run from a script file, so the PTY line
+#: Longest command accepted. Commands reach the shell through a file, so the PTY line
 #: limit does not apply; this bound only stops absurd inputs (a 1 MB "command"
 #: is a bug in the caller, not a script).
 MAX_COMMAND_CHARS = 100_000

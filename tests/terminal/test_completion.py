@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from .conftest import run
 
 
@@ -12,9 +14,15 @@ def test_printing_environment_does_not_end_the_job_early(reg):
     assert run(reg, "echo next").output == "next\n"
 
 
-def test_printing_own_script_file(reg):
-    r = run(reg, 'cat "${BASH_SOURCE[0]}"; echo tail')
-    assert r.output == 'cat "${BASH_SOURCE[0]}"; echo tail\ntail\n'
+def test_printing_own_command_file_and_variable(reg):
+    run(reg, "true")  # the terminal exists
+    path = os.path.join(reg._terms["t"]._tmpdir, "command.sh")
+    command = f'cat {path}; printf "%s\\n" "$__dsh_magics_cmd"; echo tail'
+    r = run(reg, command)
+    assert r.exit_code == 0
+    assert r.output.endswith("\ntail\n")
+    assert r.output.count(f"cat {path}") == 2  # the file (quoted) and the variable
+    assert run(reg, "echo next").output == "next\n"
 
 
 def test_output_containing_an_earlier_jobs_marker(reg):

@@ -53,16 +53,36 @@ def test_exit_status_is_exact(reg):
     for code in (0, 1, 2, 42, 255):
         assert run(reg, f"(exit {code})").exit_code == code
     assert run(reg, "false").exit_code == 1
-    assert run(reg, "return 7").exit_code == 7
     assert run(reg, "true").exit_code == 0
 
 
-def test_script_file_is_private_and_blanked(reg):
-    r = run(reg, 'p="${BASH_SOURCE[0]}"; echo "$p"; stat -c %a "$p" "$(dirname "$p")"')
-    path, file_mode, dir_mode = r.output.split()
+def test_return_at_top_level_is_refused_as_at_a_prompt(reg):
+    # Commands run at the shell's top level, not in a sourced file.
+    r = run(reg, "return 7; echo went-on")
+    assert r.status == "completed" and r.exit_code == 0
+    assert "return" in r.output and r.output.endswith("went-on\n")
+    assert run(reg, "f() { return 7; }; f").exit_code == 7
+
+
+def test_command_file_is_private_and_blanked(reg):
+    run(reg, "true")
+    path = os.path.join(reg._terms["t"]._tmpdir, "command.sh")
+    r = run(reg, f'stat -c %a {path} {os.path.dirname(path)}; echo "${{#__dsh_magics_cmd}}"')
+    file_mode, dir_mode, length = r.output.split()
     assert file_mode == "600" and dir_mode == "700"
+    assert int(length) > 20  # the command is in the variable while it runs
     assert os.path.getsize(path) == 0  # nothing of the command lingers after the job
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert run(reg, 'echo "${__dsh_magics_cmd-unset}"').output != "unset\n"
+    assert run(reg, 'set | grep -c "^__dsh_magics_cmd=" || :').output == "1\n"  # only this job's
+
+
+def test_command_text_is_not_exported_under_allexport(reg):
+    run(reg, "set -a")
+    try:
+        assert run(reg, 'env | grep -c __dsh_magics || :').output == "0\n"
+    finally:
+        run(reg, "set +a")
 
 
 def test_output_without_trailing_newline_is_exact(reg):
@@ -71,11 +91,16 @@ def test_output_without_trailing_newline_is_exact(reg):
     assert run(reg, "true").output == ""
 
 
-def test_nonzero_return_under_set_e_reports_instead_of_killing_the_shell(fresh_reg):
+def test_set_e_ends_the_shell_only_on_a_commands_failure(fresh_reg):
     pid = fresh_reg.attach("t").pid
     run(fresh_reg, "set -e")
-    r = run(fresh_reg, "return 7")
-    assert (r.status, r.exit_code) == ("completed", 7)
-    assert fresh_reg.info("t").pid == pid
-    r = run(fresh_reg, "false; echo never")  # inside the script, set -e ends the shell
+    for _ in range(3):  # the engine's own line never trips it
+        assert run(fresh_reg, "true").exit_code == 0
+    r = run(fresh_reg, "(exit 7)")  # a failing subshell is a failing command
+    assert r.status == "shell_exited" and r.exit_code == 7
+    r = run(fresh_reg, "echo fresh; false; echo never")
+    assert r.status == "completed" and r.output == "fresh\nnever\n"  # the fresh shell has no set -e
+    assert fresh_reg.info("t").pid != pid
+    run(fresh_reg, "set -e")
+    r = run(fresh_reg, "false; echo never")  # as in a terminal, set -e ends the shell
     assert r.status == "shell_exited" and "never" not in r.output
