@@ -169,10 +169,11 @@ class Terminal:
             self.close()
             raise
         if not ready or self._dead:
+            exited = self._dead  # before close(), which kills a shell that hangs
             self.close()
             why = (
                 f"the shell exited during start-up (exit code {self._exit_code})"
-                if self._dead
+                if exited
                 else f"the shell did not finish start-up within {self.config.start_timeout:g}s "
                 "(is the login profile slow, or waiting for input? DSH_MAGICS_LOGIN=0 skips it)"
             )

@@ -102,3 +102,23 @@ def test_session_env_vars(reg):
     r = run(reg, "echo $DSH_MAGICS_SESSION")
     assert r.output == "t\n"
     assert os.environ.get("DSH_MAGICS_SESSION") != "t"
+
+
+def test_a_hanging_profile_gives_a_timeout_error_and_leaves_nothing(tmp_path, monkeypatch):
+    from dsh_magics.errors import ShellExited
+
+    from ..conftest import pids_with_env
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text("sleep 300\n")
+    monkeypatch.setenv("HOME", str(home))
+    reg = Registry(login=True, start_timeout=1)
+    try:
+        with pytest.raises(ShellExited) as err:
+            reg.attach("hang")
+        assert "did not finish start-up within 1s" in str(err.value)
+        assert "DSH_MAGICS_LOGIN=0" in str(err.value)
+        assert pids_with_env("DSH_MAGICS_SESSION", "hang") == []
+    finally:
+        reg.close_all()
