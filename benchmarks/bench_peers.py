@@ -145,8 +145,8 @@ def machine() -> dict[str, Any]:
 
 class JobLineFloor:
     """The raw PTY floor, typing the engine's own job line instead of ``true``:
-    sourcing a script file with stdin from /dev/null, both markers, the
-    prompt reset. What bash must do per job by design, without any Python
+    loading the command file, evaluating the command with stdin from
+    /dev/null, both markers, the prompt reset. What bash must do per job by design, without any Python
     around it; the gap between this and the engine is the engine's own cost."""
 
     def __init__(self) -> None:
@@ -158,11 +158,8 @@ class JobLineFloor:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.dir = tempfile.mkdtemp(prefix="bench-jobline-", dir=base)
         self.script = os.path.join(self.dir, "command.sh")
-        Path(self.script).write_text("true\n")
-        fds = f"exec {markers.MARKER_FD}>&1"
-        if hasattr(shell, "INPUT_FD"):
-            fds += f" {shell.INPUT_FD}<&0"
-        self.raw.run(fds)
+        Path(self.script).write_bytes(shell.command_file(b"true\n"))
+        self.raw.run(f"exec {markers.MARKER_FD}>&1 {shell.INPUT_FD}<&0 {shell.NULL_FD}</dev/null")
         self.line = shell.job_line(markers.new_nonce(), self.script).rstrip("\n")
 
     def run(self) -> None:
