@@ -172,9 +172,10 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "bash_exec",
             "Run one bash command in a session's persistent terminal: the directory, "
-            "variables and functions persist between commands. It runs like a script "
-            "(multi-line, heredocs, loops) with empty stdin, so avoid programs that wait "
-            "for typed input. One command per terminal at a time; another bash_exec "
+            "variables and functions persist between commands. It runs as if typed at "
+            "the prompt (multi-line, heredocs, loops all work) with empty stdin, so avoid "
+            "programs that wait for typed input; `exit` ends the shell and the next "
+            "command starts a fresh one. One command per terminal at a time; another bash_exec "
             "meanwhile is refused with SESSION_BUSY. Without wait_ms, returns at once: "
             "job_id, session_id and status running; then use bash_wait. With wait_ms, "
             "waits up to that long and returns the finished result, with the same fields "

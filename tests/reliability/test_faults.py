@@ -314,7 +314,7 @@ def test_exit_trap_runs_when_the_shell_exits(reg: Registry, sid: str) -> None:
     _usable(reg, sid, fresh=True)
 
 
-def test_debug_trap_fires_for_the_users_commands_only(reg: Registry, sid: str, tmp_path: Path) -> None:
+def test_debug_trap_output_comes_from_the_users_commands_only(reg: Registry, sid: str, tmp_path: Path) -> None:
     # As at a prompt: the trap runs before each of the user's commands and
     # never around the engine's own line, and removing it works.
     with bystander_running(reg, tmp_path):

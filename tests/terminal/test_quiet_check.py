@@ -110,3 +110,10 @@ def test_shell_replaced_on_the_terminal(fresh_reg: Registry, command: str) -> No
     wait_until(lambda: pid not in live_pids(), 10, msg="the replacing program killed")
     _usable(reg, "q-exec", fresh=True)
     assert reg.info("q-exec").pid != pid
+
+
+def test_a_command_printing_the_prompt_hint_does_not_end_its_job(reg: Registry) -> None:
+    # The hint only makes the engine look at the shell; a running job stays.
+    res = _done(reg, "q-hint", "printf 'x\\033]6973;P\\007y\\n'; sleep 0.3; echo done")
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "xy\ndone\n"), res.to_dict()
+    assert res.note is None
