@@ -104,3 +104,12 @@ def test_set_e_ends_the_shell_only_on_a_commands_failure(fresh_reg):
     run(fresh_reg, "set -e")
     r = run(fresh_reg, "false; echo never")  # as in a terminal, set -e ends the shell
     assert r.status == "shell_exited" and "never" not in r.output
+
+
+def test_exec_redirections_of_stdout_last_one_job_new_fds_persist(reg, tmp_path):
+    log, three = tmp_path / "log", tmp_path / "three"
+    assert run(reg, f"exec >{log} 2>&1; echo hidden; echo err >&2").output == ""
+    assert log.read_text() == "hidden\nerr\n"
+    assert run(reg, "echo visible").output == "visible\n"
+    run(reg, f"exec 3>{three}; echo a >&3")
+    assert run(reg, f"echo b >&3; exec 3>&-; cat {three}").output == "a\nb\n"
