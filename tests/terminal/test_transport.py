@@ -113,3 +113,23 @@ def test_exec_redirections_of_stdout_last_one_job_new_fds_persist(reg, tmp_path)
     assert run(reg, "echo visible").output == "visible\n"
     run(reg, f"exec 3>{three}; echo a >&3")
     assert run(reg, f"echo b >&3; exec 3>&-; cat {three}").output == "a\nb\n"
+
+
+def test_a_command_file_gone_before_bash_reads_it_is_reported_not_rerun(reg):
+    assert run(reg, "echo previous").output == "previous\n"
+    term = reg._terms["t"]
+    write = term._write_script
+
+    def write_then_lose(text):  # fault injection: the file vanishes after our write
+        path = write(text)
+        os.unlink(path)
+        return path
+
+    term._write_script = write_then_lose
+    try:
+        r = run(reg, "echo never")
+    finally:
+        del term._write_script
+    assert (r.status, r.exit_code) == ("completed", 126)
+    assert "could not be read" in r.output and "previous" not in r.output and "never" not in r.output
+    assert run(reg, "echo fine").output == "fine\n"
