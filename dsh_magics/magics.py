@@ -299,10 +299,11 @@ class BashMagics(Magics):
                 interrupted = True
                 self._interrupt_job(job)
             result = dsp.snapshot(self.registry, job)
-            if not job.done and not interrupted and timeout is not None and result.note is None:
-                result = dataclasses.replace(
-                    result, note=f"the wait timed out after {timeout:g}s; the job keeps running"
-                )
+            if not job.done and not interrupted and timeout is not None:
+                timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
+                # A note the engine put on the job (waiting for typed input) says why.
+                note = f"{timed_out}. {result.note}" if result.note else timed_out
+                result = dataclasses.replace(result, note=note)
             if job.done:
                 self.finalize_views(job)
             elif view is not None:

@@ -293,6 +293,59 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
     return True
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _reads_a_terminal(pid: int) -> bool:
+    """Blocked in ``read`` on a terminal device (never on stdin: a job's
+    stdin is /dev/null, so this is something that opened the tty itself)."""
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+        if len(fields) < 2 or fields[0] != str(_READ_NR).encode():
+            return False
+        target = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+    except (OSError, ValueError):
+        return False
+    return target == "/dev/tty" or target.startswith("/dev/pts/")
+
+
+def command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
+    """A process of the terminal's foreground group ``pgrp`` (below the
+    shell) that sits in ``read`` on the terminal: a password or confirmation
+    prompt (``sudo``, ``ssh``, ``passwd``, ``read </dev/tty``). Nothing types
+    into a job's terminal, so such a job waits until it is interrupted; the
+    engine says so instead of leaving its user to guess why it is quiet.
+    """
+    if _READ_NR is None:
+        return None
+    queue, seen = _children(shell_pid), 0
+    while queue and seen < 256:
+        pid = queue.pop(0)
+        seen += 1
+        try:
+            in_group = os.getpgid(pid) == pgrp
+        except OSError:
+            continue
+        if in_group and _reads_a_terminal(pid):
+            return pid
+        queue.extend(_children(pid))
+    return None
+
+
 def input_state(pid: int) -> str:
     """Is the shell blocked reading its own terminal input at top level?
 

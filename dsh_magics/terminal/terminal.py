@@ -5,8 +5,10 @@ terminals cost no CPU). A job completes when its end marker, carrying the
 exit status and a per-job secret nonce, arrives in the PTY stream; since
 output and marker share the channel, every byte the job printed has been read
 by then. Because an interrupted command aborts the rest of its typed line,
-the end marker never comes for it; the engine then types a fresh probe and
-settles the job as ``interrupted`` when the probe answers. If the shell process dies (``exit``,
+the end marker never comes for it; the prompt that follows prints a hint,
+the engine then types a fresh probe (once the shell provably reads its own
+input, never into a program that reads the terminal) and settles the job as
+``interrupted`` when the probe answers. If the shell process dies (``exit``,
 ``exec``, a kill from outside), a pidfd wakes the reader and the job settles
 as ``shell_exited``.
 
@@ -15,10 +17,10 @@ a deadline armed only by output of a running job (``QUIET_S`` after the last
 byte; nothing is armed while idle or on a job's normal path). A command that
 dies of a SIGINT we did not send (Python re-raising KeyboardInterrupt,
 ``kill -INT``) makes bash abort the job's line just like our interrupt does;
-bash then prints a newline and waits for input, so the check finds it
-blocked reading its top-level input and types a probe. Bash itself stays
-silent then (its own stdout and stderr are /dev/null), so the prompt after
-an aborted line prints a hint that arms the check at once. A command that
+the prompt's hint arms the check at once, which finds the shell blocked
+reading its top-level input and types a probe. The same check notices a job
+whose command waits for someone to type on the terminal (a password prompt)
+and says so in the job's snapshots. A command that
 ``exec``-s another interactive shell on the terminal keeps the pid, so the
 check compares the process's executable and argv with the ones spawned.
 """
@@ -67,6 +69,10 @@ QUIET_RETRIES = 4
 # often it looks (see ``Terminal._send_sigint_when_launched``).
 LAUNCH_GRACE_S = 0.03
 LAUNCH_POLL_S = 0.002
+# After the prompt hint, re-checks this often, this many times, before the
+# usual backoff (bash prints the hint just before it reads its input).
+HINT_POLL_S = 0.002
+HINT_POLLS = 25
 UNSENT_SIGINT_NOTE = (
     "the shell aborted the job's line after a SIGINT the engine did not send "
     "(a command in it died of SIGINT, or signalled the shell)"
@@ -136,6 +142,7 @@ class Terminal:
         self._script_fd: int | None = None
         self._identity: tuple[str, bytes] | None = None
         self._quiet_checks = 0  # how many quiet checks ran (tests wait on it)
+        self._emit_later: list[dict[str, Any]] = []  # events decided under the lock
         self._start()
 
     # ------------------------------------------------------------------
@@ -283,12 +290,12 @@ class Terminal:
                 run.extra["sigint_at_begin"] = True
                 run.extra["recheck_at"] = time.monotonic() + 0.1
                 self._poke_reader()
-            if run.sync_nonce is None:
-                run.sync_nonce = new_nonce()
-                shell.quiet_tty(self._proc.fd)
-                self._type(shell.sync_line(run.sync_nonce))
-            # If nothing answers (the shell was replaced by a program that
-            # neither exits nor runs our probe), the quiet check finds out.
+            # No probe is typed here: the command may be reading the terminal
+            # itself (a password prompt) and would take the probe as its input.
+            # If the Ctrl-C aborts the line, the prompt's hint arms the quiet
+            # check, which types a probe only once the shell provably reads
+            # its own input. This deadline covers a shell that gives no hint
+            # (replaced by a program that neither exits nor prompts).
             run.extra["quiet_at"] = time.monotonic() + 0.25
             self._poke_reader()
             return run.job
@@ -424,6 +431,7 @@ class Terminal:
                 dropped_lines=dropped,
                 fresh_shell=run.fresh_shell,
                 start_line=run.start_line,
+                note=_terminal_read_note(run),
             )
 
     def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
@@ -560,7 +568,34 @@ class Terminal:
                 return max(0.0, due - time.monotonic())
         return None if pidfd is not None else 0.5
 
+    def _check_again_later(self, extra: dict[str, Any]) -> None:
+        fast = extra.get("quiet_fast", 0)
+        if fast:
+            # After a prompt hint bash is a few instructions away from
+            # reading its input: look again almost at once.
+            extra["quiet_fast"] = fast - 1
+            extra["quiet_at"] = time.monotonic() + HINT_POLL_S
+            return
+        tries = extra.get("quiet_tries", 0)
+        if tries < QUIET_RETRIES:
+            extra["quiet_tries"] = tries + 1
+            extra["quiet_at"] = time.monotonic() + QUIET_S * 2 ** (tries + 1)
+
+    def _note_terminal_read(self, run: _Running, reader: int) -> bool:
+        """Remember that the job waits for typed input (shown in its
+        snapshots); True the first time, so views are woken once."""
+        first = "terminal_reader" not in run.extra
+        run.extra["terminal_reader"] = (reader, shell.command_name(reader))
+        return first
+
     def _quiet_check(self) -> None:
+        try:
+            self._quiet_check_locked()
+        finally:
+            while self._emit_later:
+                self._emit(self._emit_later.pop(0))
+
+    def _quiet_check_locked(self) -> None:
         """A running job has been quiet for a moment: has its line ended
         without a marker, or has the shell been replaced?
 
@@ -590,20 +625,32 @@ class Terminal:
                 if run.sync_nonce is not None:
                     return  # a probe is already on its way
                 try:
-                    if os.tcgetpgrp(self._proc.fd) != pid:
-                        return  # a command has the terminal; its end prints
+                    fg = os.tcgetpgrp(self._proc.fd)
                 except OSError:
                     return
-                state = shell.input_state(pid)
-                extra["quiet_verdict"] = state
-                if state == shell.BUSY_OR_UNKNOWN:
-                    tries = extra.get("quiet_tries", 0)
-                    if tries < QUIET_RETRIES:
-                        extra["quiet_tries"] = tries + 1
-                        extra["quiet_at"] = time.monotonic() + QUIET_S * 2 ** (tries + 1)
+                if fg != pid:
+                    # A command has the terminal; its end prints. Unless it
+                    # waits for someone to type (a password prompt): say so.
+                    reader = shell.terminal_reader(pid, fg)
+                    if reader is None:
+                        self._check_again_later(extra)
+                        return
+                    waiting = self._note_terminal_read(run, reader)
+                else:
+                    state = shell.input_state(pid)
+                    extra["quiet_verdict"] = state
+                    if state == shell.BUSY_OR_UNKNOWN:
+                        self._check_again_later(extra)
+                        return
+                    if state != shell.TOP_LEVEL:
+                        # e.g. ``read x </dev/tty``: never feed it a probe
+                        waiting = self._note_terminal_read(run, pid)
+                    else:
+                        waiting = None
+                if waiting is not None:
+                    if waiting:
+                        self._emit_later.append({"type": "output", "session_id": self.session_id})
                     return
-                if state != shell.TOP_LEVEL:
-                    return  # e.g. ``read x </dev/tty``: never feed it a probe
                 # The shell waits for a line although the job never reported:
                 # its line was aborted. A probe (no signal) confirms it.
                 extra["unsent_sigint"] = True
@@ -634,7 +681,10 @@ class Terminal:
             run = self._running
             if run is not None:
                 run.extra["quiet_at"] = time.monotonic() + (0.0 if hint else QUIET_S)
+                if hint:
+                    run.extra["quiet_fast"] = HINT_POLLS
                 run.extra.pop("quiet_tries", None)
+                run.extra.pop("terminal_reader", None)
         self._emit({"type": "output", "session_id": self.session_id})
         self._deliver()
 
@@ -885,6 +935,20 @@ def _ctrl_c_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
         if caught:
             raise KeyboardInterrupt
+
+
+def _terminal_read_note(run: _Running) -> str | None:
+    """For a running job's snapshot: it waits for typed input (cleared by
+    the job's next output, so it describes the job now)."""
+    reader = run.extra.get("terminal_reader")
+    if reader is None:
+        return None
+    pid, name = reader
+    return (
+        f"waiting for input on the terminal: {name} (pid {pid}) is reading it, likely a password "
+        "or confirmation prompt. Nothing types into it here: interrupt the job, or run the "
+        "command so that it does not ask (sudo -n, ssh -o BatchMode=yes, apt-get -y)"
+    )
 
 
 def _scratch_base() -> str | None:
