@@ -260,6 +260,14 @@ def identity(pid: int) -> tuple[str, bytes] | None:
         return None
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def command_launched(pid: int, pgrp: int) -> bool | None:
     """Has the shell finished starting its foreground command?
 
@@ -280,25 +288,15 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
             if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
                 return False
         shell_exe = os.readlink(f"/proc/{pid}/exe")
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            children = [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
+    except OSError:
         return None
-    for child in children:
+    for child in _children(pid):
         try:
             if os.getpgid(child) == pgrp and os.readlink(f"/proc/{child}/exe") == shell_exe:
                 return False
         except OSError:
             continue  # gone already
     return True
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            return [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
-        return []
 
 
 def _reads_a_terminal(pid: int) -> bool:
