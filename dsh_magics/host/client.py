@@ -41,9 +41,10 @@ from typing import Any
 
 from .. import jobs
 from ..errors import DshError, HostUnavailable, InvalidArgument, NoSuchJob
+from ..terminal import validation as V
 from ..terminal.config import TerminalConfig
 from ..terminal.registry import validate_session_id
-from ..terminal.result import SHELL_EXITED, ReadResult, Result, TerminalInfo
+from ..terminal.result import SHELL_EXITED, ReadResult, Result, TerminalInfo, tail_of
 from . import protocol as P
 from .lifecycle import ensure_host, probe
 from .runtime import HostPaths
@@ -629,11 +630,15 @@ class HostClient:
             return job.result
         return self.result(job_id)
 
-    def result(self, job_id: str) -> Result:
+    def result(self, job_id: str, tail_lines: int | None = None) -> Result:
+        V.count(tail_lines, "tail_lines")
         job = self.job(job_id)
         if job.done and isinstance(job.result, Result):
-            return job.result
-        raw = self._call("result", {"job_id": job_id})
+            return tail_of(job.result, tail_lines)
+        args: dict[str, Any] = {"job_id": job_id}
+        if tail_lines is not None:
+            args["tail_lines"] = tail_lines
+        raw = self._call("result", args)
         with self._plock:
             return self._adopt(P.result_from_wire(raw))
 

@@ -569,8 +569,8 @@ class HostServer:
         return P.result_to_wire(self.registry.wait(a["job_id"], timeout=timeout))
 
     def _op_result(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"job_id": str})
-        return P.result_to_wire(self.registry.result(a["job_id"]))
+        _fields(a, required={"job_id": str}, optional={"tail_lines": int})
+        return P.result_to_wire(self.registry.result(a["job_id"], tail_lines=a.get("tail_lines")))
 
     def _op_job(self, conn: _Conn, a: dict[str, Any]) -> Any:
         _fields(a, required={"job_id": str})

@@ -11,7 +11,9 @@ Public API (no IPython needed)::
     reg.interrupt("build")                   # real Ctrl-C
     reg.list(); reg.close("build"); reg.close_all()
 
-The module-level functions below are shortcuts to the default registry.
+Adapters type against :class:`Engine` (``api.py``), the contract that the
+registry and the terminal host's client both satisfy. The module-level
+functions below are shortcuts to the default registry.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import builtins
 
 from .. import jobs
+from .api import Engine, JobLookup
 from .config import TerminalConfig
 from .registry import Registry, default_registry, set_default_registry, validate_session_id
 from .result import (
@@ -39,8 +42,10 @@ __all__ = [
     "BUSY",
     "COMPLETED",
     "DEAD",
+    "Engine",
     "IDLE",
     "INTERRUPTED",
+    "JobLookup",
     "RUNNING",
     "SHELL_EXITED",
     "ReadResult",

@@ -11,35 +11,20 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from .. import jobs
 from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
+from . import validation as V
 from .config import TerminalConfig
-from .result import ReadResult, Result, TerminalInfo
+from .result import ReadResult, Result, TerminalInfo, tail_of
 from .terminal import Terminal
 
 Listener = Callable[[dict[str, Any]], None]
 
-_MAX_SESSION_ID = 200
-
-
-def validate_session_id(session_id: object) -> str:
-    """Session ids become part of thread names, listings and (for the host)
-    messages, so refuse the ones that would be ambiguous or unsafe."""
-    if not isinstance(session_id, str) or not session_id:
-        raise InvalidArgument("session id must be a non-empty string")
-    if len(session_id) > _MAX_SESSION_ID:
-        raise InvalidArgument(f"session id is longer than {_MAX_SESSION_ID} characters")
-    if "/" in session_id or "\\" in session_id or "\0" in session_id:
-        raise InvalidArgument("session id must not contain path separators")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in session_id):
-        raise InvalidArgument("session id must not contain control characters")
-    if session_id.strip() != session_id:
-        raise InvalidArgument("session id must not start or end with whitespace")
-    return session_id
+#: Kept for importers of the old name; the checks live in :mod:`.validation`.
+validate_session_id = V.session_id
 
 
 class Registry:
@@ -63,16 +48,15 @@ class Registry:
         A missing directory is refused before anything changes. ``recreate``
         replaces the shell (killing the old one and its children).
         """
-        validate_session_id(session_id)
+        V.session_id(session_id)
+        V.cwd(cwd)
         term = self._terms.get(session_id)
         base = term.cwd if term is not None and not term.dead else os.getcwd()
         target = None
         if cwd is not None:
-            if not isinstance(cwd, str) or not cwd:
-                raise InvalidArgument("cwd must be a non-empty string")
             target = os.path.normpath(os.path.join(base, os.path.expanduser(cwd)))
             if not os.path.isdir(target):
-                raise InvalidArgument(f"cwd {cwd!r} is not a directory", cwd=cwd)
+                raise InvalidArgument(f"cwd {cwd!r} is not a directory", field="cwd", cwd=cwd)
         if term is not None and (recreate or term.dead):
             start_cwd = target or (term.cwd if term.dead else None)
             self._replace(session_id, start_cwd)
@@ -88,13 +72,9 @@ class Registry:
         """Start ``command``; return its Job at once, or its Result if it
         finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
         fresh one first (the Result says ``fresh_shell=True``)."""
-        validate_session_id(session_id)
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command must not be empty")
-        if wait_ms is not None and (isinstance(wait_ms, bool) or not isinstance(wait_ms, (int, float)) or wait_ms < 0):
-            raise InvalidArgument("wait_ms must be a number >= 0")
+        V.session_id(session_id)
+        V.command(command)
+        V.wait_ms(wait_ms)
         term = self._terms.get(session_id)
         fresh = False
         if term is None:
@@ -110,39 +90,40 @@ class Registry:
     def wait(self, job_id: str, timeout: float | None = None) -> Result:
         """The job's result once settled, or after ``timeout`` seconds a
         snapshot with ``timed_out=True`` (the command keeps running)."""
+        V.timeout(timeout)
         job = self.job(job_id)
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
-            raise InvalidArgument("timeout must be a number of seconds >= 0")
         if job.wait(timeout):
             return job.result
         return self.result(job_id)
 
-    def result(self, job_id: str) -> Result:
-        """Snapshot of a job without waiting."""
+    def result(self, job_id: str, tail_lines: int | None = None) -> Result:
+        """Snapshot of a job without waiting; ``tail_lines=N`` keeps only the
+        last N lines of its output (``omitted_lines`` counts the rest)."""
+        V.count(tail_lines, "tail_lines")
         job = self.job(job_id)
         if job.done:
-            return job.result
+            return tail_of(job.result, tail_lines)
         term = self._terms.get(job.owner)
         if term is None:
-            raise NoSuchJob(f"job {job_id!r} belongs to a closed session")
-        return term.snapshot(job)
+            raise NoSuchJob(f"job {job_id!r} belongs to a closed session", job_id=job_id)
+        return tail_of(term.snapshot(job), tail_lines)
 
     def job(self, job_id: str) -> jobs.Job:
-        if not isinstance(job_id, str) or not job_id:
-            raise InvalidArgument("job id must be a non-empty string")
-        return self.jobs.get(job_id)
+        return self.jobs.get(V.job_id(job_id))
 
     def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
         return self.jobs.latest(session_id)
 
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
+        V.count(since, "since")
+        V.count(last, "last")
         return self._term(session_id).read(since=since, last=last)
 
     def interrupt(self, session_id: str) -> jobs.Job | None:
         return self._term(session_id).interrupt()
 
     def close(self, session_id: str) -> bool:
-        validate_session_id(session_id)
+        V.session_id(session_id)
         with self._lock:
             term = self._terms.pop(session_id, None)
         if term is None:
@@ -169,10 +150,11 @@ class Registry:
         return self._term(session_id).info()
 
     def exists(self, session_id: str) -> bool:
-        return session_id in self._terms
+        return isinstance(session_id, str) and session_id in self._terms
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
         """Block until the terminal has output newer than ``after_seq``."""
+        V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 
     def output_seq(self, session_id: str) -> int:
@@ -213,7 +195,7 @@ class Registry:
 
     # -- internals ---------------------------------------------------------
     def _term(self, session_id: str) -> Terminal:
-        validate_session_id(session_id)
+        V.session_id(session_id)
         term = self._terms.get(session_id)
         if term is None:
             raise NoSuchSession(f"no terminal for session {session_id!r}; attach or exec first")

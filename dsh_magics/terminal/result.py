@@ -8,7 +8,7 @@ socket, be returned by agent tools as JSON, and be shown in notebooks.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 # Job statuses produced by terminals.
@@ -22,6 +22,19 @@ JOB_STATUSES = (RUNNING, COMPLETED, INTERRUPTED, SHELL_EXITED)
 IDLE = "idle"
 BUSY = "busy"
 DEAD = "dead"
+
+
+def tail_of(result: Result, tail_lines: int | None) -> Result:
+    """``result`` with only the last ``tail_lines`` lines of its output."""
+    if tail_lines is None:
+        return result
+    lines = result.output.splitlines(keepends=True)
+    if len(lines) <= tail_lines:
+        return result
+    kept = lines[len(lines) - tail_lines :] if tail_lines else []
+    return replace(
+        result, output="".join(kept), omitted_lines=result.omitted_lines + len(lines) - len(kept)
+    )
 
 
 def _iso(ts: float | None) -> str | None:
@@ -38,7 +51,9 @@ class Result:
     applied, exactly the bytes between this job's start and end, with the
     trailing newline kept when the command printed one. When the job printed
     more than the terminal's ring retains, ``output`` holds the retained tail
-    and ``dropped_lines`` says how many lines were lost from the front.
+    and ``dropped_lines`` says how many lines were lost from the front. A
+    snapshot asked for with ``tail_lines`` holds only that many last lines and
+    says in ``omitted_lines`` how many retained ones it left out.
     """
 
     job_id: str
@@ -56,6 +71,7 @@ class Result:
     signal: int | None = None
     note: str | None = None
     start_line: int | None = None  # ring line number where this job's output starts
+    omitted_lines: int = 0  # retained lines left out of this snapshot by ``tail_lines``
 
     @property
     def duration(self) -> float:

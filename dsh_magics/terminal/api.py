@@ -1,0 +1,137 @@
+"""The engine contract: what every backend offers and every adapter may use.
+
+Magics, tools, display, widgets, the CLI and the MCP server are typed against
+:class:`Engine`, never a concrete class. :class:`~dsh_magics.terminal.Registry`
+(in-process) and :class:`~dsh_magics.host.HostClient` (through the terminal
+host) both satisfy it, and ``tests/contract`` runs one suite against each.
+An adapter that needs something new adds it here (one method, one host table
+row, cases in the contract suite), never in the adapter.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from .. import jobs
+from .config import TerminalConfig
+from .result import ReadResult, Result, TerminalInfo
+
+#: An event listener: called with dicts ``{"type": "output" | "job_started" |
+#: "job_done" | "terminal" (| "host"), "session_id": ..., ...}``.
+Listener = Callable[[dict[str, Any]], None]
+
+
+@runtime_checkable
+class JobLookup(Protocol):
+    """``engine.jobs``: the jobs an engine knows, newest last."""
+
+    def all(self) -> builtins.list[jobs.Job]: ...
+
+    def running(self, owner: str | None = None) -> builtins.list[jobs.Job]: ...
+
+    def get(self, job_id: str) -> jobs.Job: ...
+
+    def latest(self, owner: str | None = None) -> jobs.Job | None: ...
+
+    def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Persistent bash terminals keyed by session id, and the jobs they run.
+
+    Every method raises :class:`~dsh_magics.errors.DshError` subclasses with
+    stable codes (``INVALID_ARGUMENT``, ``NO_SUCH_SESSION``, ``NO_SUCH_JOB``,
+    ``SESSION_BUSY``, ``TOO_MANY_SESSIONS``, ``HOST_UNAVAILABLE``); arguments
+    are checked by :mod:`dsh_magics.terminal.validation`, the same way in
+    every backend.
+    """
+
+    @property
+    def config(self) -> TerminalConfig:
+        """The configuration new terminals get."""
+        ...
+
+    @property
+    def jobs(self) -> JobLookup:
+        """Every job this engine knows (running and recently finished)."""
+        ...
+
+    # -- terminals ---------------------------------------------------------
+    def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
+        """Open the session's terminal if it has none; ``cd`` it to ``cwd``;
+        ``recreate`` replaces the shell. A missing ``cwd`` changes nothing."""
+        ...
+
+    def close(self, session_id: str) -> bool:
+        """Close one terminal (killing what runs in it); NO_SUCH_SESSION if none."""
+        ...
+
+    def close_all(self) -> int:
+        """Close every terminal of this engine; returns how many."""
+        ...
+
+    def list(self) -> builtins.list[TerminalInfo]:
+        """One row per open terminal."""
+        ...
+
+    def info(self, session_id: str) -> TerminalInfo:
+        """The session's row of :meth:`list` (NO_SUCH_SESSION if none)."""
+        ...
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a terminal (never raises for a bad id)."""
+        ...
+
+    # -- jobs --------------------------------------------------------------
+    def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:
+        """Start ``command`` (SESSION_BUSY if a job runs); its Job at once,
+        or its Result if it settled within ``wait_ms`` milliseconds."""
+        ...
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Result:
+        """The settled Result, or after ``timeout`` seconds a snapshot with
+        ``timed_out=True`` while the command keeps running."""
+        ...
+
+    def result(self, job_id: str, tail_lines: int | None = None) -> Result:
+        """A snapshot of the job without waiting. ``tail_lines=N`` keeps only
+        the last N lines of ``output`` (``omitted_lines`` counts the rest):
+        a live view asks for what it draws, not the whole retained output."""
+        ...
+
+    def job(self, job_id: str) -> jobs.Job:
+        """The job with this id (NO_SUCH_JOB if unknown or long finished)."""
+        ...
+
+    def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
+        """The newest job (of one session, or of any)."""
+        ...
+
+    def interrupt(self, session_id: str) -> jobs.Job | None:
+        """Ctrl-C to the running job's process group; the job, or None if idle."""
+        ...
+
+    # -- output ------------------------------------------------------------
+    def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
+        """The terminal's retained output: lines from ``since``, or the ``last`` N."""
+        ...
+
+    def output_seq(self, session_id: str) -> int:
+        """A counter that changes whenever the terminal has new output."""
+        ...
+
+    def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
+        """Block until :meth:`output_seq` differs from ``after_seq`` (or timeout)."""
+        ...
+
+    # -- events ------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every event, on an engine thread (be
+        quick); returns the function that unsubscribes."""
+        ...
+
+
+__all__ = ["Engine", "JobLookup", "Listener"]

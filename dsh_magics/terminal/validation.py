@@ -1,0 +1,86 @@
+"""Argument checks for every entry point of the engine contract, one wording each.
+
+The registry, the host (client and server) and the agent tools all call these,
+so a bad argument gets the same ``INVALID_ARGUMENT`` message wherever it
+enters; adapters may prefix the field name (``"command: ..."``) but never
+reword the problem.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from ..errors import InvalidArgument
+
+MAX_SESSION_ID = 200
+
+
+def _bad(message: str, field: str, **details: Any) -> InvalidArgument:
+    return InvalidArgument(message, field=field, **details)
+
+
+def _is_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _is_int(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int)
+
+
+def session_id(value: object) -> str:
+    """Session ids become part of thread names, listings and host messages,
+    so refuse the ones that would be ambiguous or unsafe."""
+    if not isinstance(value, str) or not value:
+        raise _bad("session id must be a non-empty string", "session_id")
+    if len(value) > MAX_SESSION_ID:
+        raise _bad(f"session id is longer than {MAX_SESSION_ID} characters", "session_id")
+    if "/" in value or "\\" in value or "\0" in value:
+        raise _bad("session id must not contain path separators", "session_id")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
+        raise _bad("session id must not contain control characters", "session_id")
+    if value.strip() != value:
+        raise _bad("session id must not start or end with whitespace", "session_id")
+    return value
+
+
+def command(value: object) -> str:
+    if not isinstance(value, str):
+        raise _bad("command must be a string", "command")
+    if not value.strip():
+        raise _bad("command must not be empty or only whitespace", "command")
+    return value
+
+
+def job_id(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise _bad("job id must be a non-empty string", "job_id")
+    return value
+
+
+def cwd(value: object) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise _bad("cwd must be a non-empty string", "cwd")
+    return value
+
+
+def wait_ms(value: object) -> float | None:
+    if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
+        raise _bad("wait_ms must be a number of milliseconds >= 0", "wait_ms")
+    return value  # type: ignore[return-value]
+
+
+def timeout(value: object) -> float | None:
+    if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
+        raise _bad("timeout must be a number of seconds >= 0", "timeout")
+    return value  # type: ignore[return-value]
+
+
+def count(value: object, name: str) -> int | None:
+    """A line number or a number of lines (``since``, ``last``, ``tail_lines``, ``after_seq``)."""
+    if value is not None and (not _is_int(value) or value < 0):  # type: ignore[operator]
+        raise _bad(f"{name} must be an integer >= 0", name)
+    return value  # type: ignore[return-value]
+
+
+__all__ = ["MAX_SESSION_ID", "command", "count", "cwd", "job_id", "session_id", "timeout", "wait_ms"]
