@@ -22,9 +22,12 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
 from . import protocol as P
-from .runtime import DEFAULT_NAME, FileLock, HostPaths, candidate_dirs, list_names
+from .runtime import DEFAULT_NAME, FileLock, HostPaths, candidate_dirs, list_names, validate_name
 
 ENV_MODE = "DSH_MAGICS_HOST"
+#: Join the host of this name (e.g. ``mcp``, where ``dsh-magics mcp`` keeps an
+#: agent's terminals) instead of choosing one; ``DSH_MAGICS_HOST=0`` still wins.
+ENV_NAME = "DSH_MAGICS_HOST_NAME"
 _ORIG_PYTHONPATH = "DSH_MAGICS_HOST_ORIG_PYTHONPATH"
 _LOG_MAX = 1024 * 1024
 
@@ -378,13 +381,17 @@ def jupyter_server_pid(environ: dict[str, str] | None = None, *, require_noteboo
 def choose_mode(configured: object = None, environ: dict[str, str] | None = None) -> ModeChoice:
     """``DSH_MAGICS_HOST`` (if set) wins over the config key, which wins over
     the automatic choice: the host under a Jupyter server, in-process
-    otherwise."""
+    otherwise. ``DSH_MAGICS_HOST_NAME`` names the host to join (unless the
+    mode is forced off)."""
     env = os.environ if environ is None else environ
     env_mode = parse_mode(env.get(ENV_MODE), ENV_MODE)
     cfg_mode = parse_mode(configured, "the host config key")
     mode, source = (env_mode, ENV_MODE) if env_mode != "auto" else (cfg_mode, "configuration")
     if mode == "off":
         return ModeChoice(False, True, DEFAULT_NAME, None, f"in-process (forced by {source})")
+    named = env.get(ENV_NAME, "").strip()
+    if named:
+        return ModeChoice(True, True, validate_name(named), None, f"the host {named!r} (chosen by {ENV_NAME})")
     if mode == "on":
         pid = jupyter_server_pid(env, require_notebook=False)
         if pid is not None:
