@@ -358,6 +358,19 @@ def _run_host(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# ------------------------------------------------------------------------ mcp
+def _add_mcp(p: argparse.ArgumentParser) -> None:
+    from .mcp.cli import add_arguments
+
+    add_arguments(p)
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from .mcp.cli import run
+
+    return run(args)
+
+
 #: name -> (help, add arguments, run).  Other adapters add rows here.
 COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
     "schema": ("show the harness bash tool schema for a configuration", _add_schema, _run_schema),
@@ -375,6 +388,11 @@ COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
         "start, inspect or stop the terminal host (terminals that outlive kernel restarts)",
         _add_host,
         _run_host,
+    ),
+    "mcp": (
+        "serve the bash_* agent tools as an MCP server on stdio (terminals in the terminal host)",
+        _add_mcp,
+        _run_mcp,
     ),
 }
 

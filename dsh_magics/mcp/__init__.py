@@ -1,0 +1,27 @@
+"""The agent tools as a Model Context Protocol server: ``dsh-magics mcp``.
+
+Agent hosts (desktop assistants, coding agents, IDEs) start it on stdio. Its
+terminals live in the per-user terminal host by default (host ``mcp``), so
+they survive the client's restart and a notebook attached to the same host
+shows them live; ``--in-process`` keeps them inside the server instead.
+
+Needs the optional extra (``pip install 'dsh-magics[mcp]'``); only
+:mod:`.server` imports the SDK, so the command line works without it and says
+what to install.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cli import DEFAULT_HOST, add_arguments, run
+
+__all__ = ["DEFAULT_HOST", "ToolServer", "add_arguments", "run", "session_for_client", "tool_list"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ToolServer", "session_for_client", "tool_list", "DEFAULT_SESSION"):
+        from . import server
+
+        return getattr(server, name)
+    raise AttributeError(name)

@@ -1,0 +1,305 @@
+"""The agent tools served over the Model Context Protocol (stdio).
+
+Built on the SDK's low-level server, because our schemas already exist as
+JSON (:mod:`dsh_magics.tools`): every tool that ``tools.schemas()`` lists is
+served with its input schema and its result schema, so tools added there
+appear here without changes. A call goes through ``tools.call`` exactly as
+an in-process agent's would; only three things are added:
+
+* where the caller's own terminal is (its *session*: ``--session``, else
+  derived from the client's name, so a restarted client finds its shell);
+* the blocking call runs in a daemon thread, so the event loop keeps
+  reading: progress notifications flow during a long wait, and a cancelled
+  request returns at once (the job keeps running; so does the abandoned
+  waiter thread, until its own timeout, which it spends asleep);
+* ``{"error": ...}`` results become MCP tool errors (``isError``) with the
+  stable code in the text and in the structured content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from .. import tools
+from ..errors import InvalidArgument
+from ..terminal import validate_session_id
+from ..terminal.api import Engine
+from .render import render
+
+T = TypeVar("T")
+
+#: Any backend with the engine contract: the in-process registry or a host client.
+Backend = Engine
+
+SERVER_NAME = "dsh-magics"
+#: The caller's session when the client sends no name and none is configured.
+DEFAULT_SESSION = "mcp"
+#: A waiting call longer than this sends progress notifications, this often.
+PROGRESS_AFTER_S = 1.0
+PROGRESS_EVERY_S = 1.0
+
+_ANNOTATIONS = {
+    "bash_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "bash_list": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "bash_wait": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "bash_close": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
+    "bash_interrupt": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
+}
+
+INSTRUCTIONS = (
+    "Persistent bash terminals: the directory, variables and functions of a terminal persist "
+    "between commands, and terminals survive a restart of this client. bash_exec runs a "
+    "command and returns a job id at once (or the result, with wait_ms); bash_wait waits for "
+    "it. Omit session_id to use your own terminal; name another session to share its terminal."
+)
+
+
+def session_for_client(name: str | None) -> str:
+    """The caller's session for a client called ``name``: ``mcp-<name>``,
+    reduced to letters, digits, ``.``, ``_`` and ``-``; ``mcp`` without a name."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", (name or "").strip()).strip("-._")[:64]
+    return f"{DEFAULT_SESSION}-{text}" if text else DEFAULT_SESSION
+
+
+def output_schema(name: str) -> dict[str, Any] | None:
+    """The tool's result schema as MCP wants it (an object at the root)."""
+    schema = tools.OUTPUT_SCHEMAS.get(name)
+    if schema is None:
+        return None
+    schema = copy.deepcopy(schema)
+    if schema.get("type") != "object":
+        # bash_exec returns one of two objects: say so at the root too.
+        schema = {"type": "object", **schema}
+    return schema
+
+
+def tool_list() -> list[types.Tool]:
+    """Every tool ``dsh_magics.tools`` offers, with input and result schemas."""
+    out = []
+    for spec in tools.schemas("plain", bounds=True):
+        name = spec["name"]
+        out.append(
+            types.Tool(
+                name=name,
+                description=spec["description"],
+                input_schema=spec["parameters"],
+                output_schema=output_schema(name),
+                annotations=_ANNOTATIONS.get(name),
+            )
+        )
+    return out
+
+
+def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
+    """A ``tools.call`` result as MCP: structured content plus a short text;
+    ``{"error": ...}`` becomes ``isError`` with the code first in the text."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=render(name, result))],
+        structured_content=result,
+        is_error="error" in result,
+    )
+
+
+async def run_blocking(fn: Callable[[], T]) -> T:
+    """Run ``fn`` in a new daemon thread and await its result.
+
+    Not ``anyio.to_thread``: its workers are non-daemon, so an abandoned wait
+    (a cancelled request, a client gone mid-wait) would hold the process's
+    exit for up to the wait's timeout (tests/mcp/test_mcp_server.py::
+    test_in_process_exit_leaves_nothing pins a prompt exit). Cancelling the
+    awaiting task returns at once; the thread finishes on its own.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def deliver(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def target() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            error = e
+        try:
+            loop.call_soon_threadsafe(deliver, value, error)
+        except RuntimeError:
+            pass  # the loop is gone: nobody waits any more
+
+    threading.Thread(target=target, name="dsh-mcp-call", daemon=True).start()
+    return await future
+
+
+class ToolServer:
+    """The tools of one backend, served to MCP clients.
+
+    ``session`` fixes the caller's own session; None derives it from the
+    client's name (see :func:`session_for_client`).
+    """
+
+    def __init__(self, backend: Backend, *, session: str | None = None) -> None:
+        if session is not None:
+            try:
+                validate_session_id(session)
+            except InvalidArgument as e:
+                raise InvalidArgument(f"--session: {e.message}") from None
+        self.backend = backend
+        self.session = session
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=_version(),
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    # -- handlers ------------------------------------------------------------
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tool_list())
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        arguments = params.arguments
+        caller = self.caller_session(ctx)
+        work = functools.partial(
+            tools.call, name, arguments, caller_session=caller, registry=self.backend
+        )
+        waits_s = _wait_seconds(name, arguments)
+        try:
+            if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
+                result = await self._with_progress(ctx, work, waits_s, self._lines_probe(name, arguments))
+            else:
+                result = await run_blocking(work)
+        except Exception as e:  # noqa: BLE001 - tools.call never raises; a tool error, not a protocol one
+            result = {
+                "error": {
+                    "code": tools.INTERNAL_ERROR_CODE,
+                    "message": f"internal error ({type(e).__name__}): {e}"[:1000],
+                }
+            }
+        return to_call_result(name, result)
+
+    def caller_session(self, ctx: Any) -> str:
+        """The caller's own session: configured, else from the client's name."""
+        if self.session is not None:
+            return self.session
+        info = None
+        try:
+            params = ctx.session.client_params
+            info = params.client_info if params is not None else None
+        except AttributeError:
+            pass
+        return session_for_client(getattr(info, "name", None))
+
+    # -- progress --------------------------------------------------------------
+    async def _with_progress(
+        self,
+        ctx: Any,
+        work: Callable[[], dict[str, Any]],
+        total_s: float,
+        lines: Callable[[], int | None] | None,
+    ) -> dict[str, Any]:
+        started = time.monotonic()
+        result: dict[str, Any] = {}
+
+        async def ticker() -> None:
+            tick = 0
+            while True:
+                tick += 1
+                due = started + PROGRESS_AFTER_S + (tick - 1) * PROGRESS_EVERY_S
+                await anyio.sleep(max(0.0, due - time.monotonic()))
+                count = None
+                if lines is not None:
+                    try:
+                        count = await run_blocking(lines)
+                    except Exception:  # noqa: BLE001 - progress is best effort
+                        count = None
+                elapsed = time.monotonic() - started
+                message = f"waiting {elapsed:.0f}s"
+                if count is not None:
+                    message += f", {count} line{'s' if count != 1 else ''} of output so far"
+                await ctx.session.report_progress(round(elapsed, 3), total_s, message)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            result = await run_blocking(work)
+            tg.cancel_scope.cancel()
+        return result
+
+    def _lines_probe(self, name: str, arguments: Any) -> Callable[[], int | None] | None:
+        """How many lines the awaited job has printed so far (bash_wait only)."""
+        if name != "bash_wait" or not isinstance(arguments, dict):
+            return None
+        job_id = arguments.get("job_id")
+        if not isinstance(job_id, str) or not job_id:
+            return None
+        backend = self.backend
+        state: dict[str, Any] = {}
+
+        def probe() -> int | None:
+            if "owner" not in state:
+                job = backend.job(job_id)
+                snapshot = backend.result(job_id)
+                state["owner"] = job.owner
+                state["start"] = snapshot.start_line
+                if snapshot.start_line is None:
+                    return len(snapshot.output.splitlines())
+            if state["start"] is None:
+                return len(backend.result(job_id).output.splitlines())
+            read = backend.read(state["owner"], last=1)
+            return max(0, read.next_line - state["start"])
+
+        return probe
+
+    # -- running -----------------------------------------------------------------
+    async def serve_stdio(self) -> None:
+        """Serve one client on this process's stdin and stdout until it closes them."""
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+
+def _wait_seconds(name: str, arguments: Any) -> float | None:
+    """How long this call may block waiting, if it is a waiting call."""
+    if not isinstance(arguments, dict):
+        return None
+    for key in ("timeout_ms", "wait_ms"):
+        value = arguments.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return max(0.0, float(value) / 1000.0)
+    if name == "bash_wait":
+        return tools.DEFAULT_WAIT_TIMEOUT_MS / 1000.0
+    return None
+
+
+def _wants_progress(ctx: Any) -> bool:
+    meta = getattr(ctx, "meta", None)
+    if isinstance(meta, dict):
+        return meta.get("progress_token", meta.get("progressToken")) is not None
+    return getattr(meta, "progress_token", None) is not None
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("dsh-magics")
+    except Exception:  # noqa: BLE001 - a source checkout without metadata
+        return "0"
