@@ -14,13 +14,13 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .magics import load_ipython_extension as _load
+    from .extension import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .magics import unload_ipython_extension as _unload
+    from .extension import unload_ipython_extension as _unload
 
     _unload(ipython)
 

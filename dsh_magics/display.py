@@ -25,8 +25,7 @@ from typing import Any, Protocol
 
 from . import jobs
 from .errors import DshError
-from .terminal import Registry, Result, TerminalInfo
-from .terminal.render import (
+from .render import (
     TAIL_LINES,
     result_header,
     result_html,
@@ -34,6 +33,7 @@ from .terminal.render import (
     terminals_html,
     terminals_text,
 )
+from .terminal import Registry, Result, TerminalInfo
 
 # Set when the interpreter is exiting: background views stop publishing
 # (the kernel's sockets are being torn down) and return quietly.

@@ -1,64 +1,33 @@
-"""IPython magics over the terminal engine: ``%bash_exec``, ``%bash_wait`` & co.
+"""The magics class over the engine contract: ``%bash_exec``, ``%bash_wait`` & co.
 
-A thin adapter. Everything a terminal *does* is the engine's
-(:mod:`dsh_magics.terminal`); this module parses arguments, picks this
-notebook's default session, turns engine errors into one-line ``UsageError``s,
-and decides how a job shows itself:
-
-* in a notebook (an ipykernel front end), ``%bash_exec`` opens an output area
-  that a background thread keeps re-rendering until the job settles, and the
-  waiting magics stream into one display updated in place;
-* in plain terminal IPython, waiting magics print the job's lines to stdout
-  as they arrive, and values show their text reprs.
-
-A kernel interrupt (the stop button, Ctrl-C) while a magic waits becomes a
-real Ctrl-C for the job; the magic returns the interrupted result and the
-terminal stays usable.
+Parses arguments, picks this notebook's session and decides how a job shows
+itself (live output areas under a kernel, stdout in plain IPython). Loading,
+unloading and formatters are :mod:`dsh_magics.extension`'s.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
-import functools
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
 from . import display as dsp
 from . import jobs
 from .errors import DshError, InvalidArgument, NoSuchJob
+from .magic_args import parse, session_arg, usage_errors
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
 from .terminal import ReadResult, Registry, Result, TerminalInfo, default_registry
-from .terminal.render import info_html, info_text, read_html, read_text
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 # Options of %bash_exec that take a value; everything after the options is
 # the command, passed to bash verbatim (quotes, pipes and all).
 _EXEC_VALUED = {"--session", "-s", "--wait-ms"}
-
-
-def _engine_errors(fn: F) -> F:
-    """Engine errors become one clear line (``UsageError``), never a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except DshError as e:
-            raise UsageError(f"{e.code}: {e.message}") from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def split_options(line: str, valued: set[str]) -> tuple[str, str]:
@@ -341,25 +310,25 @@ class BashMagics(Magics):
     # the magics
     @line_magic
     @magic_arguments()
-    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @session_arg()
     @argument(
         "--cwd", default=None, help="Change the terminal's directory (relative to its current one)."
     )
     @argument("--recreate", action="store_true", help="Replace the shell with a fresh one.")
-    @_engine_errors
+    @usage_errors
     def bash_attach(self, line: str) -> TerminalInfo:
         """Open (or reuse) a persistent terminal; optionally cd it or start it afresh.
 
         Example: %bash_attach --cwd ~/project
         """
-        args = parse_argstring(self.bash_attach, line)
+        args = parse(self.bash_attach, line)
         return self.registry.attach(
             self._session(args.session), cwd=args.cwd, recreate=args.recreate
         )
 
     @line_cell_magic
     @magic_arguments()
-    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @session_arg()
     @argument(
         "--wait-ms",
         type=int,
@@ -372,7 +341,7 @@ class BashMagics(Magics):
         help="Block until the job is done, streaming its output live (Ctrl-C interrupts it).",
     )
     @argument("command", nargs="*", help="The bash command (the rest of the line, verbatim).")
-    @_engine_errors
+    @usage_errors
     def bash_exec(self, line: str, cell: str | None = None) -> Any:
         """Run a command in the persistent terminal; returns a job handle at once.
 
@@ -386,24 +355,22 @@ class BashMagics(Magics):
             r = %bash_exec --wait-ms 500 ls  # Result if done within 500 ms
         """
         opts, rest = split_options(line, _EXEC_VALUED)
-        args = parse_argstring(self.bash_exec, opts)
+        args = parse(self.bash_exec, opts)
         if args.wait and args.wait_ms is not None:
-            raise UsageError("INVALID_ARGUMENT: use either --wait or --wait-ms, not both")
+            raise InvalidArgument("use either --wait or --wait-ms, not both")
         if args.wait_ms is not None and args.wait_ms < 0:
-            raise UsageError("INVALID_ARGUMENT: --wait-ms must be >= 0")
+            raise InvalidArgument("--wait-ms must be >= 0")
         if cell is not None:
             if rest.strip():
-                raise UsageError(
-                    "INVALID_ARGUMENT: %%bash_exec takes the command from the cell body; "
+                raise InvalidArgument(
+                    "%%bash_exec takes the command from the cell body; "
                     f"unexpected text on the first line: {rest.strip()!r}"
                 )
             command = cell
         else:
             command = rest
         if not command.strip():
-            raise UsageError(
-                "INVALID_ARGUMENT: no command given (usage: %bash_exec [options] command...)"
-            )
+            raise InvalidArgument("no command given (usage: %bash_exec [options] command...)")
         session = self._session(args.session)
         if args.wait:
             before = self.registry.latest_job(session)
@@ -438,13 +405,8 @@ class BashMagics(Magics):
         default=None,
         help="Give up waiting after N ms (the job keeps running).",
     )
-    @argument(
-        "--session",
-        "-s",
-        default=None,
-        help="Without a job id: wait for this session's latest job.",
-    )
-    @_engine_errors
+    @session_arg("Without a job id: wait for this session's latest job.")
+    @usage_errors
     def bash_wait(self, line: str) -> Result:
         """Wait for a job, streaming its output; returns its Result.
 
@@ -453,38 +415,38 @@ class BashMagics(Magics):
 
         Example: r = %bash_wait --timeout-ms 2000
         """
-        args = parse_argstring(self.bash_wait, line)
+        args = parse(self.bash_wait, line)
         if args.timeout_ms is not None and args.timeout_ms < 0:
-            raise UsageError("INVALID_ARGUMENT: --timeout-ms must be >= 0")
+            raise InvalidArgument("--timeout-ms must be >= 0")
         job = self._find_job(args.job_id, args.session)
         timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
         return self._wait_streaming(job, timeout)
 
     @line_magic
     @magic_arguments()
-    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @session_arg()
     @argument("--lines", "-n", type=int, default=None, help="Only the last N lines.")
-    @_engine_errors
+    @usage_errors
     def bash_read(self, line: str) -> ReadResult:
         """The terminal's retained output (no input is sent); .lines has every line read.
 
         Example: %bash_read --lines 20
         """
-        args = parse_argstring(self.bash_read, line)
+        args = parse(self.bash_read, line)
         if args.lines is not None and args.lines < 0:
-            raise UsageError("INVALID_ARGUMENT: --lines must be >= 0")
+            raise InvalidArgument("--lines must be >= 0")
         return self.registry.read(self._session(args.session), last=args.lines)
 
     @line_magic
     @magic_arguments()
-    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
-    @_engine_errors
+    @session_arg()
+    @usage_errors
     def bash_interrupt(self, line: str) -> Result | None:
         """Send Ctrl-C to the running job (the shell survives); returns its Result.
 
         Example: %bash_interrupt
         """
-        args = parse_argstring(self.bash_interrupt, line)
+        args = parse(self.bash_interrupt, line)
         session = self._session(args.session)
         job = self.registry.interrupt(session)
         if job is None:
@@ -500,21 +462,21 @@ class BashMagics(Magics):
 
     @line_magic
     @magic_arguments()
-    @argument("--session", "-s", default=None, help="Session id (default: this notebook's).")
+    @session_arg()
     @argument(
         "--all",
         action="store_true",
         help="Close every terminal listed by %%bash_list (with the terminal host: every notebook's).",
     )
-    @_engine_errors
+    @usage_errors
     def bash_close(self, line: str) -> None:
         """Close a terminal (killing the shell and everything it started).
 
         Example: %bash_close --session build
         """
-        args = parse_argstring(self.bash_close, line)
+        args = parse(self.bash_close, line)
         if args.all and args.session is not None:
-            raise UsageError("INVALID_ARGUMENT: use either --session or --all, not both")
+            raise InvalidArgument("use either --session or --all, not both")
         if args.all:
             n = self.registry.close_all()
             print(f"closed {n} terminal{'s' if n != 1 else ''}")
@@ -525,13 +487,13 @@ class BashMagics(Magics):
 
     @line_magic
     @magic_arguments()
-    @_engine_errors
+    @usage_errors
     def bash_list(self, line: str) -> dsp.TerminalTable:
         """The open terminals; ★/* marks this notebook's default session.
 
         Example: %bash_list
         """
-        parse_argstring(self.bash_list, line)
+        parse(self.bash_list, line)
         ident = self.identity
         return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe())
 
@@ -569,172 +531,3 @@ class BashMagics(Magics):
 def _stdout_write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
-
-
-# ---------------------------------------------------------------------------
-# extension entry points and process cleanup
-
-_STATE_ATTR = "_dsh_magics_state"
-
-
-class _State:
-    def __init__(self, magics: BashMagics) -> None:
-        self.magics = magics
-        self.formatters: list[tuple[Any, type, Any]] = []
-        self.submodules: list[Any] = []
-
-
-def load_ipython_extension(ip: Any) -> None:
-    """``%load_ext dsh_magics``: register the magics (idempotent, reload-safe)."""
-    if getattr(ip, _STATE_ATTR, None) is not None:
-        unload_ipython_extension(ip)
-    from .host import select_registry
-
-    try:
-        registry = select_registry(_host_setting(ip))
-    except DshError as e:
-        raise UsageError(f"{e.code}: {e.message}") from None
-    magics = BashMagics(shell=ip, registry=registry)
-    ip.register_magics(magics)
-    state = _State(magics)
-    setattr(ip, _STATE_ATTR, state)
-    if magics not in ip.configurables:
-        ip.configurables.append(magics)
-    ip.events.register("post_run_cell", magics.post_run_cell)
-    _register_formatters(ip, state)
-    _install_process_cleanup()
-    for name in ("inspector_magic", "panel_magic"):
-        try:
-            mod = __import__(f"dsh_magics.widgets.{name}", fromlist=["register"])
-        except ImportError:
-            continue
-        register = getattr(mod, "register", None)
-        if register is None:
-            continue
-        try:
-            register(ip)
-        except Exception as e:  # noqa: BLE001 - an optional add-on must not break the magics
-            print(f"dsh_magics: {name} not loaded: {e}", file=sys.stderr)
-            continue
-        state.submodules.append(mod)
-
-
-def unload_ipython_extension(ip: Any) -> None:
-    """Remove the magics, hooks and formatters. Terminals are *not* closed:
-    ``%reload_ext`` must not lose the user's shells (exit closes them)."""
-    state: _State | None = getattr(ip, _STATE_ATTR, None)
-    if state is None:
-        return
-    magics = state.magics
-    mm = ip.magics_manager
-    for kind in ("line", "cell"):
-        table = mm.magics[kind]
-        for name, fn in list(table.items()):
-            if getattr(fn, "__self__", None) is magics:
-                del table[name]
-    if mm.registry.get(type(magics).__name__) is magics:
-        del mm.registry[type(magics).__name__]
-    try:
-        ip.events.unregister("post_run_cell", magics.post_run_cell)
-    except ValueError:
-        pass
-    if magics in ip.configurables:
-        ip.configurables.remove(magics)
-    for formatter, typ, old in state.formatters:
-        formatter.pop(typ, None)
-        if old is not None:
-            formatter.for_type(typ, old)
-    for mod in state.submodules:
-        unregister = getattr(mod, "unregister", None)
-        if unregister is not None:
-            try:
-                unregister(ip)
-            except Exception:  # noqa: BLE001
-                pass
-    magics.close()
-    setattr(ip, _STATE_ATTR, None)
-
-
-def _register_formatters(ip: Any, state: _State) -> None:
-    """Reprs for the engine's plain dataclasses (TerminalInfo, ReadResult),
-    registered with IPython rather than added to the engine's classes."""
-    fmts = ip.display_formatter.formatters
-    plain, rich = fmts["text/plain"], fmts["text/html"]
-    pairs: list[tuple[Any, type, Any]] = [
-        (plain, TerminalInfo, lambda obj, p, cycle: p.text(info_text(obj))),
-        (rich, TerminalInfo, info_html),
-        (plain, ReadResult, lambda obj, p, cycle: p.text(read_text(obj))),
-        (rich, ReadResult, read_html),
-    ]
-    for formatter, typ, fn in pairs:
-        old = formatter.for_type(typ, fn)
-        state.formatters.append((formatter, typ, old))
-
-
-_cleanup_installed = False
-_previous_handlers: dict[int, Any] = {}
-# Signals that end the process without running atexit: SIGTERM (jupyter_client
-# sends it to a kernel that does not exit in time) and SIGHUP (a closed
-# terminal window, for plain IPython).
-_FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def _host_setting(ip: Any) -> Any:
-    """``c.BashMagics.host`` from the configuration (the magics object that
-    would carry it does not exist yet when the registry is chosen)."""
-    try:
-        return ip.config.BashMagics.get("host", "auto")
-    except AttributeError:
-        return "auto"
-
-
-def close_all_terminals() -> None:
-    """Close every terminal of this process (kernel shutdown, restart, exit);
-    with the terminal host, detach instead: the notebook's terminals live on."""
-    dsp.closing.set()
-    from .host import detach_on_shutdown
-
-    if detach_on_shutdown():
-        return
-    try:
-        default_registry().close_all()
-    except Exception:  # noqa: BLE001 - best effort at exit
-        pass
-
-
-def _on_fatal_signal(signum: int, frame: Any) -> None:
-    # Close the shells first, then let the previous handler (or the default
-    # action) end the process as it would have without us.
-    close_all_terminals()
-    prev = _previous_handlers.get(signum, signal.SIG_DFL)
-    if callable(prev):
-        prev(signum, frame)
-        return
-    if prev == signal.SIG_IGN:
-        return
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def _install_process_cleanup() -> None:
-    """atexit (normal exit, and ipykernel's shutdown and restart path) plus
-    SIGTERM/SIGHUP. The engine registers its own atexit too; ours also stops
-    live views before the kernel's sockets go away. SIGKILL cannot be caught;
-    the engine's parent-death signal is what covers it."""
-    global _cleanup_installed
-    if _cleanup_installed:
-        return
-    _cleanup_installed = True
-    default_registry()  # created first, so our atexit handler runs before its own
-    atexit.register(close_all_terminals)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in _FATAL_SIGNALS:
-        try:
-            prev = signal.getsignal(signum)
-            if prev is _on_fatal_signal or prev == signal.SIG_IGN:
-                continue
-            _previous_handlers[signum] = prev
-            signal.signal(signum, _on_fatal_signal)
-        except (ValueError, OSError):
-            pass

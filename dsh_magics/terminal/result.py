@@ -100,16 +100,6 @@ class Result:
         d["ended_at"] = _iso(self.ended_at)
         return d
 
-    def __repr__(self) -> str:
-        from .render import result_text
-
-        return result_text(self)
-
-    def _repr_html_(self) -> str:
-        from .render import result_html
-
-        return result_html(self)
-
 
 @dataclass
 class TerminalInfo:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import threading
 import time
+from html import escape
 from typing import Any
 
 from ..errors import DshError
 from ..harness import ERAS, OUTCOMES, POLICIES, LiveStatus
+from ..render import LITERAL
 from .inspector_backend import HarnessBackend
 from .inspector_html import (
     CSS,
@@ -363,7 +365,9 @@ class Inspector:
                 self.error.value = ""
         except DshError as exc:  # one line, never a traceback in the widget
             if self._widget is not None:
-                self.error.value = f'<div class="dsh-insp dsh-fail">{exc.code}: {exc.message}</div>'
+                self.error.value = (
+                    f'<div class="dsh-insp dsh-fail {LITERAL}">{escape(str(exc))}</div>'
+                )
 
     def _refresh(self) -> None:
         """Push the current view into the widget (if built): controls, badge, panes."""

@@ -8,13 +8,14 @@ rendering.  So nothing is ever blank, and the two can never disagree.
 Static viewers strip ``<style>`` and sometimes ``class`` attributes, so every
 highlight is also carried by plain markup: ``+``/``−`` signs, ``<ins>``/``<del>``,
 ``▶`` for the current row, ✔/✘ for checks.  CSS only makes it prettier.
-``data-*`` attributes give tests stable hooks.
+``data-*`` attributes give tests stable hooks. Text is literal (``LITERAL``).
 """
 
 from __future__ import annotations
 
 from html import escape
 
+from ..render import LITERAL
 from .inspector_state import (
     DescriptionView,
     EraView,
@@ -83,7 +84,7 @@ def badge_html(view: InspectorView) -> str:
     detail = f' <span class="dsh-note">{escape(b.detail)}</span>' if b.detail else ""
     loading = ' data-loading="1"' if b.loading else ""
     return (
-        f'<div class="dsh-insp"><span class="dsh-badge dsh-src-{b.source}" data-source="{b.source}"'
+        f'<div class="dsh-insp {LITERAL}"><span class="dsh-badge dsh-src-{b.source}" data-source="{b.source}"'
         f' data-version="{escape(b.version)}"{loading}>{escape(b.text)}</span>{detail}</div>'
     )
 
@@ -344,7 +345,7 @@ def section_html(view: InspectorView, key: str) -> str:
         body = catalog_html(view.catalog)
     else:
         raise KeyError(key)
-    return f'<div class="dsh-insp" data-section="{key}">{body}</div>'
+    return f'<div class="dsh-insp {LITERAL}" data-section="{key}">{body}</div>'
 
 
 def render_html(view: InspectorView) -> str:
@@ -355,7 +356,7 @@ def render_html(view: InspectorView) -> str:
         keys.append(("Catalog", "catalog"))
     for title, key in keys:
         parts.append(f"<h4>{escape(title)}</h4>{section_html(view, key)}")
-    return '<div class="dsh-inspector-static">' + "\n".join(parts) + "</div>"
+    return f'<div class="dsh-inspector-static {LITERAL}">' + "\n".join(parts) + "</div>"
 
 
 # ----------------------------------------------------------------------------- text

@@ -11,17 +11,17 @@ Usage::
     %bash_schema --catalog path/to/docs/tool-catalog.md
     %bash_schema --text                            # print the plain-text rendering
 
-Bad input prints one line ``CODE: message`` (no traceback) and returns nothing.
+Bad input is one ``UsageError`` line (``CODE: message``), like every other magic.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from typing import Any
 
-from ..errors import DshError, InvalidArgument
+from ..errors import InvalidArgument
+from ..magic_args import usage_errors
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,26 +62,25 @@ def _parser() -> _Parser:
     return p
 
 
+@usage_errors
 def bash_schema(line: str = "") -> Any:
     """The ``%bash_schema`` line magic (see the module docstring)."""
     from .inspector import inspect
 
     try:
-        args = _parser().parse_args(shlex.split(line))
-        controls: dict[str, Any] = {}
-        for name in ("era", "background", "sandbox", "preset", "baseline"):
-            value = getattr(args, name)
-            if value is not None:
-                controls[name] = value
-        insp = inspect(source=args.source, version=args.version, catalog=args.catalog, **controls)
+        words = shlex.split(line)
+    except ValueError as exc:  # unbalanced quotes
+        raise InvalidArgument(f"%bash_schema: {exc}") from None
+    try:
+        args = _parser().parse_args(words)
     except _HelpShown:
         return None
-    except DshError as exc:
-        print(f"{exc.code}: {exc.message}", file=sys.stderr)
-        return None
-    except ValueError as exc:  # shlex: unbalanced quotes
-        print(f"INVALID_ARGUMENT: %bash_schema: {exc}", file=sys.stderr)
-        return None
+    controls: dict[str, Any] = {}
+    for name in ("era", "background", "sandbox", "preset", "baseline"):
+        value = getattr(args, name)
+        if value is not None:
+            controls[name] = value
+    insp = inspect(source=args.source, version=args.version, catalog=args.catalog, **controls)
     if args.text:
         print(repr(insp))
         return None

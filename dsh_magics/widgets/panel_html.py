@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import os
 
+from ..render import LITERAL
 from ..terminal import TerminalInfo
 from .panel_state import JobRow, Notice, OutputView, PanelView
 
@@ -102,7 +103,7 @@ def summary_html(view: PanelView) -> str:
         parts.append(f"{busy} busy")
     if dead:
         parts.append(f"{dead} dead")
-    return f'<div class="dsh-panel-summary"><b>Terminals</b> · {esc(" · ".join(parts))}</div>'
+    return f'<div class="dsh-panel-summary {LITERAL}"><b>Terminals</b> · {esc(" · ".join(parts))}</div>'
 
 
 def _terminal_row(t: TerminalInfo, view: PanelView) -> str:
@@ -124,12 +125,12 @@ def _terminal_row(t: TerminalInfo, view: PanelView) -> str:
 def terminals_html(view: PanelView) -> str:
     if not view.terminals:
         return (
-            '<div class="dsh-panel-terminals dsh-muted">No terminal is open yet. Send a command '
+            f'<div class="dsh-panel-terminals dsh-muted {LITERAL}">No terminal is open yet. Send a command '
             "(this notebook's terminal starts on its first command) or attach one.</div>"
         )
     rows = "".join(_terminal_row(t, view) for t in view.terminals)
     return (
-        '<table class="dsh-panel-table dsh-panel-terminals"><thead><tr><th>session</th>'
+        f'<table class="dsh-panel-table dsh-panel-terminals {LITERAL}"><thead><tr><th>session</th>'
         "<th>status</th><th>cwd</th><th>running job</th><th>age</th><th>lines</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
     )
@@ -140,7 +141,7 @@ def notice_html(notice: Notice | None) -> str:
         return ""
     code = f' data-code="{esc(notice.code)}"' if notice.code else ""
     return (
-        f'<div class="dsh-panel dsh-notice dsh-notice-{esc(notice.kind)}"{code}>'
+        f'<div class="dsh-panel dsh-notice dsh-notice-{esc(notice.kind)} {LITERAL}"{code}>'
         f"{esc(notice.line)}</div>"
     )
 
@@ -164,7 +165,7 @@ def output_header_text(out: OutputView, now: float) -> str:
 def output_header_html(view: PanelView) -> str:
     out = view.output
     return (
-        f'<div class="dsh-panel-outhead" data-session="{esc(out.session_id)}"'
+        f'<div class="dsh-panel-outhead {LITERAL}" data-session="{esc(out.session_id)}"'
         f' data-retained="{out.retained}" data-dropped="{out.dropped}">'
         f"<b>Output</b> · {esc(output_header_text(out, view.now))}</div>"
     )
@@ -181,7 +182,7 @@ def output_html(view: PanelView) -> str:
         body = '<pre class="dsh-muted">(no output yet)</pre>'
     else:
         body = f"<pre>{esc(out.text)}</pre>"
-    return f'<div class="dsh-panel-out" data-session="{esc(out.session_id)}">{body}</div>'
+    return f'<div class="dsh-panel-out {LITERAL}" data-session="{esc(out.session_id)}">{body}</div>'
 
 
 def _job_row(j: JobRow, view: PanelView) -> str:
@@ -199,10 +200,10 @@ def _job_row(j: JobRow, view: PanelView) -> str:
 
 def jobs_html(view: PanelView) -> str:
     if not view.jobs:
-        return '<div class="dsh-panel-jobs dsh-muted">No jobs yet.</div>'
+        return f'<div class="dsh-panel-jobs dsh-muted {LITERAL}">No jobs yet.</div>'
     rows = "".join(_job_row(j, view) for j in view.jobs)
     return (
-        '<table class="dsh-panel-table dsh-panel-jobs"><thead><tr><th>job</th><th>session</th>'
+        f'<table class="dsh-panel-table dsh-panel-jobs {LITERAL}"><thead><tr><th>job</th><th>session</th>'
         f"<th>command</th><th>status</th><th>time</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
@@ -213,7 +214,7 @@ def jobs_html(view: PanelView) -> str:
 def render_html(view: PanelView) -> str:
     """A static snapshot of the panel (nbconvert, GitHub, classic viewers)."""
     return (
-        f'{CSS}<div class="dsh-panel dsh-panel-static">{summary_html(view)}'
+        f'{CSS}<div class="dsh-panel dsh-panel-static {LITERAL}">{summary_html(view)}'
         f"{terminals_html(view)}{notice_html(view.notice)}{output_header_html(view)}"
         f"{output_html(view)}<h4>Recent jobs</h4>{jobs_html(view)}"
         '<div class="dsh-muted">Static snapshot: run the cell in a notebook with widgets '

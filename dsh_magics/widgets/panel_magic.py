@@ -18,17 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..errors import DshError
+from ..magic_args import parse, session_arg, usage_errors
 from .panel_state import DEFAULT_TAIL
 
 MAGIC_NAME = "bash_panel"
 
 
 @magic_arguments()
-@argument("--session", "-s", default=None, help="terminal to select (default: this notebook's)")
+@session_arg("Terminal to select (default: this notebook's).")
 @argument(
     "--lines",
     "-n",
@@ -36,6 +35,7 @@ MAGIC_NAME = "bash_panel"
     default=DEFAULT_TAIL,
     help=f"how many retained lines the output pane shows (default {DEFAULT_TAIL})",
 )
+@usage_errors
 def bash_panel(line: str = "") -> Any:
     """Show the terminal panel: every terminal of this kernel, the selected
     terminal's live output, recent jobs, and buttons to send a command as a
@@ -46,11 +46,8 @@ def bash_panel(line: str = "") -> Any:
     """
     from .panel import panel
 
-    args = parse_argstring(bash_panel, line)
-    try:
-        return panel(args.session, lines=args.lines)
-    except DshError as exc:
-        raise UsageError(f"{exc.code}: {exc.message}") from None
+    args = parse(bash_panel, line)
+    return panel(args.session, lines=args.lines)
 
 
 def register(ipython: Any) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from IPython.utils.capture import capture_output
 
-from dsh_magics.terminal import ReadResult, TerminalInfo
+from dsh_magics.terminal import ReadResult, Result, TerminalInfo
 from tests.magics.conftest import magics_of
 
 MAGICS = [
@@ -53,7 +55,8 @@ def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> Non
             assert ip.find_line_magic(name) is None
         assert ip.find_cell_magic("bash_exec") is None
         for fmt in _formatters(ip):
-            assert TerminalInfo not in fmt.type_printers and ReadResult not in fmt.type_printers
+            for typ in (Result, TerminalInfo, ReadResult):
+                assert typ not in fmt.type_printers
         assert not any(type(c).__name__ == "BashMagics" for c in ip.configurables)
     finally:
         with capture_output():
@@ -63,7 +66,7 @@ def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> Non
         m.live_display = "off"
     assert ip.find_line_magic("bash_exec") is not None
     for fmt in _formatters(ip):
-        assert TerminalInfo in fmt.type_printers
+        assert Result in fmt.type_printers and TerminalInfo in fmt.type_printers
 
 
 def test_loading_twice_is_harmless(ip, session: str) -> None:
@@ -91,3 +94,17 @@ def test_config_traits_are_settable_with_percent_config(ip, session: str) -> Non
     with capture_output() as cap:
         ip.run_line_magic("config", "BashMagics")
     assert "default_session" in cap.stdout and "live_display" in cap.stdout
+
+
+def test_the_engine_imports_no_presentation() -> None:
+    """The engine's values carry no reprs: IPython learns them from the extension."""
+    code = (
+        "import sys, dsh_magics.terminal, dsh_magics.jobs\n"
+        "bad = [m for m in sys.modules if m in ('dsh_magics.render', 'dsh_magics.display')"
+        " or m.startswith('IPython')]\n"
+        "assert not bad, bad\n"
+        "from dsh_magics.terminal import Result\n"
+        "assert '_repr_html_' not in vars(Result)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

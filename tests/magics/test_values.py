@@ -110,7 +110,9 @@ def test_interrupt_on_an_idle_terminal_says_so(ip) -> None:
 
 def test_result_reprs_show_status_exit_duration_and_a_counted_tail(ip) -> None:
     r = ip.run_line_magic("bash_exec", "--wait-ms 10000 seq 1 100; (exit 2)")
-    text, html = repr(r), r._repr_html_()
+    # The extension's formatters draw it (the engine's dataclass has no reprs).
+    bundle, _ = ip.display_formatter.format(r)
+    text, html = bundle["text/plain"], bundle["text/html"]
     assert r.job_id in text and "failed (exit 2)" in text and "s" in text.splitlines()[0]
     assert "60 lines omitted" in text and text.splitlines()[-1] == "100"
     assert "\n1\n" not in text  # the head is left out, the tail shown

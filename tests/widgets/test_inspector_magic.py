@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from dsh_magics.widgets.inspector import Inspector
@@ -56,20 +57,23 @@ def test_catalog_option_loads_the_catalog(ip: InteractiveShell) -> None:
         ("--bogus", "INVALID_ARGUMENT"),
     ],
 )
-def test_bad_input_prints_one_line_without_traceback(
-    ip: InteractiveShell, capsys, line: str, code: str
-) -> None:
-    result = ip.run_line_magic("bash_schema", f"--source model {line}")
-    assert result is None
+def test_bad_input_is_one_usage_error_line(ip: InteractiveShell, line: str, code: str) -> None:
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic("bash_schema", f"--source model {line}")
+    assert str(err.value).startswith(f"{code}: ") and "\n" not in str(err.value)
+
+
+def test_bad_input_shows_one_line_without_traceback(ip: InteractiveShell, capsys) -> None:
+    ip.run_cell("%bash_schema --source model --sandbox sideways")
     captured = capsys.readouterr()
     lines = [ln for ln in captured.err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"{code}: ")
+    assert len(lines) == 1 and lines[0].startswith("UsageError: INVALID_ARGUMENT: "), lines
     assert "Traceback" not in captured.err + captured.out
 
 
 def test_malformed_catalog_names_the_line(ip: InteractiveShell, capsys, tmp_path: Path) -> None:
     bad = tmp_path / "tool-catalog.md"
     bad.write_text("# Tool Schema Catalog\n\n## `@x/y`\n\n### `t`\n\n```python\n{}\n```\n")
-    assert ip.run_line_magic("bash_schema", f"--source model --catalog {bad}") is None
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("CATALOG_MALFORMED: ") and f"{bad}:7:" in err
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic("bash_schema", f"--source model --catalog {bad}")
+    assert str(err.value).startswith("CATALOG_MALFORMED: ") and f"{bad}:7:" in str(err.value)

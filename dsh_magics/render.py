@@ -1,10 +1,8 @@
-"""Text and HTML renderings of engine values, for IPython reprs and live views.
+"""Text and HTML renderings of engine values (results, reads, terminal lists).
 
-Pure functions with no IPython import, so the engine's values can show
-themselves well in a notebook (and in plain IPython) without the engine
-depending on Jupyter. Every rendering shows the *tail* of the output and says
-how many lines it left out, because the head of a long build log is rarely
-what the reader wants and a silent cut would be mistaken for the whole output.
+Pure functions, no IPython import: the extension registers them as formatters
+and the live views call them. Renderings show the output's tail and say how
+much they left out. HTML is literal text: see :data:`LITERAL`.
 """
 
 from __future__ import annotations
@@ -15,9 +13,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .result import ReadResult, Result, TerminalInfo
+    from .terminal import ReadResult, Result, TerminalInfo
 
 TAIL_LINES = 40
+
+#: Classes on the root of every HTML fragment this package renders. JupyterLab
+#: typesets ``$…$``, ``$$…$$`` and ``\\(…\\)`` in HTML outputs and widget
+#: HTML as math; its MathJax skips elements with ``mathjax_ignore`` (and
+#: classic front ends skip ``tex2jax_ignore``), and never looks inside
+#: ``<pre>``/``<code>``. Every user-derived text is also escaped and sits in
+#: ``<code>``/``<pre>``. Pinned by tests/browser/test_literal_text.py.
+LITERAL = "dsh-literal tex2jax_ignore mathjax_ignore"
 
 _STATUS_COLOURS = {
     "running": "#1f6feb",
@@ -35,6 +41,12 @@ _PRE = (
     "margin:4px 0;padding:4px 6px;max-height:30em;overflow:auto;background:rgba(127,127,127,0.08)"
 )
 _MUTED = "color:#57606a;font-style:italic"
+_CODE = "font-family:inherit;font-size:inherit;background:none;padding:0"
+
+
+def code(text: object) -> str:
+    """``text`` escaped, in a ``<code>`` that looks like its surroundings."""
+    return f'<code style="{_CODE}">{html.escape(str(text))}</code>'
 
 
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
@@ -117,14 +129,15 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
         label = status_word(r) if r.status == "completed" else r.status.replace("_", " ")
         timing = f" · {r.duration:.2f}s"
     exit_txt = "" if r.exit_code is None else f" · exit {r.exit_code}"
-    note_html = "".join(f'<div style="{_MUTED}">{html.escape(n)}</div>' for n in notes)
+    note_html = "".join(f'<div style="{_MUTED}">{code(n)}</div>' for n in notes)
     body = html.escape("\n".join(lines))
     pre = f'<pre style="{_PRE}">{body}</pre>' if lines else ""
     return (
-        f'<div class="dsh-result dsh-status-{html.escape(r.status)}" style="{_MONO}">'
-        f"<div>{_badge(label, _badge_key(r))} <b>{html.escape(r.job_id)}</b>"
-        f" @ {html.escape(r.session_id)}{exit_txt}{timing}</div>"
-        f'<div style="{_MUTED}" title="{html.escape(r.command)}">$ {html.escape(_short(r.command))}</div>'
+        f'<div class="dsh-result dsh-status-{html.escape(r.status)} {LITERAL}" style="{_MONO}">'
+        f"<div>{_badge(label, _badge_key(r))} <b>{code(r.job_id)}</b>"
+        f" @ {code(r.session_id)}{exit_txt}{timing}</div>"
+        f'<div style="{_MUTED}" title="{html.escape(r.command)}">'
+        f"{code('$ ' + _short(r.command))}</div>"
         f"{note_html}{pre}</div>"
     )
 
@@ -157,10 +170,10 @@ def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
         notes.append(f"{rr.dropped} lines dropped by the ring")
     if omitted:
         notes.append(f"{omitted} lines omitted above (all are in .lines)")
-    running = f" · job {html.escape(rr.job_id)} running" if rr.job_id else ""
+    running = f" · job {code(rr.job_id)} running" if rr.job_id else ""
     note_html = "".join(f'<div style="{_MUTED}">{html.escape(n)}</div>' for n in notes)
     return (
-        f'<div class="dsh-read" style="{_MONO}"><div><b>{html.escape(rr.session_id)}</b>'
+        f'<div class="dsh-read {LITERAL}" style="{_MONO}"><div><b>{code(rr.session_id)}</b>'
         f" · {_span(rr)}{running}</div>{note_html}"
         f'<pre style="{_PRE}">{html.escape(chr(10).join(lines))}</pre></div>'
     )
@@ -207,32 +220,26 @@ def terminals_html(
     head = ""
     if default_session is not None:
         started = any(i.session_id == default_session for i in infos)
+        note = f' <span style="{_MUTED}">({code(default_note)})</span>' if default_note else ""
         head = (
-            f"<div>default session: <b>{html.escape(default_session)}</b>"
-            + (
-                f' <span style="{_MUTED}">({html.escape(default_note)})</span>'
-                if default_note
-                else ""
-            )
+            f"<div>default session: <b>{code(default_session)}</b>{note}"
             + ("" if started else f' <span style="{_MUTED}">not started yet</span>')
             + "</div>"
         )
+    root = f'<div class="dsh-terminals {LITERAL}" style="{_MONO}">{head}'
     if not infos:
-        return f'<div class="dsh-terminals" style="{_MONO}">{head}<div style="{_MUTED}">no terminals open</div></div>'
+        return f'{root}<div style="{_MUTED}">no terminals open</div></div>'
     rows = []
     for i in infos:
         star = " ★" if i.session_id == default_session else ""
-        job = html.escape(i.job_id) if i.job_id else ""
+        job = code(i.job_id) if i.job_id else ""
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
-            f"<tr><td><b>{html.escape(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
-            f"<td>{html.escape(i.cwd or '')}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+            f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
+            f"<td>{code(i.cwd or '')}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
         f'<th style="text-align:left">{h}</th>'
         for h in ("session", "status", "cwd", "running job", "pid")
     )
-    return (
-        f'<div class="dsh-terminals" style="{_MONO}">{head}'
-        f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
+    return f"{root}<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
