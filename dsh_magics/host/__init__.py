@@ -121,13 +121,3 @@ def active_client() -> HostClient | None:
 def current_mode() -> ModeChoice | None:
     """What :func:`select_registry` decided last, with a reason to show users."""
     return _choice
-
-
-def _reset_for_tests() -> None:
-    global _client, _choice
-    with _lock:
-        if _client is not None:
-            _client.detach()
-        _client = None
-        _choice = None
-

@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import dataclasses
+import inspect
 import json
 import logging
 import os
@@ -40,11 +41,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import jobs
-from ..errors import DshError, HostUnavailable, InvalidArgument, NoSuchJob
+from ..errors import DshError, HostUnavailable, NoSuchJob
 from ..terminal import validation as V
+from ..terminal.api import Engine
 from ..terminal.config import TerminalConfig
-from ..terminal.registry import validate_session_id
-from ..terminal.result import SHELL_EXITED, ReadResult, Result, TerminalInfo, tail_of
+from ..terminal.result import SHELL_EXITED, Result, TerminalInfo, tail_of
 from . import protocol as P
 from .lifecycle import ensure_host, probe
 from .runtime import HostPaths
@@ -151,13 +152,10 @@ class _JobsView:
         self._client = client
 
     def all(self) -> builtins.list[jobs.Job]:
-        return [self._client._proxy(w) for w in self._client._call("jobs", {"results": False})]
+        return self._client._op("jobs", results=False)  # type: ignore[no-any-return]
 
     def running(self, owner: str | None = None) -> builtins.list[jobs.Job]:
-        args: dict[str, Any] = {"running": True, "results": False}
-        if owner is not None:
-            args["owner"] = owner
-        return [self._client._proxy(w) for w in self._client._call("jobs", args)]
+        return self._client._op("jobs", owner=owner, running=True, results=False)  # type: ignore[no-any-return]
 
     def get(self, job_id: str) -> jobs.Job:
         return self._client.job(job_id)
@@ -166,7 +164,7 @@ class _JobsView:
         return self._client.latest_job(owner)
 
     def __len__(self) -> int:
-        return len(self._client._call("jobs", {"results": False}))
+        return len(self._client._call("jobs", {"results": False}))  # no proxies needed to count
 
 
 class HostClient:
@@ -175,8 +173,6 @@ class HostClient:
     ``watch_pid`` is handed to a host this client has to start (the Jupyter
     server whose life the host follows); ``autostart=False`` only joins.
     """
-
-    mode = "host"
 
     def __init__(
         self,
@@ -534,9 +530,7 @@ class HostClient:
         return job
 
     def _fetch_result(self, job_id: str) -> Result:
-        raw = self._call("result", {"job_id": job_id})
-        with self._plock:
-            return self._adopt(P.result_from_wire(raw))
+        return self._op("result", job_id=job_id)  # type: ignore[no-any-return]
 
     def _trim_proxies(self) -> None:
         if len(self._proxies) <= _MAX_PROXIES:
@@ -558,7 +552,22 @@ class HostClient:
             return False
 
     # ------------------------------------------------------------------
-    # the engine API
+    # the engine API: one generic call over protocol.OPERATIONS
+    def _op(self, name: str, **kwargs: Any) -> Any:
+        """Call operation ``name``: the arguments are checked here with the
+        row's checks (the same the engine runs, so a bad argument costs no
+        round trip and reads the same), the value converted back by kind."""
+        op = P.OPERATIONS[name]
+        value = self._call(name, op.check(kwargs))
+        if op.returns == "job":
+            return None if value is None else self._proxy(value)
+        if op.returns == "jobs":
+            return [self._proxy(w) for w in value]
+        if op.returns == "result":
+            with self._plock:
+                return self._adopt(P.result_from_wire(value))
+        return P.FROM_WIRE.get(op.returns, P.FROM_WIRE["raw"])(value)
+
     @property
     def config(self) -> TerminalConfig:
         """The host's terminal configuration."""
@@ -575,36 +584,23 @@ class HostClient:
         return _JobsView(self)
 
     def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
-        validate_session_id(session_id)
-        args: dict[str, Any] = {"session_id": session_id, "recreate": bool(recreate)}
-        if cwd is not None:
-            args["cwd"] = cwd
-        base = _cwd()
-        if base:
-            args["base_cwd"] = base
-        info = P.info_from_wire(self._call("attach", args))
+        info = self._op("attach", session_id=session_id, cwd=cwd, recreate=recreate, base_cwd=_cwd())
         with self._plock:
             self._known_sessions.add(session_id)
-        return info
+        return info  # type: ignore[no-any-return]
 
     def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:  # noqa: A003
-        validate_session_id(session_id)
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command must not be empty")
-        if wait_ms is not None and (
-            isinstance(wait_ms, bool) or not isinstance(wait_ms, (int, float)) or wait_ms < 0
-        ):
-            raise InvalidArgument("wait_ms must be a number >= 0")
+        V.session_id(session_id)
+        V.command(command)
+        V.wait_ms(wait_ms)  # in the engine's order, before capping it
         started = time.monotonic()
-        args: dict[str, Any] = {"session_id": session_id, "command": command}
-        if wait_ms is not None:
-            args["wait_ms"] = min(wait_ms, _BLOCK * 1000)
-        base = _cwd()
-        if base:
-            args["base_cwd"] = base
-        value = self._call("exec", args)
+        value = self._op(
+            "exec",
+            session_id=session_id,
+            command=command,
+            wait_ms=None if wait_ms is None else min(wait_ms, _BLOCK * 1000),
+            base_cwd=_cwd(),
+        )
         noted = self._note_session(session_id)
         if "result" in value:
             result = P.result_from_wire(value["result"])
@@ -621,11 +617,10 @@ class HostClient:
         return job
 
     def wait(self, job_id: str, timeout: float | None = None) -> Result:
+        """Waits on the local job proxy (settled by the host's ``job_done``
+        event), so no request blocks a host thread."""
+        V.timeout(timeout)
         job = self.job(job_id)
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
-        ):
-            raise InvalidArgument("timeout must be a number of seconds >= 0")
         if job.wait(timeout):
             return job.result
         return self.result(job_id)
@@ -635,95 +630,73 @@ class HostClient:
         job = self.job(job_id)
         if job.done and isinstance(job.result, Result):
             return tail_of(job.result, tail_lines)
-        args: dict[str, Any] = {"job_id": job_id}
-        if tail_lines is not None:
-            args["tail_lines"] = tail_lines
-        raw = self._call("result", args)
-        with self._plock:
-            return self._adopt(P.result_from_wire(raw))
+        return self._op("result", job_id=job_id, tail_lines=tail_lines)  # type: ignore[no-any-return]
 
     def job(self, job_id: str) -> jobs.Job:
-        if not isinstance(job_id, str) or not job_id:
-            raise InvalidArgument("job id must be a non-empty string")
+        V.job_id(job_id)
         with self._plock:
             job = self._proxies.get(job_id)
         if job is not None:
             return job
         try:
-            wire = self._call("job", {"job_id": job_id})
+            return self._op("job", job_id=job_id)  # type: ignore[no-any-return]
         except NoSuchJob:
             if job_id in self._lost_jobs:
                 raise NoSuchJob(
-                    f"job {job_id!r} ran in a terminal host that has exited; the job and its terminal are gone"
+                    f"job {job_id!r} ran in a terminal host that has exited; the job and its terminal are gone",
+                    job_id=job_id,
                 ) from None
             raise
-        return self._proxy(wire)
-
-    def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
-        args = {} if session_id is None else {"session_id": session_id}
-        wire = self._call("latest_job", args)
-        return None if wire is None else self._proxy(wire)
-
-    def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
-        validate_session_id(session_id)
-        args: dict[str, Any] = {"session_id": session_id}
-        if since is not None:
-            args["since"] = since
-        if last is not None:
-            args["last"] = last
-        return P.read_from_wire(self._call("read", args))
-
-    def interrupt(self, session_id: str) -> jobs.Job | None:
-        validate_session_id(session_id)
-        wire = self._call("interrupt", {"session_id": session_id})
-        return None if wire is None else self._proxy(wire)
-
-    def close(self, session_id: str) -> bool:
-        validate_session_id(session_id)
-        return bool(self._call("close", {"session_id": session_id}))
-
-    def close_all(self) -> int:
-        """Close every terminal *of the host* (all notebooks' terminals)."""
-        return int(self._call("close_all", {}))
-
-    def list(self) -> builtins.list[TerminalInfo]:  # noqa: A003
-        return [P.info_from_wire(d) for d in self._call("list", {})]
-
-    def info(self, session_id: str) -> TerminalInfo:
-        validate_session_id(session_id)
-        return P.info_from_wire(self._call("info", {"session_id": session_id}))
 
     def exists(self, session_id: str) -> bool:
         if not isinstance(session_id, str) or not session_id:
             return False
-        return bool(self._call("exists", {"session_id": session_id}))
+        return bool(self._op("exists", session_id=session_id))
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
         """Block until the terminal has output newer than ``after_seq``
         (served in slices, so no request holds a host thread for long)."""
-        validate_session_id(session_id)
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
-        ):
-            raise InvalidArgument("timeout must be a number of seconds >= 0")
+        V.session_id(session_id)
+        V.timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             slice_ = _BLOCK if deadline is None else max(0.0, min(_BLOCK, deadline - time.monotonic()))
             asked = time.monotonic()
-            seq = int(
-                self._call("wait_output", {"session_id": session_id, "after_seq": after_seq, "timeout": slice_})
-            )
+            seq = int(self._op("wait_output", session_id=session_id, after_seq=after_seq, timeout=slice_))
             if seq != after_seq or (deadline is not None and time.monotonic() >= deadline):
                 return seq
             if time.monotonic() - asked < slice_ * 0.9:
                 return seq  # returned early without news: the shell is dead
 
-    def output_seq(self, session_id: str) -> int:
-        validate_session_id(session_id)
-        return int(self._call("output_seq", {"session_id": session_id}))
-
     def __repr__(self) -> str:
         return f"<HostClient {self.paths.name} {self._state} socket={self.paths.socket}>"
+
+
+def _remote(op: P.Operation) -> Callable[..., Any]:
+    """A HostClient method for a table row with no client-side logic: bind
+    the call by the contract's signature, send it, convert the value."""
+    contract = getattr(Engine, op.name)
+    signature = inspect.signature(contract)
+
+    def method(self: HostClient, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        call = dict(bound.arguments)
+        del call["self"]
+        return self._op(op.name, **call)
+
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = contract.__doc__
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    return method
+
+
+# read, interrupt, close, close_all, list, info, latest_job, output_seq, ...:
+# every contract operation HostClient does not define itself is generated.
+for _op in P.OPERATIONS.values():
+    if _op.engine_method == _op.name and hasattr(Engine, _op.name) and _op.name not in vars(HostClient):
+        setattr(HostClient, _op.name, _remote(_op))
+del _op
 
 
 def _detach_at_exit(ref: weakref.ref[HostClient]) -> None:

@@ -17,6 +17,10 @@ Shapes (``v`` is :data:`VERSION` on every line)::
 Engine values travel as plain dicts of their dataclass fields (not
 ``to_dict()``, which renders times as ISO text for people): the client
 rebuilds the very same dataclasses with the ``*_from_wire`` functions.
+
+The operations are the rows of :data:`OPERATIONS` (name, engine method,
+argument checks, how the value travels); the server and the client are both
+generic over it, so an operation is one engine method plus one row.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .. import errors, jobs
+from ..terminal import validation as V
 from ..terminal.result import ReadResult, Result, TerminalInfo
 
 VERSION = 1
@@ -180,13 +185,6 @@ def event_to_wire(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def event_from_wire(event: dict[str, Any]) -> dict[str, Any]:
-    out = dict(event)
-    if isinstance(out.get("result"), dict):
-        out["result"] = result_from_wire(out["result"])
-    return out
-
-
 def _shallow(obj: Any) -> dict[str, Any]:
     # Not dataclasses.asdict: it deep-copies, and a read of 4000 lines would
     # copy every one of them before JSON encodes them anyway.
@@ -233,3 +231,122 @@ def protocol_error(reason: str, message: str) -> errors.DshError:
     It is the caller's mistake, so it carries ``INVALID_ARGUMENT`` plus a
     machine-readable ``details.protocol`` reason."""
     return errors.InvalidArgument(message, protocol=reason)
+
+
+# ---------------------------------------------------------------------------
+# the operations
+
+#: Value kinds: how an operation's value goes on the wire and comes back.
+#: The client turns "job" and "jobs" into its own job proxies.
+TO_WIRE: dict[str, Callable[[Any], Any]] = {
+    "raw": lambda v: v,
+    "info": info_to_wire,
+    "infos": lambda v: [info_to_wire(i) for i in v],
+    "read": read_to_wire,
+    "result": result_to_wire,
+    "job": lambda v: None if v is None else job_to_wire(v),
+}
+FROM_WIRE: dict[str, Callable[[Any], Any]] = {
+    "raw": lambda v: v,
+    "info": info_from_wire,
+    "infos": lambda v: [info_from_wire(d) for d in v],
+    "read": read_from_wire,
+    "result": result_from_wire,
+}
+
+Check = Callable[[Any, str], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One row of the host protocol.
+
+    ``args`` maps each wire argument to its check from
+    :mod:`dsh_magics.terminal.validation` (the engine's own, so the wording
+    is the same through the host); ``required`` names those that must be
+    there. ``method`` is the engine method called with the checked
+    arguments as keywords (None: the host handles the op itself).
+    ``returns`` is the value kind (:data:`TO_WIRE`). ``block`` names a
+    timeout argument the host caps, so no request holds a thread for long.
+    """
+
+    name: str
+    args: Mapping[str, Check] = dataclasses.field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    returns: str = "raw"
+    method: str | None = ""
+    block: str | None = None
+
+    @property
+    def engine_method(self) -> str | None:
+        return self.name if self.method == "" else self.method
+
+    def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Refuse unknown and missing arguments, run each check; an argument
+        given as None counts as not given (and is left out)."""
+        unknown = set(args) - set(self.args)
+        if unknown:
+            raise errors.InvalidArgument(
+                f"unknown argument(s) for {self.name}: {', '.join(sorted(map(str, unknown)))}"
+            )
+        out: dict[str, Any] = {}
+        for name, check in self.args.items():
+            value = args.get(name)
+            if value is None:
+                if name in self.required:
+                    raise errors.InvalidArgument(f"missing argument {name!r} for {self.name}", field=name)
+                continue
+            out[name] = check(value, name)
+        return out
+
+
+def _any_str(value: Any, name: str) -> str:
+    """``exists`` takes any string: a malformed id simply does not exist."""
+    return V.text(value, name)  # type: ignore[return-value]
+
+
+_SID = {"session_id": V.session_id}
+
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        # the host's own operations
+        Operation("hello", {"client": V.mapping}, method=None),
+        Operation("status", method=None),
+        Operation("subscribe", {"types": V.strings}, method=None),
+        Operation("detach", method=None),
+        Operation("shutdown", method=None),
+        # the engine contract
+        Operation(
+            "attach",
+            {**_SID, "cwd": V.cwd, "recreate": V.flag, "base_cwd": V.text},
+            ("session_id",),
+            "info",
+        ),
+        Operation(
+            "exec",
+            {**_SID, "command": V.command, "wait_ms": V.wait_ms, "base_cwd": V.text},
+            ("session_id", "command"),
+            "exec",
+        ),
+        Operation("wait", {"job_id": V.job_id, "timeout": V.timeout}, ("job_id",), "result", block="timeout"),
+        Operation("result", {"job_id": V.job_id, "tail_lines": V.count}, ("job_id",), "result"),
+        Operation("job", {"job_id": V.job_id}, ("job_id",), "job"),
+        Operation("latest_job", _SID, (), "job"),
+        Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", method=None),
+        Operation("read", {**_SID, "since": V.count, "last": V.count}, ("session_id",), "read"),
+        Operation("interrupt", _SID, ("session_id",), "job"),
+        Operation("close", _SID, ("session_id",)),
+        Operation("close_all"),
+        Operation("list", returns="infos"),
+        Operation("info", _SID, ("session_id",), "info"),
+        Operation("exists", {"session_id": _any_str}, ("session_id",)),
+        Operation(
+            "wait_output",
+            {**_SID, "after_seq": V.count, "timeout": V.timeout},
+            ("session_id", "after_seq"),
+            block="timeout",
+        ),
+        Operation("output_seq", _SID, ("session_id",)),
+    )
+}

@@ -215,29 +215,20 @@ class HostServer:
         self._stopping = threading.Event()
         self.stop_reason = ""
         self._unsubscribe: Callable[[], None] | None = None
-        self._ops: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
+        # Operations the host answers itself (or wraps); every other row of
+        # protocol.OPERATIONS is a plain call of the engine method it names.
+        self._hooks: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
             "hello": self._op_hello,
             "status": self._op_status,
-            "attach": self._op_attach,
-            "exec": self._op_exec,
-            "wait": self._op_wait,
-            "result": self._op_result,
-            "job": self._op_job,
-            "latest_job": self._op_latest_job,
-            "jobs": self._op_jobs,
-            "read": self._op_read,
-            "interrupt": self._op_interrupt,
-            "close": self._op_close,
-            "close_all": self._op_close_all,
-            "list": self._op_list,
-            "info": self._op_info,
-            "exists": self._op_exists,
-            "wait_output": self._op_wait_output,
-            "output_seq": self._op_output_seq,
             "subscribe": self._op_subscribe,
             "detach": self._op_detach,
             "shutdown": self._op_shutdown,
+            "attach": self._op_attach,
+            "exec": self._op_exec,
+            "jobs": self._op_jobs,
         }
+        missing = [n for n, o in P.OPERATIONS.items() if o.engine_method is None and n not in self._hooks]
+        assert not missing, f"host operations without a handler: {missing}"
 
     # ------------------------------------------------------------------
     # start and stop
@@ -449,17 +440,17 @@ class HostServer:
                 raise P.protocol_error(
                     "version", f"unsupported protocol version {version!r}; this host speaks version {P.VERSION}"
                 )
-            op = msg.get("op")
-            handler = self._ops.get(op) if isinstance(op, str) else None
-            if handler is None:
-                raise P.protocol_error("op", f"unknown operation {op!r}")
+            name = msg.get("op")
+            op = P.OPERATIONS.get(name) if isinstance(name, str) else None
+            if op is None:
+                raise P.protocol_error("op", f"unknown operation {name!r}")
             args = msg.get("args", {})
             if not isinstance(args, dict):
                 raise P.protocol_error("malformed", "args must be a JSON object")
             if self._stopping.is_set():
                 raise errors.HostUnavailable("the terminal host is shutting down")
             conn.msg_id = msg_id
-            value = handler(conn, args)
+            value = self._perform(conn, op, op.check(args))
             if value is _SENT:
                 return None
             return P.ok_reply(msg_id, value)
@@ -478,16 +469,26 @@ class HostServer:
             c.push(event)
 
     # ------------------------------------------------------------------
-    # operations (args already a dict; each checks its own fields)
+    # operations (arguments already checked against their table row)
+    def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
+        if op.block is not None:
+            limit = a.get(op.block)
+            a[op.block] = MAX_BLOCK_SECONDS if limit is None else min(limit, MAX_BLOCK_SECONDS)
+        hook = self._hooks.get(op.name)
+        if hook is not None:
+            return hook(conn, a)
+        method = op.engine_method
+        assert method is not None
+        return P.TO_WIRE[op.returns](getattr(self.registry, method)(**a))
+
     def _op_hello(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, optional={"client": dict})
         conn.client = dict(a.get("client") or {})
         out = self.describe()
         out["config"] = self.registry.config.to_dict()
+        out["operations"] = sorted(P.OPERATIONS)
         return out
 
     def _op_status(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a)
         out = self.describe()
         with self._conns_lock:
             conns = list(self._conns)
@@ -496,27 +497,26 @@ class HostServer:
         out["connections"] = len(conns)
         return out
 
+    def _where(self, sid: str, base: str | None) -> str | None:
+        """A new terminal starts where the calling kernel is, as in-process."""
+        if base and not self.registry.exists(sid) and os.path.isdir(base):
+            return base
+        return None
+
     def _op_attach(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str}, optional={"cwd": str, "recreate": bool, "base_cwd": str})
-        sid = a["session_id"]
-        cwd = a.get("cwd")
-        base = a.get("base_cwd")
-        if not self.registry.exists(sid) and base and os.path.isdir(base):
-            # A new terminal starts where the calling kernel is, as in-process.
-            cwd = os.path.join(base, os.path.expanduser(cwd)) if cwd else base
-        info = self.registry.attach(sid, cwd=cwd, recreate=bool(a.get("recreate", False)))
-        return P.info_to_wire(info)
+        base = self._where(a["session_id"], a.pop("base_cwd", None))
+        if base is not None:
+            cwd = a.get("cwd")
+            a["cwd"] = os.path.join(base, os.path.expanduser(cwd)) if cwd else base
+        return P.info_to_wire(self.registry.attach(**a))
 
     def _op_exec(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str, "command": str}, optional={"wait_ms": (int, float), "base_cwd": str})
         sid = a["session_id"]
         wait_ms = a.get("wait_ms")
         if wait_ms is not None:
-            if wait_ms < 0:
-                raise errors.InvalidArgument("wait_ms must be a number >= 0")
             wait_ms = min(wait_ms, MAX_BLOCK_SECONDS * 1000)
-        base = a.get("base_cwd")
-        if base and not self.registry.exists(sid) and os.path.isdir(base):
+        base = self._where(sid, a.get("base_cwd"))
+        if base is not None:
             try:
                 self.registry.attach(sid, cwd=base)
             except errors.DshError:
@@ -561,85 +561,20 @@ class HostServer:
             return {"result": P.result_to_wire(job.result)}
         return {"job": P.job_to_wire(job)}
 
-    def _op_wait(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"job_id": str}, optional={"timeout": (int, float)})
-        timeout = a.get("timeout")
-        if timeout is None or timeout > MAX_BLOCK_SECONDS:
-            timeout = MAX_BLOCK_SECONDS
-        return P.result_to_wire(self.registry.wait(a["job_id"], timeout=timeout))
-
-    def _op_result(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"job_id": str}, optional={"tail_lines": int})
-        return P.result_to_wire(self.registry.result(a["job_id"], tail_lines=a.get("tail_lines")))
-
-    def _op_job(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"job_id": str})
-        return P.job_to_wire(self.registry.job(a["job_id"]))
-
-    def _op_latest_job(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, optional={"session_id": str})
-        job = self.registry.latest_job(a.get("session_id"))
-        return None if job is None else P.job_to_wire(job)
-
     def _op_jobs(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, optional={"owner": str, "running": bool, "results": bool})
         table = self.registry.jobs
-        found: list[jobs.Job] = table.running(a.get("owner")) if a.get("running") else table.all()
-        if not a.get("running") and a.get("owner") is not None:
-            found = [j for j in found if j.owner == a["owner"]]
+        owner = a.get("owner")
+        found: list[jobs.Job] = table.running(owner) if a.get("running") else table.all()
+        if not a.get("running") and owner is not None:
+            found = [j for j in found if j.owner == owner]
         with_result = a.get("results", True)
         return [P.job_to_wire(j, with_result=with_result) for j in found]
-
-    def _op_read(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str}, optional={"since": int, "last": int})
-        return P.read_to_wire(self.registry.read(a["session_id"], since=a.get("since"), last=a.get("last")))
-
-    def _op_interrupt(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str})
-        job = self.registry.interrupt(a["session_id"])
-        return None if job is None else P.job_to_wire(job)
-
-    def _op_close(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str})
-        return self.registry.close(a["session_id"])
-
-    def _op_close_all(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a)
-        n = self.registry.close_all()
-        log.info("client pid %s closed all %d terminal(s)", conn.peer_pid, n)
-        return n
-
-    def _op_list(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a)
-        return [P.info_to_wire(i) for i in self.registry.list()]
-
-    def _op_info(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str})
-        return P.info_to_wire(self.registry.info(a["session_id"]))
-
-    def _op_exists(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str})
-        return self.registry.exists(a["session_id"])
-
-    def _op_wait_output(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str, "after_seq": int}, optional={"timeout": (int, float)})
-        timeout = a.get("timeout")
-        if timeout is None or timeout > MAX_BLOCK_SECONDS:
-            timeout = MAX_BLOCK_SECONDS
-        if timeout < 0:
-            raise errors.InvalidArgument("timeout must be a number of seconds >= 0")
-        return self.registry.wait_output(a["session_id"], a["after_seq"], timeout)
-
-    def _op_output_seq(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a, required={"session_id": str})
-        return self.registry.output_seq(a["session_id"])
 
     def _op_subscribe(self, conn: _Conn, a: dict[str, Any]) -> Any:
         """Start (or re-filter) this connection's event stream. ``types``
         limits it to some event types: a client without listeners of its
         own only needs ``job_done``, and every event it does not get is a
         wake-up saved on both sides."""
-        _fields(a, optional={"types": list})
         types = a.get("types")
         if types is not None:
             unknown = [t for t in types if t not in EVENT_TYPES]
@@ -652,37 +587,12 @@ class HostServer:
         return sorted(conn.types)
 
     def _op_detach(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a)
         log.info("client pid %s detached; its terminals keep running", conn.peer_pid)
         return True
 
     def _op_shutdown(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        _fields(a)
         self.stop(f"stop requested by pid {conn.peer_pid}")
         return {"pid": os.getpid()}
-
-
-def _fields(
-    a: dict[str, Any],
-    required: dict[str, type | tuple[type, ...]] | None = None,
-    optional: dict[str, type | tuple[type, ...]] | None = None,
-) -> None:
-    """Check a request's arguments: names known, types right (bool is not an int)."""
-    required = required or {}
-    optional = optional or {}
-    unknown = set(a) - set(required) - set(optional)
-    if unknown:
-        raise errors.InvalidArgument(f"unknown argument(s): {', '.join(sorted(map(str, unknown)))}")
-    for name, types in {**required, **optional}.items():
-        if name not in a or (a[name] is None and name in optional):
-            if name in required:
-                raise errors.InvalidArgument(f"missing argument {name!r}")
-            continue
-        value = a[name]
-        want = types if isinstance(types, tuple) else (types,)
-        if (isinstance(value, bool) and bool not in want) or not isinstance(value, want):
-            names = " or ".join(t.__name__ for t in want)
-            raise errors.InvalidArgument(f"argument {name!r} must be {names}, got {type(value).__name__}")
 
 
 def _pid_alive(pid: int) -> bool:

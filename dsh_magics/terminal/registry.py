@@ -112,6 +112,8 @@ class Registry:
         return self.jobs.get(V.job_id(job_id))
 
     def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
+        if session_id is not None:
+            V.session_id(session_id)
         return self.jobs.latest(session_id)
 
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:

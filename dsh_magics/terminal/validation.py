@@ -3,7 +3,8 @@
 The registry, the host (client and server) and the agent tools all call these,
 so a bad argument gets the same ``INVALID_ARGUMENT`` message wherever it
 enters; adapters may prefix the field name (``"command: ..."``) but never
-reword the problem.
+reword the problem. Every check is ``check(value, name) -> value``, with
+``None`` meaning "not given" (the host's operation table relies on both).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _is_int(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int)
 
 
-def session_id(value: object) -> str:
+def session_id(value: object, name: str = "session_id") -> str:
     """Session ids become part of thread names, listings and host messages,
     so refuse the ones that would be ambiguous or unsafe."""
     if not isinstance(value, str) or not value:
@@ -44,7 +45,7 @@ def session_id(value: object) -> str:
     return value
 
 
-def command(value: object) -> str:
+def command(value: object, name: str = "command") -> str:
     if not isinstance(value, str):
         raise _bad("command must be a string", "command")
     if not value.strip():
@@ -52,25 +53,25 @@ def command(value: object) -> str:
     return value
 
 
-def job_id(value: object) -> str:
+def job_id(value: object, name: str = "job_id") -> str:
     if not isinstance(value, str) or not value:
         raise _bad("job id must be a non-empty string", "job_id")
     return value
 
 
-def cwd(value: object) -> str | None:
+def cwd(value: object, name: str = "cwd") -> str | None:
     if value is not None and (not isinstance(value, str) or not value):
         raise _bad("cwd must be a non-empty string", "cwd")
     return value
 
 
-def wait_ms(value: object) -> float | None:
+def wait_ms(value: object, name: str = "wait_ms") -> float | None:
     if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
         raise _bad("wait_ms must be a number of milliseconds >= 0", "wait_ms")
     return value  # type: ignore[return-value]
 
 
-def timeout(value: object) -> float | None:
+def timeout(value: object, name: str = "timeout") -> float | None:
     if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
         raise _bad("timeout must be a number of seconds >= 0", "timeout")
     return value  # type: ignore[return-value]
@@ -83,4 +84,41 @@ def count(value: object, name: str) -> int | None:
     return value  # type: ignore[return-value]
 
 
-__all__ = ["MAX_SESSION_ID", "command", "count", "cwd", "job_id", "session_id", "timeout", "wait_ms"]
+def flag(value: object, name: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise _bad(f"{name} must be true or false", name)
+    return value
+
+
+def text(value: object, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _bad(f"{name} must be a string", name)
+    return value
+
+
+def mapping(value: object, name: str) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise _bad(f"{name} must be an object", name)
+    return value
+
+
+def strings(value: object, name: str) -> list[str] | None:
+    if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        raise _bad(f"{name} must be a list of strings", name)
+    return value
+
+
+__all__ = [
+    "MAX_SESSION_ID",
+    "command",
+    "count",
+    "cwd",
+    "flag",
+    "job_id",
+    "mapping",
+    "session_id",
+    "strings",
+    "text",
+    "timeout",
+    "wait_ms",
+]
