@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from ..errors import DshError
-from ..terminal import Registry, default_registry, set_default_registry
+from ..terminal import Engine, default_registry, set_default_registry
 from .client import HOST_GONE_NOTE, HostClient
 from .lifecycle import (
     ENV_MODE,
@@ -60,7 +60,7 @@ _choice: ModeChoice | None = None
 _lock = threading.Lock()
 
 
-def select_registry(configured: Any = None, *, environ: dict[str, str] | None = None) -> Registry | HostClient:
+def select_registry(configured: Any = None, *, environ: dict[str, str] | None = None) -> Engine:
     """Decide where this process's terminals live, install that registry as
     the process default and return it.
 

@@ -1,10 +1,12 @@
-"""A :class:`Registry` look-alike that talks to the terminal host.
+"""The engine contract (:class:`~dsh_magics.terminal.Engine`) served by the terminal host.
 
-The magics, agent tools and the panel were written against the engine's
-registry; they get this object instead (through
-:func:`dsh_magics.terminal.set_default_registry`) and do not change shape:
-the same methods, the same :class:`~dsh_magics.jobs.Job`, :class:`Result`,
+The magics, agent tools and the panel are typed against the contract; they
+get this object instead of the in-process registry (through
+:func:`dsh_magics.terminal.set_default_registry`) and see the same methods,
+the same :class:`~dsh_magics.jobs.Job`, :class:`Result`,
 :class:`TerminalInfo` and :class:`ReadResult` types, the same exceptions.
+Each call is one row of :data:`protocol.OPERATIONS`; only the calls with
+client-side logic (job proxies, local waits, sliced blocking) are written out.
 
 How it stays fast and simple:
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors, jobs
-from ..terminal import Registry, Result
+from ..terminal import Engine, Registry, Result
 from . import protocol as P
 from .runtime import FileLock, HostPaths
 
@@ -198,12 +198,12 @@ class HostServer:
         paths: HostPaths,
         *,
         watch_pid: int | None = None,
-        registry: Registry | None = None,
+        registry: Engine | None = None,
         max_request: int = P.MAX_REQUEST,
     ) -> None:
         self.paths = paths
         self.watch_pid = watch_pid
-        self.registry = registry if registry is not None else Registry()
+        self.registry: Engine = registry if registry is not None else Registry()
         self.max_request = max_request
         self.instance = secrets.token_hex(8)
         self.started_at = time.time()

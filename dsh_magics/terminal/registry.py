@@ -17,6 +17,7 @@ from typing import Any
 from .. import jobs
 from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
 from . import validation as V
+from .api import Engine
 from .config import TerminalConfig
 from .result import ReadResult, Result, TerminalInfo, tail_of
 from .terminal import Terminal
@@ -259,11 +260,11 @@ def _shq(s: str) -> str:
     return shlex.quote(s)
 
 
-_default: Registry | None = None
+_default: Engine | None = None
 _default_lock = threading.Lock()
 
 
-def default_registry() -> Registry:
+def default_registry() -> Engine:
     """The process-wide registry (created on first use, closed at exit)."""
     global _default
     with _default_lock:
@@ -274,7 +275,7 @@ def default_registry() -> Registry:
         return _default
 
 
-def set_default_registry(registry: Registry | None) -> None:
+def set_default_registry(registry: Engine | None) -> None:
     """Swap the process-wide registry (the host client uses this)."""
     global _default
     with _default_lock:

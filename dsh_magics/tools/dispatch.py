@@ -21,7 +21,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
-from ..terminal import Registry, Result, TerminalInfo, default_registry, validate_session_id
+from ..terminal import Engine, Result, TerminalInfo, default_registry
+from ..terminal import validation as V
 from .output_schemas import INTERNAL_ERROR_CODE
 from .schemas import DEFAULT_WAIT_TIMEOUT_MS, SPECS, TOOL_NAMES, validation_schema
 from .truncate import MIN_BUDGET_CHARS, OUTPUT_BUDGET_CHARS, bound
@@ -31,12 +32,20 @@ log = logging.getLogger(__name__)
 _VALIDATORS = {name: Draft202012Validator(validation_schema(name)) for name in TOOL_NAMES}
 _PARAM_TYPES = {name: {p.name: p.type for p in spec.params} for name, spec in SPECS.items()}
 _MAX_MESSAGE_CHARS = 1000
+#: Arguments the engine checks itself: a schema violation on one of them is
+#: reported in the engine's words (one wording per error, whoever checks).
+_ENGINE_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "session_id": V.session_id,
+    "command": V.command,
+    "job_id": V.job_id,
+    "cwd": V.cwd,
+}
 _READ_HINT = "bash_read with since pages through it"
 
 
 @dataclass(frozen=True)
 class _Ctx:
-    registry: Registry
+    registry: Engine
     caller: str | None
     budget: int
 
@@ -56,7 +65,7 @@ def call(
     arguments: dict[str, Any] | str | None = None,
     *,
     caller_session: str | None = None,
-    registry: Registry | None = None,
+    registry: Engine | None = None,
     output_budget: int = OUTPUT_BUDGET_CHARS,
 ) -> dict[str, Any]:
     """Run tool ``name`` with ``arguments`` and return a JSON-serialisable dict.
@@ -139,6 +148,12 @@ def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
     field = ".".join(str(p) for p in path)
     value = error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
+    engine_check = _ENGINE_CHECKS.get(field)
+    if engine_check is not None and kind != "type":
+        try:
+            engine_check(value, field)
+        except InvalidArgument as e:
+            return field, f"{field}: {e.message}"  # the engine's wording, as for any other caller
     if kind == "type":
         return field, f"{field}: expected {error.validator_value}, got {_json_type(value)}"
     if kind in ("minimum", "maximum"):
@@ -161,11 +176,17 @@ def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
     return field, f"{field}: {_short(error.message, 200)}"
 
 
-def _checked_session(sid: Any, field: str) -> str:
+def _checked(check: Callable[[Any, str], Any], value: Any, field: str) -> Any:
+    """The engine's own check (:mod:`dsh_magics.terminal.validation`), its
+    message prefixed with the tool argument it is about."""
     try:
-        return validate_session_id(sid)
+        return check(value, field)
     except InvalidArgument as e:
         raise InvalidArgument(f"{field}: {e.message}", field=field) from None
+
+
+def _checked_session(sid: Any, field: str) -> str:
+    return _checked(V.session_id, sid, field)  # type: ignore[no-any-return]
 
 
 def _json_type(value: Any) -> str:
@@ -254,9 +275,7 @@ def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
-    command = args["command"]
-    if not command.strip():
-        raise InvalidArgument("command: must not be blank", field="command")
+    command = _checked(V.command, args["command"], "command")
     res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"))
     if isinstance(res, Result):
         return _job_result(res, ctx.budget)

@@ -1,0 +1,130 @@
+"""The host protocol is one table: every row maps onto the engine contract
+or a host hook, the checks are the engine's own (same wording on the wire),
+and a new operation needs only an engine method and a row."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from dsh_magics.errors import InvalidArgument
+from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host import protocol as P
+from dsh_magics.host.server import HostServer
+from dsh_magics.terminal import Engine, Registry
+from dsh_magics.terminal import validation as V
+
+from .test_fuzz import Raw
+
+_CONTRACT = {
+    name
+    for name, member in vars(Engine).items()
+    if not name.startswith("_") and callable(member) and not isinstance(member, property)
+}
+
+
+def test_every_contract_method_has_a_row_and_every_row_a_handler() -> None:
+    rows = {name for name, op in P.OPERATIONS.items() if op.engine_method is not None}
+    # subscribe is the host's event stream, not a request/reply row.
+    assert _CONTRACT - {"subscribe"} <= rows | {"jobs"}, _CONTRACT - rows
+    for name, op in P.OPERATIONS.items():
+        if op.engine_method is not None:
+            assert callable(getattr(Registry, op.engine_method)), name
+            params = inspect.signature(getattr(Registry, op.engine_method)).parameters
+            host_only = {"base_cwd"}
+            assert set(op.args) - host_only <= set(params), (name, set(op.args) - set(params))
+        assert set(op.required) <= set(op.args), name
+        assert op.returns in P.TO_WIRE or op.returns in ("exec", "jobs"), name
+
+
+def test_the_client_has_every_contract_method() -> None:
+    for name in _CONTRACT:
+        assert callable(getattr(HostClient, name)), name
+        assert list(inspect.signature(getattr(HostClient, name)).parameters) == list(
+            inspect.signature(getattr(Engine, name)).parameters
+        ), name
+
+
+def test_table_checks_word_errors_like_the_engine() -> None:
+    op = P.OPERATIONS["read"]
+    with pytest.raises(InvalidArgument) as e:
+        op.check({"session_id": "s", "since": -1})
+    with pytest.raises(InvalidArgument) as direct:
+        V.count(-1, "since")
+    assert e.value.message == direct.value.message == "since must be an integer >= 0"
+    with pytest.raises(InvalidArgument, match="missing argument 'session_id' for read"):
+        op.check({})
+    with pytest.raises(InvalidArgument, match="unknown argument.*surprise"):
+        op.check({"session_id": "s", "surprise": 1})
+    assert op.check({"session_id": "s", "since": None}) == {"session_id": "s"}
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "message"),
+    [
+        ("exec", {"session_id": "s", "command": "  "}, "command must not be empty or only whitespace"),
+        ("exec", {"session_id": "s", "command": "true", "wait_ms": True}, "wait_ms must be a number of milliseconds >= 0"),
+        ("read", {"session_id": "a/b"}, "session id must not contain path separators"),
+        ("read", {"session_id": "s", "last": "3"}, "last must be an integer >= 0"),
+        ("result", {"job_id": "bash-x", "tail_lines": 1.5}, "tail_lines must be an integer >= 0"),
+        ("attach", {"session_id": "s", "recreate": "yes"}, "recreate must be true or false"),
+    ],
+)
+def test_the_wire_says_what_the_engine_says(client: HostClient, op: str, args: dict, message: str) -> None:
+    raw = Raw(client.paths.socket)
+    try:
+        raw.send(P.request(3, op, args))
+        reply = raw.reply()
+    finally:
+        raw.close()
+    assert reply["ok"] is False and reply["error"]["code"] == "INVALID_ARGUMENT"
+    assert reply["error"]["message"] == message
+
+
+def test_hello_lists_the_operations(client: HostClient) -> None:
+    assert client.host_info()["operations"] == sorted(P.OPERATIONS)
+
+
+class _Doubling(Registry):
+    def double(self, n: int) -> int:
+        return 2 * n
+
+
+@pytest.fixture
+def served(module_dir: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostClient]:
+    """A host served from a thread of this process, over a registry with one
+    extra method, and the table with one extra row."""
+    monkeypatch.setitem(P.OPERATIONS, "double", P.Operation("double", {"n": V.count}, ("n",)))
+    paths = HostPaths.for_name("table", module_dir)
+    server = HostServer(paths, registry=_Doubling(login=False))
+    server.bind()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = HostClient(paths, autostart=False)
+    try:
+        yield client
+    finally:
+        client.detach()
+        server.stop("test over")
+        thread.join(20)
+        assert not thread.is_alive()
+
+
+def test_a_new_operation_is_one_method_and_one_row(served: HostClient) -> None:
+    assert served._op("double", n=21) == 42
+    with pytest.raises(InvalidArgument, match="n must be an integer >= 0"):
+        served._op("double", n=-1)
+
+
+def test_a_peer_speaking_another_version_is_told_which(client: HostClient) -> None:
+    raw = Raw(client.paths.socket)
+    try:
+        raw.send(b'{"v": 2, "id": 1, "op": "list", "args": {}}\n')
+        reply = raw.reply()
+    finally:
+        raw.close()
+    assert reply["error"]["details"]["protocol"] == "version"
+    assert "this host speaks version 1" in reply["error"]["message"]
