@@ -72,6 +72,15 @@ class Result:
     note: str | None = None
     start_line: int | None = None  # ring line number where this job's output starts
     omitted_lines: int = 0  # retained lines left out of this snapshot by ``tail_lines``
+    # Interaction (all optional, so results from older hosts still load):
+    # what the job waits for now (``interaction.AwaitingInput.to_dict()``),
+    # why a wait returned (``waits.REASONS``), the line that matched a wait's
+    # ``until``, and the record of input sent to the job (secret text redacted).
+    awaiting_input: dict[str, Any] | None = None
+    reason: str | None = None
+    match_line: int | None = None
+    match_text: str | None = None
+    inputs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def duration(self) -> float:

@@ -1,0 +1,178 @@
+"""Waits that end on events, not only on the job's end or a deadline.
+
+``wait(engine, job_id, timeout, until=REGEX, idle_ms=N, on_input=True)``
+returns as soon as one of these holds, and says which in ``reason``:
+
+* ``matched``: output produced after the wait began matches ``until``
+  (``match_line`` is the ring line number of the matching line, the number
+  ``read(since=...)`` uses, and ``match_text`` its text);
+* ``settled``: the job ended;
+* ``awaiting_input``: the job waits for someone to type (``on_input``);
+* ``idle``: no output came for ``idle_ms`` milliseconds;
+* ``timeout``: ``timeout`` seconds passed first (the job keeps running).
+
+It is written against the engine contract only (``job``, ``result``,
+``read``, ``output_seq``, ``wait_output``), so a wait behaves the same on a
+:class:`Registry` and through the terminal host. It blocks on the engine's
+output condition, never by sleeping: every new line, a job settling and a job
+starting to wait for input wake it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Any
+
+from ..errors import DshError, InvalidArgument, NoSuchSession
+from . import validation as V
+from .result import Result
+
+SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT = (
+    "settled",
+    "matched",
+    "idle",
+    "awaiting_input",
+    "timeout",
+)
+REASONS = (SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT)
+MAX_PATTERN_CHARS = 1000
+MAX_MATCH_TEXT = 1000
+
+
+def compile_until(pattern: object) -> re.Pattern[str] | None:
+    """The ``until`` regex, compiled; INVALID_ARGUMENT (field ``until``) when
+    it is not a string or not a valid Python regular expression."""
+    if pattern is None:
+        return None
+    if not isinstance(pattern, str) or not pattern:
+        raise InvalidArgument("until must be a non-empty regular expression", field="until")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise InvalidArgument(
+            f"until is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}",
+            field="until",
+        )
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise InvalidArgument(f"until is not a valid regular expression: {e}", field="until") from None
+
+
+def check_idle_ms(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument("idle_ms must be an integer number of milliseconds >= 1", field="idle_ms")
+    return value
+
+
+def check_options(until: object, idle_ms: object, on_input: object) -> re.Pattern[str] | None:
+    """Validate the wait options (the same wording in every backend)."""
+    rx = compile_until(until)
+    check_idle_ms(idle_ms)
+    if not isinstance(on_input, bool):
+        raise InvalidArgument("on_input must be true or false", field="on_input")
+    return rx
+
+
+def wait(
+    engine: Any,
+    job_id: str,
+    timeout: float | None = None,
+    *,
+    until: str | None = None,
+    idle_ms: int | None = None,
+    on_input: bool = True,
+) -> Result:
+    """The job's result when the first of the events above happens; its
+    ``reason`` names the event. A result that is not ``settled`` is a
+    snapshot of a job that keeps running."""
+    V.timeout(timeout)
+    rx = check_options(until, idle_ms, on_input)
+    job = engine.job(job_id)
+    sid = job.owner
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    try:
+        seq = engine.output_seq(sid)
+        cursor = engine.read(sid, last=0).next_line if rx is not None else 0
+    except NoSuchSession:
+        # The terminal is gone: the job has settled (or will never report).
+        res = engine.wait(job_id, timeout)
+        return replace(res, reason=SETTLED if res.done else TIMEOUT)
+    last_output = start
+    while True:
+        if rx is not None:
+            found, cursor = _scan(engine, sid, rx, cursor)
+            if found is not None:
+                return _finish(engine, job_id, MATCHED, match=found)
+        if job.done:
+            return _finish(engine, job_id, SETTLED)
+        if on_input:
+            snap = engine.result(job_id, tail_lines=0)
+            if snap.done:
+                continue  # settled meanwhile: report it (and a last match) next round
+            if snap.awaiting_input is not None:
+                return _finish(engine, job_id, AWAITING_INPUT)
+        now = time.monotonic()
+        due = deadline
+        if idle_ms is not None:
+            idle_at = last_output + idle_ms / 1000.0
+            if now >= idle_at:
+                return _finish(engine, job_id, IDLE)
+            due = idle_at if due is None else min(due, idle_at)
+        if deadline is not None and now >= deadline:
+            return _finish(engine, job_id, TIMEOUT)
+        try:
+            new_seq = engine.wait_output(sid, seq, None if due is None else max(0.0, due - now))
+        except NoSuchSession:
+            res = engine.wait(job_id, 0)
+            return replace(res, reason=SETTLED if res.done else TIMEOUT)
+        if new_seq != seq:
+            seq = new_seq
+            last_output = time.monotonic()
+
+
+def _scan(
+    engine: Any, sid: str, rx: re.Pattern[str], cursor: int
+) -> tuple[tuple[int, str] | None, int]:
+    """Look for ``rx`` in the lines from ``cursor`` on and in the unfinished
+    last line; returns (line number and text of the first match, new cursor)."""
+    try:
+        rr = engine.read(sid, since=cursor)
+    except DshError:
+        return None, cursor
+    for i, line in enumerate(rr.lines):
+        if rx.search(line):
+            return (rr.first_line + i, line[:MAX_MATCH_TEXT]), rr.first_line + i + 1
+    if rr.partial and rx.search(rr.partial):
+        return (rr.next_line, rr.partial[:MAX_MATCH_TEXT]), rr.next_line
+    return None, rr.next_line
+
+
+def _finish(engine: Any, job_id: str, reason: str, match: tuple[int, str] | None = None) -> Result:
+    res = engine.result(job_id)
+    if res.done and reason in (TIMEOUT, IDLE, AWAITING_INPUT):
+        reason = SETTLED  # it ended while we were deciding: say so
+    return replace(
+        res,
+        reason=reason,
+        timed_out=reason == TIMEOUT,
+        match_line=match[0] if match else None,
+        match_text=match[1] if match else None,
+    )
+
+
+__all__ = [
+    "AWAITING_INPUT",
+    "IDLE",
+    "MATCHED",
+    "REASONS",
+    "SETTLED",
+    "TIMEOUT",
+    "check_idle_ms",
+    "check_options",
+    "compile_until",
+    "wait",
+]

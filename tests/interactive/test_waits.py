@@ -1,0 +1,133 @@
+"""Waits that end on events: matched, settled, idle, timeout; bad regex.
+
+The canonical case runs a real server: ``python3 -m http.server 0``, waits
+until it says it serves, reads the port from the matched line and fetches a
+page from it."""
+
+from __future__ import annotations
+
+import re
+import threading
+import urllib.request
+from typing import Any
+
+import pytest
+
+from dsh_magics.errors import InvalidArgument
+from dsh_magics.terminal import Registry, waits
+from tests.conftest import wait_until
+
+
+class _Started:
+    """Delegates to the real registry and says when a wait has taken its
+    starting point (its first ``read``), so a test can produce output that
+    is certainly *after* the wait began."""
+
+    def __init__(self, reg: Registry) -> None:
+        self._reg = reg
+        self.began = threading.Event()
+
+    def read(self, *a: Any, **kw: Any) -> Any:
+        out = self._reg.read(*a, **kw)
+        self.began.set()
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reg, name)
+
+
+def test_http_server_port_from_the_matched_line(reg: Registry, sid: str) -> None:
+    job = reg.exec(sid, "python3 -m http.server 0 --bind 127.0.0.1")
+    try:
+        res = waits.wait(reg, job.id, 30, until=r"Serving HTTP")
+        assert res.reason == "matched", res
+        assert res.status == "running" and not res.timed_out
+        port = int(re.search(r"port (\d+)", res.match_text).group(1))  # type: ignore[union-attr]
+        # The line number is the ring's: reading from it gives that line.
+        # (the line may still be the unfinished last one, as bash_read shows it)
+        rr = reg.read(sid, since=res.match_line)
+        assert (rr.lines[0] if rr.lines else rr.partial) == res.match_text
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        reg.interrupt(sid)
+        assert reg.wait(job.id, 15).done  # the server exits 0 on Ctrl-C
+
+
+def test_only_output_after_the_wait_began_matches(reg: Registry, sid: str, tmp_path) -> None:
+    go = tmp_path / "go"
+    job = reg.exec(sid, f"echo ready-1; until [ -e {go} ]; do sleep 0.01; done; echo ready-2; sleep 30")
+    wait_until(lambda: "ready-1" in reg.read(sid).text, 10)
+    # ready-1 is already there: a short wait for it times out.
+    early = waits.wait(reg, job.id, 0.3, until="ready")
+    assert early.reason == "timeout" and early.timed_out and early.match_line is None
+    spy = _Started(reg)
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"ready-\d")))
+    t.start()
+    assert spy.began.wait(10)
+    go.touch()
+    t.join(30)
+    res = out[0]
+    assert res.reason == "matched" and res.match_text == "ready-2"
+    rr = reg.read(sid, since=res.match_line)
+    assert (rr.lines[0] if rr.lines else rr.partial) == "ready-2"
+    reg.interrupt(sid)
+    reg.wait(job.id, 15)
+
+
+def test_unfinished_line_can_match(reg: Registry, sid: str, tmp_path) -> None:
+    go = tmp_path / "go"
+    job = reg.exec(sid, f"until [ -e {go} ]; do sleep 0.01; done; printf 'Password for x: '; sleep 30")
+    spy = _Started(reg)
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"Password.*: $")))
+    t.start()
+    assert spy.began.wait(10)
+    go.touch()
+    t.join(30)
+    assert out[0].reason == "matched" and out[0].match_text == "Password for x: "
+    reg.interrupt(sid)
+    reg.wait(job.id, 15)
+
+
+def test_settled_before_anything_else(reg: Registry, sid: str) -> None:
+    job = reg.exec(sid, "echo done; exit 3")
+    res = waits.wait(reg, job.id, 30, until="never-printed", idle_ms=60_000)
+    assert res.reason == "settled" and res.done and not res.timed_out
+    assert res.exit_code == 3
+
+
+def test_idle_after_output_stops(reg: Registry, sid: str) -> None:
+    job = reg.exec(sid, "for i in 1 2 3; do echo $i; done; sleep 30")
+    res = waits.wait(reg, job.id, 30, idle_ms=300)
+    assert res.reason == "idle" and res.status == "running" and not res.timed_out
+    assert "3" in reg.read(sid).text
+    reg.interrupt(sid)
+    reg.wait(job.id, 15)
+
+
+def test_timeout_when_nothing_happens(reg: Registry, sid: str) -> None:
+    job = reg.exec(sid, "sleep 30")
+    res = waits.wait(reg, job.id, 0.2, until="x")
+    assert res.reason == "timeout" and res.timed_out and res.status == "running"
+    reg.interrupt(sid)
+    reg.wait(job.id, 15)
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"until": "("}, "until"),
+        ({"until": ""}, "until"),
+        ({"until": 5}, "until"),
+        ({"idle_ms": 0}, "idle_ms"),
+        ({"idle_ms": True}, "idle_ms"),
+        ({"on_input": "yes"}, "on_input"),
+    ],
+)
+def test_bad_options_are_invalid_argument(reg: Registry, sid: str, kwargs: dict, field: str) -> None:
+    job = reg.exec(sid, "true", wait_ms=10_000)
+    with pytest.raises(InvalidArgument) as e:
+        waits.wait(reg, job.job_id, 1, **kwargs)
+    assert e.value.code == "INVALID_ARGUMENT" and e.value.details["field"] == field
