@@ -58,6 +58,12 @@ class ShellExited(DshError):
     code = "SHELL_EXITED"
 
 
+class TargetUnreachable(DshError):
+    """A remote terminal's target could not be reached (ssh refused, host key, auth)."""
+
+    code = "TARGET_UNREACHABLE"
+
+
 class UnknownTool(DshError):
     code = "UNKNOWN_TOOL"
 
@@ -79,6 +85,7 @@ ERROR_CODES: tuple[str, ...] = (
     "TOO_MANY_SESSIONS",
     "INVALID_ARGUMENT",
     "SHELL_EXITED",
+    "TARGET_UNREACHABLE",
     "UNKNOWN_TOOL",
     "HOST_UNAVAILABLE",
     "BRIDGE_UNAVAILABLE",

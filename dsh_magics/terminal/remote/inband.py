@@ -1,0 +1,277 @@
+"""The in-band transport: everything a remote terminal needs, typed on its PTY.
+
+A local terminal reads each command from a private file; a shell on another
+machine cannot see that file. So here the command text itself is typed,
+as ANSI-C quoted pieces (``$'...'``) appended to a variable, one piece per
+physical line. Each line stays far below the terminal's canonical line
+limit (4095 bytes), every byte that could be special to the line
+discipline (control characters, DEL, bytes >= 0x80) is written as an escape,
+and only bash builtins run, so nothing has to be installed on the other side.
+
+Markers use the local engine's OSC format (``ESC ] 6973 ; kind ; nonce``) and
+its per-job nonce, typed only on the PTY with echo off. The end marker and
+probes also carry the exit status and the shell's cwd (``%q``-quoted, so no
+byte of the path can end the sequence); :class:`Scanner` reads that
+superset, which the local :class:`~dsh_magics.terminal.markers.MarkerScanner`
+never sees.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..markers import MARKER_FD, PREFIX, new_nonce
+
+__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
+
+BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
+INPUT_FD = 210
+NULL_FD = 211
+CMD_VAR = "__dsh_magics_cmd"
+# What the previous job's last command left: ($? $_), restored at the start
+# of the next job so that it sees the prompt's view.
+LAST_VAR = "__dsh_magics_last"
+RESTORE_FN = "__dsh_magics_restore"
+PIECE_BYTES = 1024
+"""Escaped bytes per typed line (the canonical limit is 4095)."""
+_MAX_CWD = 16384
+_VALID = re.compile(
+    rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3}))?(?:;([^\x07\x1b]{1,%d}))?|(P))\x07" % _MAX_CWD
+)
+MAX_MARKER_LEN = len(PREFIX) + 2 + 16 + 1 + 3 + 1 + _MAX_CWD + 1
+
+_ABORT_HINT = f'\\builtin test $? = 0 || \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}'
+_STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
+RESET_PROMPT = (
+    "\\builtin unset PROMPT_COMMAND;"
+    f"PROMPT_COMMAND='{_ABORT_HINT}; {_STDIN_GUARD}';PS1='' PS2='' PS0='';"
+    "\\builtin set +o emacs +o vi"
+)
+QUIET_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "TERM": "dumb",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+@dataclass(frozen=True)
+class Marker:
+    kind: str
+    nonce: str
+    status: int | None = None
+    cwd: str | None = None
+
+
+def _printf(kind: str, nonce: str, status: str | None = None) -> str:
+    """Shell code printing a marker on the private fd; with ``status`` (a
+    shell word) it also reports the status and ``$PWD``."""
+    if status is None:
+        return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007' >&{MARKER_FD}"
+    return f"\\builtin printf '\\033]6973;{kind};{nonce};%d;%q\\007' {status} \"$PWD\" >&{MARKER_FD}"
+
+
+def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
+    """Typed once, right after the remote bash starts (its profile has run or
+    is running: type-ahead waits in the terminal). Readline is still on and
+    echo too, so everything up to the ready probe is discarded by the reader.
+    The ready probe reports whether the ``cd`` worked and where the shell is.
+    """
+    q = shlex.quote
+    env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
+    cd = f"\\builtin cd -- {q(cwd)}" if cwd else ":"
+    lines = [
+        "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
+        "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; "
+        "PS1='' PS2='' PS4='+ '",
+        f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
+        f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
+        "\\builtin command stty -echo 2>/dev/null; "
+        f"{RESTORE_FN}() {{ {LAST_VAR}=(); \\builtin return \"$1\"; }}; {LAST_VAR}=(0 '')",
+        f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
+        ":",
+        _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sync_line(nonce: str) -> str:
+    """A probe typed after the prompt hint: answered once bash reads its own
+    input again, with the shell's cwd. An aborted job's prompt view is that
+    of a Ctrl-C at a prompt (``$?`` is 130)."""
+    return f"{_printf(SYNC, nonce, '130')}; {LAST_VAR}=(130 '')\n"
+
+
+def _escape(data: bytes) -> str:
+    out = []
+    for b in data:
+        if b == 0x27:
+            out.append("\\'")
+        elif b == 0x5C:
+            out.append("\\\\")
+        elif b == 0x0A:
+            out.append("\\n")
+        elif 0x20 <= b < 0x7F:
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    return "".join(out)
+
+
+def encode_command(command: str, piece_bytes: int = PIECE_BYTES) -> list[str]:
+    """The command as ``$'...'`` pieces, each at most about ``piece_bytes``
+    characters once escaped (a multi-byte character may end a piece a few
+    bytes over). Pieces are plain ASCII: nothing in them is special to the
+    terminal's line discipline."""
+    data = command.encode("utf-8", "surrogateescape")
+    pieces: list[str] = []
+    cur: list[str] = []
+    size = 0
+    for i in range(len(data)):
+        e = _escape(data[i : i + 1])
+        if size + len(e) > piece_bytes and cur:
+            pieces.append("".join(cur))
+            cur, size = [], 0
+        cur.append(e)
+        size += len(e)
+    if cur or not pieces:
+        pieces.append("".join(cur))
+    return pieces
+
+
+def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
+    """The lines typed for one job.
+
+    The command is assigned in pieces (inside one ``{ ...; }`` group when it
+    needs several lines, so bash runs no prompt in between), then, on the
+    last line: the begin marker; the restore of the previous job's ``$?`` and
+    ``$_`` (after the marker, whose ``printf`` would otherwise leave the
+    nonce in ``$_``); the command ``eval``-ed with stdin from /dev/null and
+    output on the PTY, followed inside the same ``eval`` by a capture of its
+    ``$?`` and ``$_``; the end marker with status and cwd.
+    """
+    pieces = encode_command(command)
+    if len(pieces) == 1:
+        load = f"{CMD_VAR}=$'{pieces[0]}'"
+    else:
+        load = "{ " + f"{CMD_VAR}=$'{pieces[0]}'\n"
+        load += "".join(f"{CMD_VAR}+=$'{p}'\n" for p in pieces[1:])
+        load += "}"
+    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\")'"
+    stty = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; " if resync_echo else ""
+    return (
+        f"{stty}{load}; \\builtin export -n {CMD_VAR}; "
+        f"{_printf(BEGIN, nonce)}; "
+        f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"; '
+        f'! \\builtin eval "${CMD_VAR}"{capture} <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f'{LAST_VAR}[0]="${{{LAST_VAR}[0]-${{PIPESTATUS[0]}}}}"; '
+        f'{_printf(END, nonce, f"${{{LAST_VAR}[0]}}")}; \\builtin unset -v {CMD_VAR}; '
+        f"{RESET_PROMPT}\n"
+    )
+
+
+def close_line() -> str:
+    """Typed when closing an idle terminal: bash hangs up its jobs (as a
+    closing terminal window would) and exits."""
+    return "\\builtin kill -HUP $$\n"
+
+
+def decode_cwd(raw: str) -> str | None:
+    """Undo bash's ``printf %q`` of a path."""
+    if raw.startswith("$'") and raw.endswith("'"):
+        return _ansi_c(raw[2:-1])
+    try:
+        words = shlex.split(raw)
+    except ValueError:
+        return None
+    return words[0] if len(words) == 1 else None
+
+
+_SIMPLE = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, "'": 39, '"': 34, "?": 63}
+
+
+def _ansi_c(body: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\" or i + 1 == len(body):
+            out += c.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        n = body[i + 1]
+        if n in _SIMPLE:
+            out.append(_SIMPLE[n])
+            i += 2
+        elif n == "x":
+            m = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2 :])
+            out.append(int(m.group(0), 16) if m else 0x5C)
+            i += 2 + (len(m.group(0)) if m else 0)
+        elif n in "01234567":
+            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
+            assert m is not None
+            out.append(int(m.group(0), 8) & 0xFF)
+            i += 1 + len(m.group(0))
+        else:
+            out += ("\\" + n).encode()
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+class Scanner:
+    """Split the PTY byte stream into data and markers, holding back a
+    possible marker cut off at the end of a read (as the local scanner
+    does, for the remote marker format)."""
+
+    def __init__(self) -> None:
+        self._held = b""
+
+    def feed(self, data: bytes) -> list[bytes | Marker]:
+        buf = self._held + data if self._held else data
+        self._held = b""
+        out: list[bytes | Marker] = []
+        pos, n = 0, len(buf)
+        while True:
+            i = buf.find(PREFIX, pos)
+            if i < 0:
+                tail = _partial_prefix_len(buf, pos)
+                if n - tail > pos:
+                    out.append(buf[pos : n - tail])
+                self._held = buf[n - tail :] if tail else b""
+                return out
+            if i > pos:
+                out.append(buf[pos:i])
+            end = buf.find(b"\x07", i, i + MAX_MARKER_LEN)
+            if end < 0 and n - i < MAX_MARKER_LEN and b"\x1b" not in buf[i + 1 :]:
+                self._held = buf[i:]
+                return out
+            m = _VALID.match(buf, i, end + 1) if end >= 0 else None
+            if m and m.group(5):
+                out.append(Marker(PROMPT, ""))
+                pos = m.end()
+            elif m:
+                status = m.group(3)
+                cwd = m.group(4)
+                out.append(
+                    Marker(
+                        m.group(1).decode(),
+                        m.group(2).decode(),
+                        int(status) if status else None,
+                        decode_cwd(cwd.decode("utf-8", "surrogateescape")) if cwd else None,
+                    )
+                )
+                pos = m.end()
+            else:
+                out.append(buf[i : i + len(PREFIX)])
+                pos = i + len(PREFIX)
+
+
+def _partial_prefix_len(buf: bytes, pos: int) -> int:
+    for k in range(min(len(PREFIX) - 1, len(buf) - pos), 0, -1):
+        if buf.endswith(PREFIX[:k]):
+            return k
+    return 0

@@ -1,0 +1,229 @@
+"""Where a remote terminal's bash runs, and the local command that opens it.
+
+A target is a string a user or a model types (``ssh://gpu-box``,
+``docker://web``, ``kubectl://prod/api-0``, ``cmd:srun --pty bash -i``).
+Each one names a local program that opens an interactive bash on its PTY;
+everything after that goes through the PTY (see :mod:`.inband`), so one
+transport serves them all and nothing needs to be installed on the other
+side but bash.
+
+Parsing is strict: a target that cannot be parsed is refused with
+``INVALID_ARGUMENT`` before anything is started, and no part of a target is
+ever interpreted by a local shell (the argv is built as a list).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ...errors import InvalidArgument
+
+KINDS = ("ssh", "docker", "podman", "kubectl", "cmd")
+ENV_TARGETS = "DSH_MAGICS_TARGETS"
+ENV_SSH_OPTIONS = "DSH_MAGICS_SSH_OPTIONS"
+ENV_SSH = "DSH_MAGICS_SSH"
+
+# ssh defaults; options in DSH_MAGICS_SSH_OPTIONS come first on the command
+# line, and ssh keeps the first value it sees, so they override these.
+CONNECT_TIMEOUT_S = 10
+ALIVE_INTERVAL_S = 10
+ALIVE_COUNT = 3
+
+_HOST = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})$")
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+_CONTAINER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
+_K8S_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")
+_K8S_CONTEXT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,252}$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target: its kind, the text it came from, and its parts."""
+
+    kind: str
+    text: str
+    host: str | None = None
+    user: str | None = None
+    port: int | None = None
+    container: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    pod: str | None = None
+    command: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    def argv(self, login: bool = True, environ: dict[str, str] | None = None) -> list[str]:
+        """The local command line that opens an interactive bash there.
+
+        ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
+        own terminal) or ``bash --noprofile --norc -i``."""
+        env = os.environ if environ is None else environ
+        bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
+        if self.kind == "ssh":
+            extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
+            argv = [env.get(ENV_SSH) or "ssh", "-tt", *extra]
+            argv += [
+                "-o", "BatchMode=yes",
+                "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+                "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
+                "-o", f"ServerAliveCountMax={ALIVE_COUNT}",
+            ]  # fmt: skip
+            if self.port is not None:
+                argv += ["-p", str(self.port)]
+            if self.user is not None:
+                argv += ["-l", self.user]
+            # The remote side runs this through the user's login shell with
+            # -c; `exec` leaves bash alone on the session's terminal.
+            return [*argv, "--", self.host or "", "exec " + " ".join(bash)]
+        if self.kind in ("docker", "podman"):
+            return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
+        if self.kind == "kubectl":
+            argv = ["kubectl"]
+            if self.context:
+                argv += ["--context", self.context]
+            argv += ["exec", "-it", "-n", self.namespace or "", self.pod or ""]
+            if self.container:
+                argv += ["-c", self.container]
+            return [*argv, "--", *bash]
+        return list(self.command)
+
+
+def enabled_kinds(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Kinds of remote target allowed by ``DSH_MAGICS_TARGETS``: unset or
+    ``all`` allows every kind, ``local`` none, else a comma list of kinds."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ENV_TARGETS, "").strip().lower()
+    if raw in ("", "all"):
+        return KINDS
+    if raw in ("local", "none"):
+        return ()
+    kinds = tuple(k.strip() for k in raw.split(",") if k.strip())
+    bad = [k for k in kinds if k not in KINDS and k != "local"]
+    if bad:
+        raise InvalidArgument(
+            f"{ENV_TARGETS}: unknown target kind(s) {', '.join(bad)} (use local, all, or some of {', '.join(KINDS)})",
+            field="target",
+        )
+    return tuple(k for k in kinds if k != "local")
+
+
+def is_local(text: str | None) -> bool:
+    return text is None or text.strip() in ("", "local")
+
+
+def parse_target(text: object, environ: dict[str, str] | None = None) -> Target | None:
+    """A :class:`Target`, or None for the local machine (``None``, ``""`` or
+    ``"local"``). Anything unparseable, or a kind that configuration
+    disables, raises ``INVALID_ARGUMENT``."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InvalidArgument("target must be a string", field="target")
+    if is_local(text):
+        return None
+    if "\0" in text or "\n" in text or "\r" in text:
+        raise InvalidArgument("target must be one line without NUL characters", field="target")
+    target = _parse(text.strip())
+    allowed = enabled_kinds(environ)
+    if target.kind not in allowed:
+        raise InvalidArgument(
+            f"{target.kind} targets are disabled on this machine ({ENV_TARGETS}="
+            f"{(os.environ if environ is None else environ).get(ENV_TARGETS, '')})",
+            field="target",
+            target=text,
+        )
+    return target
+
+
+def _bad(text: str, why: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"cannot parse target {text!r}: {why}. Use ssh://[user@]host[:port], docker://CONTAINER, "
+        "podman://CONTAINER, kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER] or cmd:ARGV",
+        field="target",
+        target=text,
+    )
+
+
+def _parse(text: str) -> Target:
+    if text.startswith("cmd:"):
+        try:
+            argv = shlex.split(text[4:])
+        except ValueError as e:
+            raise _bad(text, f"the command does not split into words ({e})") from None
+        if not argv:
+            raise _bad(text, "cmd: needs a command")
+        if shutil.which(argv[0]) is None:
+            raise _bad(text, f"{argv[0]!r} is not an executable on this machine")
+        return Target("cmd", text, command=tuple(argv))
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in ("ssh", "docker", "podman", "kubectl"):
+        raise _bad(text, "unknown kind of target")
+    if scheme == "ssh":
+        return _parse_ssh(text)
+    if scheme in ("docker", "podman"):
+        if not _CONTAINER.match(rest):
+            raise _bad(text, "a container is a name or id (letters, digits, _ . -)")
+        return Target(scheme, text, container=rest)
+    return _parse_kubectl(text, rest)
+
+
+def _parse_ssh(text: str) -> Target:
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as e:
+        raise _bad(text, str(e)) from None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.password is not None:
+        raise _bad(text, "ssh targets take no path, query or password")
+    # Not parts.hostname: it lowercases, and ssh config Host patterns may care.
+    hostport = parts.netloc.rsplit("@", 1)[-1]
+    if hostport.startswith("["):
+        host = hostport[1 : hostport.find("]")] if "]" in hostport else ""
+        if not host or not re.fullmatch(r"[0-9A-Fa-f:.]+", host):
+            raise _bad(text, "bad IPv6 address")
+    else:
+        host = hostport.split(":", 1)[0]
+        if not host:
+            raise _bad(text, "no host")
+        if not _HOST.match(host):
+            raise _bad(text, "bad host name")
+    user = parts.username
+    if "@" in parts.netloc and not user:
+        raise _bad(text, "empty user name")
+    if user is not None and not _USER.match(user):
+        raise _bad(text, "bad user name")
+    if hostport.endswith(":") or (port is not None and not 1 <= port <= 65535):
+        raise _bad(text, "port must be 1-65535")
+    return Target("ssh", text, host=host, user=user, port=port)
+
+
+def _parse_kubectl(text: str, rest: str) -> Target:
+    """``NAMESPACE/POD``, ``NAMESPACE/POD/CONTAINER`` or
+    ``CONTEXT/NAMESPACE/POD/CONTAINER`` (``CONTAINER`` may be empty there:
+    ``CONTEXT/NAMESPACE/POD/`` picks the pod's default container). Three
+    parts are read as namespace, pod, container: a context and a namespace
+    cannot be told apart by their spelling."""
+    parts = rest.split("/")
+    if len(parts) == 2:
+        context, (namespace, pod), container = None, parts, None
+    elif len(parts) == 3:
+        context, (namespace, pod, container) = None, parts
+    elif len(parts) == 4:
+        context, namespace, pod, container = parts
+    else:
+        raise _bad(text, "kubectl targets have 2 to 4 parts separated by '/'")
+    if context is not None and not _K8S_CONTEXT.match(context):
+        raise _bad(text, "bad kubectl context name")
+    for what, value in (("namespace", namespace), ("pod", pod)):
+        if not _K8S_NAME.match(value):
+            raise _bad(text, f"bad {what} name (lowercase letters, digits, - and .)")
+    if container and not _K8S_NAME.match(container):
+        raise _bad(text, "bad container name")
+    return Target("kubectl", text, context=context, namespace=namespace, pod=pod, container=container or None)

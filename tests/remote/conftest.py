@@ -1,0 +1,198 @@
+"""A real OpenSSH server on 127.0.0.1 for the remote terminal tests.
+
+Throwaway host and user keys live in a temp dir; ssh reads only the config
+files written there (``-F``, passed through ``DSH_MAGICS_SSH_OPTIONS``), so
+nothing of the machine's ~/.ssh is read or written. Skipped only when
+``/usr/sbin/sshd`` (or ``ssh``/``ssh-keygen``) is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.procs import alive, descendants
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
+from tests.conftest import wait_until
+
+SSHD = "/usr/sbin/sshd"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _keygen(path: Path) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path.with_suffix(".pub").read_text().strip()
+
+
+@dataclass
+class Sshd:
+    """One sshd and the files a client needs to reach it."""
+
+    dir: Path
+    port: int
+    proc: subprocess.Popen
+    host_pub: str
+
+    @property
+    def target(self) -> str:
+        return f"ssh://{os.environ.get('USER') or 'root'}@127.0.0.1:{self.port}"
+
+    def client_config(self, name: str, *, key: str = "id_user", known: str | None = None) -> str:
+        """Write a client config; ``known`` is the known_hosts text (default:
+        the server's real host key). Returns ssh options selecting it."""
+        known_path = self.dir / f"known_{name}"
+        text = f"[127.0.0.1]:{self.port} {self.host_pub}\n" if known is None else known
+        known_path.write_text(text)
+        cfg = self.dir / f"ssh_config_{name}"
+        cfg.write_text(
+            "Host *\n"
+            f"  UserKnownHostsFile {known_path}\n"
+            "  GlobalKnownHostsFile /dev/null\n"
+            f"  IdentityFile {self.dir / key}\n"
+            "  IdentitiesOnly yes\n"
+            "  IdentityAgent none\n"
+            "  StrictHostKeyChecking yes\n"
+            "  ControlMaster no\n"
+            "  ControlPath none\n"
+        )
+        return f"-F {cfg}"
+
+    def connections(self) -> list[int]:
+        """The per-connection sshd processes (children of the listener)."""
+        return [p for p in descendants(self.proc.pid) if _comm(p).startswith("sshd")]
+
+    def stop(self) -> None:
+        tree = [self.proc.pid, *descendants(self.proc.pid)]
+        for pid in tree:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        wait_until(lambda: not any(alive(p) for p in tree), timeout=10, msg="sshd tree did not die")
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def start_sshd(base: Path) -> Sshd:
+    for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
+        if not tool or not os.access(tool, os.X_OK):
+            pytest.skip(f"OpenSSH is not installed ({tool or 'ssh/ssh-keygen'} missing)")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
+    base.mkdir(parents=True, exist_ok=True)
+    host_pub = _keygen(base / "host_key")
+    user_pub = _keygen(base / "id_user")
+    _keygen(base / "id_other")
+    (base / "authorized_keys").write_text(user_pub + "\n")
+    port = _free_port()
+    cfg = base / "sshd_config"
+    cfg.write_text(
+        f"Port {port}\n"
+        "ListenAddress 127.0.0.1\n"
+        f"HostKey {base / 'host_key'}\n"
+        f"AuthorizedKeysFile {base / 'authorized_keys'}\n"
+        "StrictModes no\n"
+        "UsePAM no\n"
+        "PidFile none\n"
+        "PermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "PrintMotd no\n"
+        "PrintLastLog no\n"
+        "MaxStartups 100\n"
+        "MaxSessions 100\n"
+        "LogLevel ERROR\n"
+    )
+    log = open(base / "sshd.log", "wb")
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+
+    def listening() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"sshd exited: {(base / 'sshd.log').read_text()}")
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    wait_until(listening, timeout=10, msg="sshd did not listen")
+    return Sshd(base, port, proc, host_pub)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory) -> Iterator[Sshd]:
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    old = os.environ.get(ENV_SSH_OPTIONS)
+    os.environ[ENV_SSH_OPTIONS] = server.client_config("default")
+    yield server
+    if old is None:
+        os.environ.pop(ENV_SSH_OPTIONS, None)
+    else:
+        os.environ[ENV_SSH_OPTIONS] = old
+    server.stop()
+
+
+@pytest.fixture
+def ssh_options(monkeypatch):
+    """Set the ssh options for one test (a scenario's client config)."""
+
+    def use(options: str) -> None:
+        monkeypatch.setenv(ENV_SSH_OPTIONS, options)
+
+    return use
+
+
+CONFIG = TerminalConfig(login=False, start_timeout=20.0)
+
+
+@pytest.fixture
+def open_remote(sshd) -> Iterator:
+    """Open RemoteTerminals on a target (default: the test sshd); all are
+    closed at the end and must leave no client process behind."""
+    opened: list[RemoteTerminal] = []
+
+    def make(target: str | None = None, session: str = "r", cwd: str | None = None, config=CONFIG) -> RemoteTerminal:
+        t = RemoteTerminal(
+            f"{session}-{time.monotonic_ns()}", config, parse_target(target or sshd.target), cwd=cwd,
+            job_table=jobs.JobTable(),
+        )
+        opened.append(t)
+        return t
+
+    yield make
+    for t in opened:
+        pid = t.pid
+        t.close()
+        if pid is not None:
+            assert not alive(pid), "the client process outlived close()"
+
+
+def run(term: RemoteTerminal, command: str, timeout: float = 20.0):
+    job = term.exec(command)
+    assert job.wait(timeout), f"job did not finish within {timeout}s: {command[:80]!r}: {term.snapshot(job)}"
+    return job.result
