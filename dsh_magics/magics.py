@@ -14,7 +14,13 @@ import threading
 import time
 from typing import Any
 
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import (
+    Magics,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
 from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
@@ -327,6 +333,7 @@ class BashMagics(Magics):
         )
 
     @line_cell_magic
+    @no_var_expand
     @magic_arguments()
     @session_arg()
     @argument(
@@ -346,7 +353,8 @@ class BashMagics(Magics):
         """Run a command in the persistent terminal; returns a job handle at once.
 
         Line form: %bash_exec [options] command...   (everything after the
-        options goes to bash unchanged; use -- before a command that starts with -)
+        options goes to bash unchanged: IPython's $var and {expr} are not
+        expanded, bash's own $ is; use -- before a command that starts with -)
         Cell form: %%bash_exec [options], with the script in the cell body.
 
         Examples:

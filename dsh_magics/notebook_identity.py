@@ -51,7 +51,13 @@ class NotebookIdentity:
             "process": "process default (no notebook path or kernel id seen)",
             "config": "set by configuration",
         }.get(self.source, self.source)
-        return f"{where}: {self.detail}" if self.detail else where
+        if not self.detail:
+            return where
+        if self.source == "kernel":
+            return f"{where}: {os.path.basename(self.detail)}"
+        from .render import short_path
+
+        return f"{where}: {short_path(self.detail)}"
 
 
 def session_id_for_path(path: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,17 @@ _PRE = (
 )
 _MUTED = "color:#57606a;font-style:italic"
 _CODE = "font-family:inherit;font-size:inherit;background:none;padding:0"
+
+
+def short_path(path: str | None) -> str:
+    """``~/project`` for a path under the home directory, as a prompt shows it
+    (and so that a saved notebook does not carry the machine's home path)."""
+    if not path:
+        return ""
+    home = os.path.expanduser("~").rstrip("/")
+    if home and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
 
 
 def code(text: object) -> str:
@@ -188,7 +200,7 @@ def _ago(ts: float | None) -> str:
 def info_text(info: TerminalInfo) -> str:
     job = f" running {info.job_id} since {_ago(info.job_started_at)}" if info.job_id else ""
     code = f" exit {info.exit_code}" if info.exit_code is not None else ""
-    return f"[{info.session_id}] {info.status}{code} pid {info.pid} cwd {info.cwd}{job}"
+    return f"[{info.session_id}] {info.status}{code} pid {info.pid} cwd {short_path(info.cwd)}{job}"
 
 
 def info_html(info: TerminalInfo) -> str:
@@ -236,7 +248,7 @@ def terminals_html(
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
             f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
-            f"<td>{code(i.cwd or '')}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+            f"<td>{code(short_path(i.cwd))}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
         f'<th style="text-align:left">{h}</th>'

@@ -14,9 +14,9 @@ so the pane follows new output without any frontend code.
 from __future__ import annotations
 
 import html
-import os
 
 from ..render import LITERAL
+from ..render import short_path as short_cwd
 from ..terminal import TerminalInfo
 from .panel_state import JobRow, Notice, OutputView, PanelView
 
@@ -70,15 +70,6 @@ def short_job(job_id: str | None) -> str:
     return f"{kind}-{rest[:8]}" if rest else job_id[:13]
 
 
-def short_cwd(path: str | None) -> str:
-    if not path:
-        return ""
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
-        return "~" + path[len(home) :]
-    return path
-
-
 def _status_badge(word: str, key: str) -> str:
     return f'<span class="dsh-st dsh-st-{esc(key)}">{esc(word)}</span>'
 
@@ -117,7 +108,7 @@ def _terminal_row(t: TerminalInfo, view: PanelView) -> str:
         f' data-job="{esc(t.job_id or "")}">'
         f"<td>{esc(t.session_id)}{star}</td>"
         f"<td>{_status_badge(status, t.status)}</td>"
-        f'<td title="{esc(t.cwd or "")}">{esc(short_cwd(t.cwd))}</td>'
+        f"<td>{esc(short_cwd(t.cwd))}</td>"
         f"<td>{job}</td><td>{esc(age)}</td><td>{t.lines}</td></tr>"
     )
 

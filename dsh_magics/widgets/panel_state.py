@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DshError, InvalidArgument, NoSuchSession
+from ..render import short_path
 from ..terminal import Registry, TerminalInfo
 from ..terminal.result import BUSY, COMPLETED, INTERRUPTED, RUNNING
 
@@ -548,7 +549,7 @@ class PanelState:
             where = (cwd or "").strip() or None
             info = self.registry.attach(sid, cwd=where)
             self._select(sid)
-            return Notice("ok", f"attached {sid!r} in {info.cwd}")
+            return Notice("ok", f"attached {sid!r} in {short_path(info.cwd)}")
 
         return self._act(run)
 

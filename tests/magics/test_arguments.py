@@ -97,3 +97,15 @@ def test_unknown_job_in_a_cell_is_one_line(ip) -> None:
         ip.run_cell("%bash_wait bash-0000")
     assert cap.stderr.strip().startswith("UsageError: NO_SUCH_JOB:")
     assert "Traceback" not in cap.stderr
+
+
+def test_the_command_reaches_bash_as_typed_without_ipython_expansion(ip) -> None:
+    """IPython's ``$name``/``{expr}`` interpolation would rewrite bash's own
+    syntax (``$i`` in a loop, ``$$``): %bash_exec opts out of it."""
+    ip.user_ns["dsh_i"] = "from-python"
+    line = "dsh_i=from-bash; echo $dsh_i '{dsh_i} $$x$$ \\(y\\)'"
+    res = ip.run_cell(f"r = %bash_exec --wait-ms 10000 {line}")
+    assert res.success
+    r = ip.user_ns["r"]
+    assert r.command == line
+    assert r.output == "from-bash {dsh_i} $$x$$ \\(y\\)\n"

@@ -154,6 +154,10 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         mp.setenv("HOME", str(root / "home"))  # "~" stays in the sandbox
         mp.setenv("XDG_RUNTIME_DIR", str(root / "run"))
         mp.setattr(tempfile, "tempdir", str(root / "run"))
+        # attach resolves a relative cwd of a terminal not started yet against
+        # the process's cwd; fuzzed commands like '>46' then wrote into the
+        # checkout (an untracked file '46' after a full run).
+        mp.chdir(root / "work")
         yield root
 
 
