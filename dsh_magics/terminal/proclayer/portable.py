@@ -1,0 +1,218 @@
+"""The portable process layer: psutil, and ``ps`` for wait channels.
+
+psutil answers most questions on every desktop platform (children, parent,
+environment, cwd, executable, argv, number of open descriptors). It does not
+say *what a sleeping process waits on*, and without ``/proc/<pid>/syscall``
+that is the only way to tell a process blocked reading the terminal from one
+that is merely quiet. ``ps -o wchan=`` gives it: the kernel's sleep channel,
+``ttyin`` on macOS and the BSDs for a terminal read, ``wait`` for
+``wait4``; on Linux the function the process sleeps in (``wait_woken`` or
+``n_tty_read`` for a terminal read, ``do_wait`` for ``wait4``).
+
+Weaker than ``procfs`` in two places (docs/portability.md has the details):
+
+- On Linux ``wait_woken`` also covers a blocked TCP or inotify read, so a
+  quiet foreground program waiting on the network can be named as waiting
+  for terminal input (a note only; nothing is typed). macOS's ``ttyin`` is
+  exact.
+- Whether the shell reads its *own* input or a job's ``read x </dev/tty``
+  cannot be asked with ``kcmp``. A job runs inside ``eval`` whose three
+  redirections (stdin, stdout, stderr) make bash hold a saved copy of each
+  until the job ends, so during any job the shell has at least three more
+  descriptors open than at top level. The top-level count is noted when
+  the shell is first seen ready (its first ``identity``) and lowered
+  whenever fewer are seen while it reads the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import psutil
+
+from . import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+
+#: Sleep channels of a process blocked reading a terminal.
+TTY_READ_WCHANS = frozenset({"ttyin", "n_tty_read", "wait_woken"})
+#: Sleep channels of a process blocked in ``wait4`` / ``waitpid``.
+WAIT_WCHANS = frozenset({"wait", "do_wait", "kernel_wait4"})
+#: Descriptors bash saves while a job's ``eval`` runs with its stdin, stdout
+#: and stderr redirected (pinned by tests/portable/test_portable_layer.py::
+#: test_input_state_tells_top_level_from_a_jobs_tty_read).
+EVAL_SAVED_FDS = 3
+_MAX_SCAN = 256
+
+# (pid, start time) -> open descriptors of that shell at top level.
+_top_level_fds: dict[tuple[int, float], int] = {}
+
+
+def wchans(pids: list[int]) -> dict[int, str]:
+    """Wait channel of each pid (``-`` when running), from one ``ps``.
+    Linux suffixes such as ``.constprop.0`` are dropped. Empty if ``ps``
+    cannot be run."""
+    if not pids:
+        return {}
+    argv = ["ps", "-o", "pid=", "-o", "wchan=", "-p", ",".join(str(p) for p in pids)]
+    try:
+        out = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+            timeout=5,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[int, str] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].isdigit():
+            found[int(parts[0])] = parts[1].split(".", 1)[0]
+    return found
+
+
+def _child_map() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for proc in psutil.process_iter(["ppid"]):
+        ppid = proc.info.get("ppid")
+        if ppid is not None:
+            tree.setdefault(ppid, []).append(proc.pid)
+    return tree
+
+
+def descendants(root: int) -> list[int]:
+    tree = _child_map()
+    out: list[int] = []
+    queue = [root]
+    while queue:
+        for child in tree.get(queue.pop(0), ()):
+            if child not in out and child != root:
+                out.append(child)
+                queue.append(child)
+    return out
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [c.pid for c in psutil.Process(pid).children()]
+    except psutil.Error:
+        return []
+
+
+def tagged(token: str) -> list[int]:
+    me = os.getpid()
+    out = []
+    for proc in psutil.process_iter():
+        if proc.pid == me:
+            continue
+        try:
+            env = proc.environ()
+        except (psutil.Error, OSError):
+            continue
+        if env.get("DSH_MAGICS_TOKEN") == token:
+            out.append(proc.pid)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.NoSuchProcess:  # includes ZombieProcess
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
+def identity(pid: int) -> tuple[str, bytes] | None:
+    try:
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            exe = proc.exe()
+            argv = "\0".join(proc.cmdline()).encode()
+            key = (pid, proc.create_time())
+            if key not in _top_level_fds:
+                _note_top_level(key, proc.num_fds())
+    except (psutil.Error, OSError):
+        return None
+    return exe, argv
+
+
+def _note_top_level(key: tuple[int, float], fds: int) -> None:
+    if len(_top_level_fds) >= 64:  # forget shells that are gone
+        for old in [k for k in _top_level_fds if not psutil.pid_exists(k[0])]:
+            del _top_level_fds[old]
+    _top_level_fds[key] = fds
+
+
+def command_launched(pid: int, pgrp: int) -> bool | None:
+    channel = wchans([pid]).get(pid)
+    if channel is None:
+        return None
+    if channel not in WAIT_WCHANS:
+        return False
+    try:
+        shell_exe = psutil.Process(pid).exe()
+    except psutil.Error:
+        return None
+    for child in children(pid):
+        try:
+            if os.getpgid(child) == pgrp and psutil.Process(child).exe() == shell_exe:
+                return False
+        except (OSError, psutil.Error):
+            continue  # gone already
+    return True
+
+
+def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
+    tree = _child_map()
+    queue, seen, members = list(tree.get(shell_pid, ())), 0, []
+    while queue and seen < _MAX_SCAN:
+        pid = queue.pop(0)
+        seen += 1
+        try:
+            if os.getpgid(pid) == pgrp:
+                members.append(pid)
+        except OSError:
+            continue
+        queue.extend(tree.get(pid, ()))
+    if not members:
+        return None
+    channels = wchans(members)
+    for pid in members:
+        if channels.get(pid) in TTY_READ_WCHANS:
+            return pid
+    return None
+
+
+def input_state(pid: int) -> str:
+    if wchans([pid]).get(pid) not in TTY_READ_WCHANS:
+        return BUSY_OR_UNKNOWN
+    try:
+        proc = psutil.Process(pid)
+        key = (pid, proc.create_time())
+        fds = proc.num_fds()
+    except (psutil.Error, OSError):
+        return BUSY_OR_UNKNOWN
+    top = _top_level_fds.get(key)
+    if top is None:
+        return BUSY_OR_UNKNOWN  # never seen ready: no reference, never guess
+    if fds < top:
+        _top_level_fds[key] = top = fds
+    return TOP_LEVEL if fds < top + EVAL_SAVED_FDS else TTY_READ_ELSEWHERE
+
+
+def command_name(pid: int) -> str:
+    try:
+        return psutil.Process(pid).name() or "?"
+    except psutil.Error:
+        return "?"
+
+
+def cwd(pid: int) -> str | None:
+    try:
+        return psutil.Process(pid).cwd() or None
+    except (psutil.Error, OSError):
+        return None
