@@ -21,15 +21,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
+from ..terminal import procs
 from . import protocol as P
-from .runtime import DEFAULT_NAME, FileLock, HostPaths, candidate_dirs, list_names, validate_name
+from .runtime import (
+    DEFAULT_NAME,
+    FileLock,
+    HostPaths,
+    candidate_dirs,
+    list_names,
+    prune_logs,
+    remove_lock,
+    retire_log,
+    validate_name,
+)
 
 ENV_MODE = "DSH_MAGICS_HOST"
 #: Join the host of this name (e.g. ``mcp``, where ``dsh-magics mcp`` keeps an
 #: agent's terminals) instead of choosing one; ``DSH_MAGICS_HOST=0`` still wins.
 ENV_NAME = "DSH_MAGICS_HOST_NAME"
 _ORIG_PYTHONPATH = "DSH_MAGICS_HOST_ORIG_PYTHONPATH"
-_LOG_MAX = 1024 * 1024
 
 _ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off")
@@ -98,7 +108,8 @@ def ensure_host(paths: HostPaths, *, watch_pid: int | None = None, timeout: floa
 
 
 def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float) -> dict[str, Any]:
-    _rotate_log(paths.log)
+    retire_log(paths)
+    prune_logs(paths.dir)
     r, w = os.pipe()
     log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     cmd = [
@@ -198,14 +209,6 @@ def restore_environment() -> None:
         os.environ.pop("PYTHONPATH", None)
 
 
-def _rotate_log(path: str) -> None:
-    try:
-        if os.path.getsize(path) > _LOG_MAX:
-            os.replace(path, path + ".1")
-    except OSError:
-        pass
-
-
 # ---------------------------------------------------------------------------
 # stopping and status
 
@@ -245,9 +248,9 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     try:
         if pidfd is not None:
             ready, _, _ = select.select([pidfd], [], [], timeout)
-            return bool(ready) or not _alive(pid)
+            return bool(ready) or not procs.alive(pid)
         deadline = time.monotonic() + timeout
-        while _alive(pid):
+        while procs.alive(pid):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)
@@ -257,24 +260,16 @@ def _wait_gone(pid: int, timeout: float) -> bool:
             os.close(pidfd)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
-
-
 def _remove_stale(paths: HostPaths) -> None:
     info = paths.read_info()
-    if info is not None and _alive(int(info.get("pid") or 0)) and probe(paths) is not None:
+    if info is not None and procs.alive(int(info.get("pid") or 0)) and probe(paths) is not None:
         return
     for path in (paths.socket, paths.info):
         try:
             os.unlink(path)
         except OSError:
             pass
+    remove_lock(paths)
 
 
 @dataclass
@@ -373,7 +368,7 @@ def jupyter_server_pid(environ: dict[str, str] | None = None, *, require_noteboo
     if not raw.isdigit():
         return None
     pid = int(raw)
-    if pid <= 1 or pid == os.getpid() or not _alive(pid):
+    if pid <= 1 or pid == os.getpid() or not procs.alive(pid):
         return None
     return pid
 

@@ -4,7 +4,9 @@ Each host has a *name* (``jupyter-<server pid>`` for a Jupyter server's host,
 ``default`` otherwise) and four files in a private per-user runtime
 directory: ``<name>.sock`` (the Unix socket), ``<name>.lock`` (serialises
 starting), ``<name>.json`` (who is serving: pid, instance id) and
-``<name>.log`` (the host's stderr).
+``<name>.log`` (the host's stderr). A host that ends normally removes all
+four; a crashed host's log stays for diagnosis, and only the newest
+:data:`KEEP_CRASH_LOGS` such logs are kept.
 
 The directory is the first line of defence: it is created with mode 0700 and
 refused if it is a symlink, belongs to someone else or is readable by group
@@ -26,9 +28,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import HostUnavailable, InvalidArgument
+from ..terminal import procs
 
 ENV_DIR = "DSH_MAGICS_HOST_DIR"
 DEFAULT_NAME = "default"
+
+#: Logs of hosts that did not end normally, kept per runtime directory.
+KEEP_CRASH_LOGS = 5
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # sun_path is 108 bytes including the terminating NUL.
@@ -162,6 +168,100 @@ class HostPaths:
             return ""
 
 
+def retire_log(paths: HostPaths) -> None:
+    """Before a new host of this name starts: a log left at ``<name>.log``
+    is a previous host's that did not end normally; keep it under a dated
+    name (``<name>.<UTC time>.log``) so the new host's log starts empty."""
+    try:
+        mtime = os.stat(paths.log).st_mtime
+    except OSError:
+        return
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(mtime))
+    target = os.path.join(paths.dir, f"{paths.name}.{stamp}.log")
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = os.path.join(paths.dir, f"{paths.name}.{stamp}-{n}.log")
+    try:
+        os.replace(paths.log, target)
+    except OSError:
+        pass
+
+
+def prune_logs(directory: str, keep: int = KEEP_CRASH_LOGS) -> list[str]:
+    """Remove all but the newest ``keep`` logs of hosts that are gone
+    (a running host's own ``<name>.log`` is never touched). Returns what it
+    removed."""
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    live = set()
+    for name in list_names(directory):
+        info = HostPaths(directory, name).read_info()
+        pid = info.get("pid") if info else None
+        if isinstance(pid, int) and procs.alive(pid):
+            live.add(f"{name}.log")
+    old: list[tuple[float, str]] = []
+    for entry in entries:
+        if entry in live or not (entry.endswith(".log") or entry.endswith(".log.1")):
+            continue
+        path = os.path.join(directory, entry)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            old.append((st.st_mtime, path))
+    old.sort(reverse=True)
+    removed = []
+    for _, path in old[keep:]:
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def remove_own_log(paths: HostPaths, fd: int = 2) -> bool:
+    """At a host's normal end: remove ``<name>.log`` if it is the file our
+    ``fd`` writes to (a host run in a terminal, or one whose log was
+    already retired by a newer host, leaves the name alone)."""
+    try:
+        mine = os.fstat(fd)
+        there = os.stat(paths.log)
+    except OSError:
+        return False
+    if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
+        return False
+    try:
+        os.unlink(paths.log)
+    except OSError:
+        return False
+    return True
+
+
+def remove_lock(paths: HostPaths, timeout: float = 2.0) -> bool:
+    """At a host's normal end: remove ``<name>.lock``, holding it while we
+    do so. A starter that opened the old file before it went finds, once it
+    gets the lock, that the path no longer names that file, and takes a
+    fresh one (:meth:`FileLock.acquire`). If someone is starting a host
+    right now, the lock stays (the next host removes it when it ends)."""
+    lock = FileLock(paths.lock, timeout=timeout, create=False)
+    try:
+        lock.acquire()
+    except (HostUnavailable, OSError):
+        return False
+    try:
+        os.unlink(paths.lock)
+        return True
+    except OSError:
+        return False
+    finally:
+        lock.release()
+
+
 def list_names(directory: str | None = None) -> list[str]:
     """Names of the hosts that left files in the runtime directory."""
     d = directory or default_dir()
@@ -187,19 +287,37 @@ class FileLock:
     the process that spawned it dies in between.
     """
 
-    def __init__(self, path: str, timeout: float = 30.0) -> None:
+    def __init__(self, path: str, timeout: float = 30.0, *, create: bool = True) -> None:
         self.path = path
         self.timeout = timeout
+        self.create = create
         self.fd: int | None = None
 
     def acquire(self) -> FileLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + self.timeout
+        flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if self.create else 0)
+        while True:
+            fd = os.open(self.path, flags, 0o600)
+            self._lock(fd, deadline)
+            # A host that ended removed the file while we waited for it: our
+            # lock is on a file nobody else will open. Take the new one.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd = fd
+                return self
+            os.close(fd)
+            if not self.create:
+                raise FileNotFoundError(self.path)
+
+    def _lock(self, fd: int, deadline: float) -> None:
         delay = 0.002
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return
             except OSError as e:
                 if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     os.close(fd)
@@ -212,8 +330,6 @@ class FileLock:
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-        self.fd = fd
-        return self
 
     def release(self) -> None:
         if self.fd is not None:

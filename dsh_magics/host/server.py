@@ -37,9 +37,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors, jobs
-from ..terminal import Engine, Registry, Result
+from ..terminal import Engine, Registry, Result, procs
 from . import protocol as P
-from .runtime import FileLock, HostPaths
+from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 
 log = logging.getLogger("dsh_magics.host")
 
@@ -214,6 +214,7 @@ class HostServer:
         self._stop_r, self._stop_w = os.pipe()
         self._stopping = threading.Event()
         self.stop_reason = ""
+        self.expected_stop = True
         self._unsubscribe: Callable[[], None] | None = None
         # Operations the host answers itself (or wraps); every other row of
         # protocol.OPERATIONS is a plain call of the engine method it names.
@@ -264,10 +265,12 @@ class HostServer:
             "started_at": self.started_at,
         }
 
-    def stop(self, reason: str) -> None:
-        """Ask the serving loop to end (safe from any thread or a signal handler)."""
+    def stop(self, reason: str, *, expected: bool = True) -> None:
+        """Ask the serving loop to end (safe from any thread or a signal
+        handler). An unexpected end keeps the host's log for diagnosis."""
         if not self.stop_reason:
             self.stop_reason = reason
+            self.expected_stop = expected
         self._stopping.set()
         try:
             os.write(self._stop_w, b"x")
@@ -284,7 +287,7 @@ class HostServer:
         self._unsubscribe = self.registry.subscribe(self._fan_out)
         watch_fd = self._open_watch()
         try:
-            if self.watch_pid is not None and watch_fd is None and not _pid_alive(self.watch_pid):
+            if self.watch_pid is not None and watch_fd is None and not procs.alive(self.watch_pid):
                 self.stop(f"the watched process {self.watch_pid} is gone")
             while not self._stopping.is_set():
                 fds = [self._listener, self._stop_r] + ([watch_fd] if watch_fd is not None else [])
@@ -296,12 +299,12 @@ class HostServer:
                 if not ready and not self._socket_is_ours():
                     # Nobody can reach us any more (the file was deleted, or a
                     # newer host took the name): end rather than linger.
-                    self.stop(f"the socket {self.paths.socket} was removed or replaced")
+                    self.stop(f"the socket {self.paths.socket} was removed or replaced", expected=False)
                     break
                 if watch_fd is not None and watch_fd in ready:
                     self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
                     break
-                if watch_fd is None and self.watch_pid is not None and not _pid_alive(self.watch_pid):
+                if watch_fd is None and self.watch_pid is not None and not procs.alive(self.watch_pid):
                     self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
                     break
                 if self._listener in ready:
@@ -595,21 +598,6 @@ class HostServer:
         return {"pid": os.getpid()}
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
-
-
 def run(
     paths: HostPaths,
     *,
@@ -628,7 +616,7 @@ def run(
     if reaper:
         split(close_fds=(ready_fd, lock_fd))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s dsh-magics host[%(process)d] %(message)s")
-    if watch_pid is not None and not _pid_alive(watch_pid):
+    if watch_pid is not None and not procs.alive(watch_pid):
         log.info("the process %s this host should follow is already gone", watch_pid)
         _tell(ready_fd, "gone")
         return 4
@@ -658,6 +646,11 @@ def run(
     _tell(ready_fd, f"ready {os.getpid()} {server.instance}")
     reason = server.serve_forever()
     log.info("host exited: %s", reason)
+    if server.expected_stop:
+        # A normal end leaves nothing behind (socket and info went in
+        # serve_forever); test_litter.py pins it.
+        remove_lock(paths)
+        remove_own_log(paths)
     return 0
 
 
