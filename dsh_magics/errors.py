@@ -64,6 +64,12 @@ class TargetUnreachable(DshError):
     code = "TARGET_UNREACHABLE"
 
 
+class ShellUnsupported(DshError):
+    """The configured shell is not a bash the engine can drive (too old)."""
+
+    code = "SHELL_UNSUPPORTED"
+
+
 class UnknownTool(DshError):
     code = "UNKNOWN_TOOL"
 
@@ -86,6 +92,7 @@ ERROR_CODES: tuple[str, ...] = (
     "INVALID_ARGUMENT",
     "SHELL_EXITED",
     "TARGET_UNREACHABLE",
+    "SHELL_UNSUPPORTED",
     "UNKNOWN_TOOL",
     "HOST_UNAVAILABLE",
     "BRIDGE_UNAVAILABLE",
