@@ -1,0 +1,108 @@
+"""Is the configured shell a bash the engine can drive?
+
+The engine runs interactive bash without line editing, interrupts it with
+Ctrl-C, reads ``PIPESTATUS`` in the end marker after a user's DEBUG trap may
+have run, and relies on a negated ``eval`` keeping the ERR trap quiet. Bash
+fixed each of these in versions after the 3.2 that macOS ships (bash's
+CHANGES file):
+
+- 4.1: the ERR trap no longer fires where ``set -e`` would not exit (the
+  job line's ``! eval``);
+- 4.2: running a trap no longer overwrites ``PIPESTATUS`` (the end marker
+  reads it after the user's DEBUG trap);
+- 4.3: an interactive shell without line editing no longer reads invalid
+  data after a SIGINT, nor corrupted input with ``ignoreeof`` set: exactly
+  the engine's shell (``set +o emacs +o vi``, ``set -o ignoreeof``).
+
+So 4.3 is the oldest bash accepted. Only 5.2 is exercised by the test suite
+(docs/portability.md). The check runs ``<shell> --version`` once per
+executable (path, inode, size, mtime) and process, so attaching more
+terminals costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+from ..errors import ShellUnsupported
+
+MIN_VERSION = (4, 3)
+_VERSION = re.compile(r"GNU bash, version (\d+)\.(\d+)(?:\.(\d+))?")
+
+_lock = threading.Lock()
+# executable identity -> None (fine) or the error to raise again
+_verdicts: dict[tuple[str, int, int, int], ShellUnsupported | None] = {}
+
+
+def parse(text: str) -> tuple[int, int, int] | None:
+    """The version in ``bash --version`` output, or None if it is not bash's."""
+    m = _VERSION.search(text)
+    if m is None:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def require(shell: str) -> None:
+    """Raise ``SHELL_UNSUPPORTED`` if ``shell`` is a bash older than
+    ``MIN_VERSION`` or answers ``--version`` as another program. A shell
+    that prints nothing is let through: its start-up says what is wrong."""
+    path = shutil.which(shell) or shell
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # the spawn reports a missing shell
+    key = (os.path.realpath(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    with _lock:
+        if key in _verdicts:
+            verdict = _verdicts[key]
+        else:
+            verdict = _verdicts[key] = _check(shell, path)
+    if verdict is not None:
+        raise ShellUnsupported(verdict.message, **verdict.details)
+
+
+def _check(shell: str, path: str) -> ShellUnsupported | None:
+    try:
+        out = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+            timeout=10,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    required = ".".join(map(str, MIN_VERSION))
+    how = (
+        "install a newer bash (on macOS: brew install bash, which puts it at "
+        "/opt/homebrew/bin/bash, or /usr/local/bin/bash on Intel Macs) and set "
+        "DSH_MAGICS_SHELL to its path (or TerminalConfig(shell=...))"
+    )
+    version = parse(out)
+    if version is None:
+        first = out.strip().splitlines()[0][:80] if out.strip() else ""
+        if not first:
+            return None
+        return ShellUnsupported(
+            f"{shell} is not GNU bash ('{shell} --version' says {first!r}); dsh-magics needs "
+            f"bash {required} or newer: {how}",
+            shell=shell,
+            found=first,
+            required=required,
+        )
+    if version[:2] >= MIN_VERSION:
+        return None
+    found = ".".join(map(str, version))
+    return ShellUnsupported(
+        f"{shell} is bash {found}; dsh-magics needs bash {required} or newer: {how}",
+        shell=shell,
+        found=found,
+        required=required,
+    )
