@@ -64,6 +64,20 @@ class TargetUnreachable(DshError):
     code = "TARGET_UNREACHABLE"
 
 
+class NotRunning(DshError):
+    """Input was sent to a terminal whose shell runs no job: typed text would
+    become a command of the shell itself, so it is refused."""
+
+    code = "NOT_RUNNING"
+
+
+class SecretInput(DshError):
+    """An agent tried to type while the job asks for hidden entry (a password):
+    secrets go to a person, never through a model."""
+
+    code = "SECRET_INPUT"
+
+
 class ShellUnsupported(DshError):
     """The configured shell is not a bash the engine can drive (too old)."""
 
@@ -93,6 +107,8 @@ ERROR_CODES: tuple[str, ...] = (
     "SHELL_EXITED",
     "TARGET_UNREACHABLE",
     "SHELL_UNSUPPORTED",
+    "NOT_RUNNING",
+    "SECRET_INPUT",
     "UNKNOWN_TOOL",
     "HOST_UNAVAILABLE",
     "BRIDGE_UNAVAILABLE",
