@@ -511,7 +511,6 @@ class RemoteTerminal:
         if not run.extra.get("interrupted"):
             run.extra["unsent_sigint"] = True
         run.sync_nonce = new_nonce()
-        self._echo_nonce = run.sync_nonce
         text = inband.sync_line(run.sync_nonce)
         threading.Thread(target=self._type_quietly, args=(text,), daemon=True).start()
 
@@ -522,8 +521,11 @@ class RemoteTerminal:
             pass
 
     def _on_marker(self, m: Marker) -> None:
-        if m.nonce and m.nonce == self._echo_nonce:
-            self._release_held(m.nonce)
+        run = self._running
+        if self._echo_nonce is not None and m.nonce and (
+            m.nonce == self._echo_nonce or (run is not None and m.nonce == run.sync_nonce)
+        ):
+            self._release_held(self._echo_nonce)
         if m.kind == SYNC and m.nonce == self._ready_nonce:
             self._cleaner.flush()
             self._ring.clear()
@@ -533,7 +535,6 @@ class RemoteTerminal:
                 self._cwd = m.cwd
             self._ready.set()
             return
-        run = self._running
         if run is None:
             return
         if m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
@@ -629,7 +630,7 @@ class RemoteTerminal:
         with self._lock:
             if self._echo_nonce is not None:
                 self._release_held("")
-            said = _last_words(bytes(self._tail))
+            said = _last_words(bytes(self._tail), lines=1)
             run = self._running
             if run is not None:
                 note = f"the connection to {self.target} ended (exit code {self._exit_code})"
@@ -717,8 +718,14 @@ class RemoteTerminal:
         )
 
 
-def _last_words(raw: bytes, lines: int = 4) -> str:
-    """The client's last non-empty lines (ssh's own error message)."""
+def _last_words(raw: bytes, lines: int = 2) -> str:
+    """The client's own message: its last non-empty lines (ssh says why it
+    gave up last), plus a WARNING line it printed earlier (a changed host
+    key is explained in a box above the last lines)."""
     text = clean(raw).replace("\r", "\n")
-    kept = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    return " / ".join(kept[-lines:])
+    kept = [ln.strip() for ln in text.split("\n") if ln.strip() and ln.strip("@ ")]
+    words = kept[-lines:]
+    warning = next((ln for ln in kept if "WARNING" in ln), None)
+    if warning and warning not in words:
+        words.insert(0, warning)
+    return " / ".join(words)

@@ -1,0 +1,96 @@
+"""Failures are clear, never hang, and leave nothing running locally:
+a stopped sshd, a wrong key, an unknown or changed host key, a network
+drop in the middle of a job, the remote shell killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.errors import TargetUnreachable
+from dsh_magics.terminal.procs import alive
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+from tests.conftest import pids_with_env, wait_until
+from tests.remote.conftest import CONFIG, run, start_sshd
+
+
+def _unreachable(target: str, session: str) -> TargetUnreachable:
+    with pytest.raises(TargetUnreachable) as e:
+        RemoteTerminal(session, CONFIG, parse_target(target), job_table=jobs.JobTable())
+    assert e.value.code == "TARGET_UNREACHABLE"
+    # nothing of it is left running here
+    assert pids_with_env("DSH_MAGICS_SESSION", session) == []
+    return e.value
+
+
+def test_connection_refused_after_sshd_stopped(tmp_path, ssh_options):
+    server = start_sshd(tmp_path / "sshd")
+    ssh_options(server.client_config("stopped"))
+    target = server.target
+    server.stop()
+    err = _unreachable(target, "refused")
+    assert "Connection refused" in err.message
+
+
+def test_wrong_key(sshd, ssh_options):
+    ssh_options(sshd.client_config("wrong", key="id_other"))
+    err = _unreachable(sshd.target, "wrongkey")
+    assert "Permission denied" in err.message
+
+
+def test_unknown_host_key(sshd, ssh_options):
+    ssh_options(sshd.client_config("unknown", known=""))
+    err = _unreachable(sshd.target, "unknownhost")
+    assert "Host key verification failed" in err.message
+    assert "No ED25519 host key is known" in err.message
+
+
+def test_changed_host_key(sshd, ssh_options):
+    other = (sshd.dir / "id_other.pub").read_text()
+    ssh_options(sshd.client_config("changed", known=f"[127.0.0.1]:{sshd.port} {other}"))
+    err = _unreachable(sshd.target, "changedhost")
+    assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in err.message
+    assert "Host key verification failed" in err.message
+
+
+def test_remote_shell_killed_mid_job(open_remote):
+    term = open_remote()
+    shell = int(run(term, "echo $$").output)
+    job = term.exec("echo before; sleep 30")
+    wait_until(lambda: "before" in term.snapshot(job).output, timeout=10)
+    os.kill(shell, signal.SIGKILL)
+    assert job.wait(10)
+    r = job.result
+    assert r.status == "shell_exited"
+    assert r.output.startswith("before\n"), "output up to the end is kept"
+    assert "Connection to 127.0.0.1 closed" in r.note
+    assert term.dead and not alive(term.pid)
+
+
+def test_network_drop_mid_job(open_remote, sshd, ssh_options):
+    # Keep-alives every second, two missed: the drop is noticed in ~3 s.
+    ssh_options(sshd.client_config("drop") + " -o ServerAliveInterval=1 -o ServerAliveCountMax=2")
+    before = set(sshd.connections())
+    term = open_remote()
+    mine = wait_until(lambda: set(sshd.connections()) - before, timeout=10)
+    job = term.exec("for i in 1 2 3; do echo line$i; done; sleep 60")
+    wait_until(lambda: "line3" in term.snapshot(job).output, timeout=10)
+    # The server side stops answering: as if the network went away.
+    for pid in mine:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        assert job.wait(20), "a dropped connection is noticed by the keep-alives"
+        r = job.result
+        assert r.status == "shell_exited"
+        assert r.output.startswith("line1\nline2\nline3\n")
+        assert "not responding" in r.note
+        assert term.dead and not alive(term.pid)
+    finally:
+        for pid in mine:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass

@@ -1,0 +1,66 @@
+"""The in-band transport's text and scanner, and its pieces run by real bash."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from dsh_magics.terminal.remote import inband
+from dsh_magics.terminal.remote.inband import Marker, Scanner, decode_cwd, encode_command
+
+NONCE = "0123456789abcdef"
+
+
+def test_pieces_are_short_plain_ascii_lines():
+    command = "x" * 5000 + "\n" + "é'\\\x03\x7f\t$`\"" * 300
+    pieces = encode_command(command)
+    assert len(pieces) > 5
+    for p in pieces:
+        assert len(p) <= inband.PIECE_BYTES + 4
+        assert all(0x20 <= ord(c) < 0x7F for c in p), "only printable ASCII reaches the line discipline"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo hi", "a'b\\c\"d$e`f", "line1\nline2\n\n", "\t\x01\x1b[31m\x7f", "é ü 日本 🙂", "x" * 3000 + "'" * 2000],
+)
+def test_pieces_rebuild_the_exact_bytes_in_bash(command):
+    pieces = encode_command(command, piece_bytes=100)
+    script = f"v=$'{pieces[0]}'\n" + "".join(f"v+=$'{p}'\n" for p in pieces[1:]) + 'printf %s "$v"'
+    out = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], capture_output=True, check=True).stdout
+    assert out == command.encode()
+
+
+def test_job_text_lines_stay_below_the_canonical_limit():
+    text = inband.job_text(NONCE, "echo " + "y" * 100_000)
+    assert max(len(line.encode()) for line in text.split("\n")) < 2000
+    assert text.count(NONCE) == 2  # begin and end markers only
+
+
+def test_scanner_reads_markers_split_anywhere():
+    stream = (
+        b"out\r\n\x1b]6973;B;" + NONCE.encode() + b"\x07more\x1b]6973;E;" + NONCE.encode()
+        + b";130;/tmp/a\\ b\x07\x1b]6973;P\x07tail"
+    )  # fmt: skip
+    for cut in range(1, len(stream)):
+        s = Scanner()
+        pieces = s.feed(stream[:cut]) + s.feed(stream[cut:])
+        markers = [p for p in pieces if isinstance(p, Marker)]
+        data = b"".join(p for p in pieces if isinstance(p, bytes))
+        assert markers == [Marker("B", NONCE), Marker("E", NONCE, 130, "/tmp/a b"), Marker("P", "")]
+        assert data == b"out\r\nmoretail"
+
+
+def test_scanner_passes_malformed_markers_as_data():
+    s = Scanner()
+    pieces = s.feed(b"\x1b]6973;E;nothex;0\x07x\x1b]6973;X\x07")
+    assert not any(isinstance(p, Marker) for p in pieces)
+
+
+@pytest.mark.parametrize("path", ["/tmp", "/tmp/a b", "/tmp/it's", "/tmp/\x07bell", "/tmp/é", "/t/$x`y`"])
+def test_cwd_round_trips_through_printf_q(path):
+    q = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", 'printf %q "$1"', "_", path], capture_output=True, check=True
+    ).stdout.decode("utf-8", "surrogateescape")
+    assert decode_cwd(q) == path

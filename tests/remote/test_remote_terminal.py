@@ -1,0 +1,190 @@
+"""A remote terminal behaves like a local one: through a real sshd on
+127.0.0.1 (``ssh``) and a local bash driven only through its PTY (``cmd``)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+
+import pytest
+
+from dsh_magics.errors import SessionBusy, ShellExited
+from dsh_magics.terminal.procs import alive
+from tests.conftest import ps_lines, wait_until
+from tests.remote.conftest import run
+
+CMD_TARGET = "cmd:bash --noprofile --norc -i"
+
+
+@pytest.fixture(params=["ssh", "cmd"])
+def term(request, open_remote, sshd):
+    return open_remote(None if request.param == "ssh" else CMD_TARGET)
+
+
+def test_output_status_and_persistent_state(term):
+    r = run(term, "echo hello; echo err >&2")
+    assert (r.status, r.exit_code, r.output) == ("completed", 0, "hello\nerr\n")
+    assert run(term, "exit_with() { return $1; }; exit_with 3").exit_code == 3
+    run(term, "export FOO=bar; cd /tmp; alias ll='echo aliased'")
+    r = run(term, "echo $FOO; pwd; ll")
+    assert r.output == "bar\n/tmp\naliased\n"
+    assert r.cwd == "/tmp" and term.cwd == "/tmp"
+    assert run(term, "printf 'no newline'").output == "no newline"
+    assert run(term, "true").output == ""
+
+
+def test_the_prompt_view_of_dollar_question_and_underscore(term):
+    run(term, "false")
+    assert run(term, "echo $?").output == "1\n"
+    run(term, "echo a b last")
+    assert run(term, "echo $_").output == "last\n"
+    run(term, "sleep 0.01 | (exit 4)")
+    assert run(term, "echo $?").output == "4\n"
+
+
+def test_stdin_is_dev_null_and_pagers_are_off(term):
+    r = run(term, "cat; echo \"[$PAGER] [$GIT_PAGER] [$TERM]\"; [ -t 0 ] || echo notty")
+    assert r.output == "[cat] [cat] [dumb]\nnotty\n"
+
+
+def test_crlf_is_a_newline(term):
+    assert run(term, "echo a\r\necho b\r\n").output == "a\nb\n"
+
+
+def test_a_100kb_command_arrives_byte_for_byte(term):
+    rnd = random.Random(7)
+    alphabet = "abcXYZ019 \t'\"\\$`!;|&<>(){}*?~#é日🙂"
+    payload = "".join(rnd.choice(alphabet) for _ in range(85_000)) + "\n" + "L" * 9000 + "\n"
+    quoted = "'" + payload.replace("'", "'\\''") + "'"
+    command = f"printf '%s' {quoted} | md5sum"
+    assert len(command) > 90_000
+    r = run(term, command, timeout=60)
+    assert r.exit_code == 0
+    assert r.output.split()[0] == hashlib.md5(payload.encode()).hexdigest()
+
+
+def test_a_multiline_command_with_heredoc_and_functions(term):
+    r = run(term, "f() {\n  echo \"in f $1\"\n}\nf x\ncat <<'EOF'\n$HOME `x`\nEOF\n")
+    assert r.output == "in f x\n$HOME `x`\n"
+
+
+def test_forged_markers_do_not_end_a_job_early(term):
+    # Everything a command can read that might hold a nonce, and a guess:
+    # each 16-hex word is printed back as end markers and probe answers.
+    forge = r"""
+u=$_
+cands=$( { echo "$u"; set; declare -p; history; trap -p; env; echo 0123456789abcdef; } 2>/dev/null | grep -o '[0-9a-f]\{16\}' | sort -u)
+for n in $cands; do
+  printf '\033]6973;E;%s;0;/\007\033]6973;S;%s;0;/\007\033]6973;E;%s;0\007' "$n" "$n" "$n"
+done
+printf '\033]6973;P\007'
+sleep 0.3
+echo "finished $(echo "$cands" | wc -l)"
+"""
+    r = run(term, forge)
+    assert r.status == "completed" and r.exit_code == 0
+    assert r.output.splitlines()[-1].startswith("finished ")
+    assert run(term, "echo next").output == "next\n"
+
+
+def test_busy_and_snapshot(term):
+    job = term.exec("echo started; sleep 30")
+    with pytest.raises(SessionBusy):
+        term.exec("true")
+    wait_until(lambda: "started" in term.snapshot(job).output, timeout=10)
+    snap = term.snapshot(job)
+    assert snap.timed_out and snap.status == "running"
+    assert term.info().status == "busy" and term.info().job_id == job.id
+    term.interrupt()
+    assert job.wait(10)
+
+
+def test_interrupt_settles_and_the_prompt_sees_130(term):
+    job = term.exec("echo go; sleep 30; echo never")
+    wait_until(lambda: "go" in term.snapshot(job).output, timeout=10)
+    assert term.interrupt() is job
+    assert job.wait(10), "an interrupted job settles"
+    assert job.result.status == "interrupted" and job.result.exit_code == 130
+    assert "never" not in job.result.output
+    assert run(term, "echo $?").output == "130\n"
+
+
+def test_interrupt_right_after_exec(term):
+    for _ in range(3):
+        job = term.exec("sleep 30")
+        term.interrupt()
+        assert job.wait(10), "a Ctrl-C typed before the line runs still settles the job"
+        assert job.result.status == "interrupted"
+        assert run(term, "echo ok").output == "ok\n"
+
+
+def test_n_presses_are_n_catches(term):
+    script = "n=0; trap 'n=$((n+1)); echo caught $n; [ $n -ge 3 ] && exit 7' INT; echo ready; while :; do sleep 0.05; done"
+    job = term.exec("bash -c " + _q(script))
+    wait_until(lambda: "ready" in term.snapshot(job).output, timeout=10)
+    for i in (1, 2, 3):
+        term.interrupt()
+        wait_until(lambda i=i: f"caught {i}" in term.snapshot(job).output or job.done, timeout=10)
+    assert job.wait(10)
+    assert job.result.exit_code == 7
+    assert [ln for ln in job.result.output.splitlines() if ln.startswith("caught")] == ["caught 1", "caught 2", "caught 3"]
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def test_events_and_read(term):
+    events: list[dict] = []
+    term._emit = events.append
+    seq = term.output_seq
+    job = term.exec("echo one; echo two")
+    assert job.wait(10)
+    assert term.wait_output(seq, timeout=1) != seq
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "job_started" and "job_done" in kinds
+    done = next(e for e in events if e["type"] == "job_done")
+    assert done["job_id"] == job.id and done["result"].output == "one\ntwo\n"
+    rr = term.read(last=2)
+    assert rr.lines == ["one", "two"]
+
+
+def test_shell_exit_is_reported_and_the_terminal_is_dead(term):
+    r = run(term, "echo bye; exit 3")
+    assert r.status == "shell_exited"
+    assert "bye" in r.output
+    wait_until(lambda: term.dead, timeout=10)
+    assert term.info().status == "dead"
+    with pytest.raises(ShellExited):
+        term.exec("true")
+
+
+def test_close_ends_the_remote_shell_and_its_jobs(open_remote, sshd):
+    term = open_remote()
+    marker = f"{time.monotonic_ns() % 10**6 + 10**6}.5"
+    run(term, f"sleep {marker} & sleep {marker} </dev/null >/dev/null 2>&1 & echo started")
+    shell_pid = int(run(term, "echo $$").output)
+    wait_until(lambda: sum(f"sleep {marker}" in ln for ln in ps_lines()) == 2, timeout=10)
+    client = term.pid
+    term.close()
+    assert term.closed and term.dead
+    assert not alive(client)
+    wait_until(lambda: not alive(shell_pid), timeout=10, msg="the remote shell outlived close()")
+    wait_until(lambda: not any(f"sleep {marker}" in ln for ln in ps_lines()), timeout=10, msg="its jobs outlived close()")
+
+
+def test_busy_close_hangs_up_the_running_job(open_remote, sshd):
+    term = open_remote()
+    marker = f"{time.monotonic_ns() % 10**6 + 2 * 10**6}.5"
+    job = term.exec(f"echo go; sleep {marker}")
+    wait_until(lambda: "go" in term.snapshot(job).output, timeout=10)
+    term.close()
+    assert job.wait(5) and job.result.status == "shell_exited"
+    wait_until(lambda: not any(f"sleep {marker}" in ln for ln in ps_lines()), timeout=10)
+
+
+def test_remote_cwd_at_start(open_remote, sshd, tmp_path):
+    term = open_remote(cwd=str(tmp_path))
+    assert term.cwd == str(tmp_path)
+    assert run(term, "pwd").output == f"{tmp_path}\n"
