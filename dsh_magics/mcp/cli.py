@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import signal
 import sys
 from typing import Any
@@ -64,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from .server import ToolServer
+        from .server import ToolServer, check_session
     except ImportError as e:
         raise DshError(
             f"the MCP SDK is not installed ({e}); install it with: pip install 'dsh-magics[mcp]'",
@@ -72,33 +73,54 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     import anyio
 
+    if args.session is not None:
+        check_session(args.session)  # before a host is started for nothing
     backend: Any
     if args.in_process:
         from ..terminal import default_registry
 
         backend = default_registry()
+        where = "in-process"
     else:
         from ..host import HostClient, HostPaths
 
-        backend = HostClient(HostPaths.for_name(args.host, args.host_dir))
+        paths = HostPaths.for_name(args.host, args.host_dir)
+        backend = HostClient(paths)
         backend.connect()  # fail now, in one line, rather than at the first tool call
+        where = f"host {paths.name} ({paths.socket})"
     server = ToolServer(backend, session=args.session)
+    _say(f"serving the tools on stdio; terminals: {where}")
     previous = signal.getsignal(signal.SIGTERM)
     # SIGTERM (a client that gave up waiting) ends the server like a closed
     # stdin: terminals are closed in-process, the host is left running.
     signal.signal(signal.SIGTERM, _raise_exit)
+    why = "the client closed the connection"
     try:
         anyio.run(server.serve_stdio)
-    except (KeyboardInterrupt, SystemExit):
-        pass
+    except KeyboardInterrupt:
+        why = "interrupted"
+    except SystemExit as e:
+        why = f"terminated (exit status {e.code})"
     finally:
         signal.signal(signal.SIGTERM, previous)
         if args.in_process:
-            backend.close_all()
+            why += f"; closed {backend.close_all()} terminal(s)"
         else:
             backend.detach()
-        sys.stdout.flush()
+            why += f"; the terminals stay in host {args.host}"
+    # Said at interpreter exit, after every non-daemon thread ended: a line
+    # that never appears means something held the exit up until a kill
+    # (tests/mcp/test_mcp_server.py: test_a_client_gone_mid_wait_leaves_the_job_running,
+    # test_in_process_exit_leaves_nothing).
+    atexit.register(_say, f"exited: {why}")
     return 0
+
+
+def _say(message: str) -> None:
+    try:
+        print(f"dsh-magics mcp: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _raise_exit(signum: int, frame: object) -> None:

@@ -41,7 +41,9 @@ def _job(r: dict[str, Any]) -> str:
         )
     status = r["status"]
     if r.get("timed_out"):
-        head = f"still running after {r['duration_s']}s (timed out; bash_wait again to keep waiting)"
+        head = (
+            f"still running after {r['duration_s']}s (timed out; bash_wait again to keep waiting)"
+        )
     elif r.get("exit_code") is not None:
         head = f"{status}, exit {r['exit_code']} in {r['duration_s']}s"
     else:
@@ -98,7 +100,9 @@ def _interrupt(r: dict[str, Any]) -> str:
 
 
 def _close(r: dict[str, Any]) -> str:
-    return f"closed {r['count']} terminal(s)" + (f": {', '.join(r['closed'])}" if r["closed"] else "")
+    return f"closed {r['count']} terminal(s)" + (
+        f": {', '.join(r['closed'])}" if r["closed"] else ""
+    )
 
 
 def _list(r: dict[str, Any]) -> str:

@@ -73,6 +73,14 @@ def session_for_client(name: str | None) -> str:
     return f"{DEFAULT_SESSION}-{text}" if text else DEFAULT_SESSION
 
 
+def check_session(session: str) -> str:
+    """``--session``'s value, or INVALID_ARGUMENT saying what is wrong with it."""
+    try:
+        return validate_session_id(session)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"--session: {e.message}") from None
+
+
 def output_schema(name: str) -> dict[str, Any] | None:
     """The tool's result schema as MCP wants it (an object at the root)."""
     schema = tools.OUTPUT_SCHEMAS.get(name)
@@ -117,8 +125,9 @@ async def run_blocking(fn: Callable[[], T]) -> T:
 
     Not ``anyio.to_thread``: its workers are non-daemon, so an abandoned wait
     (a cancelled request, a client gone mid-wait) would hold the process's
-    exit for up to the wait's timeout (tests/mcp/test_mcp_server.py::
-    test_in_process_exit_leaves_nothing pins a prompt exit). Cancelling the
+    exit for up to the wait's timeout while the job runs on in the host
+    (tests/mcp/test_mcp_server.py::test_a_client_gone_mid_wait_leaves_the_job_running
+    pins a prompt exit). Cancelling the
     awaiting task returns at once; the thread finishes on its own.
     """
     loop = asyncio.get_running_loop()
@@ -157,10 +166,7 @@ class ToolServer:
 
     def __init__(self, backend: Backend, *, session: str | None = None) -> None:
         if session is not None:
-            try:
-                validate_session_id(session)
-            except InvalidArgument as e:
-                raise InvalidArgument(f"--session: {e.message}") from None
+            check_session(session)
         self.backend = backend
         self.session = session
         self.server: Server[Any] = Server(
@@ -175,7 +181,9 @@ class ToolServer:
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tool_list())
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         name = params.name
         arguments = params.arguments
         caller = self.caller_session(ctx)
@@ -185,7 +193,9 @@ class ToolServer:
         waits_s = _wait_seconds(name, arguments)
         try:
             if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
-                result = await self._with_progress(ctx, work, waits_s, self._lines_probe(name, arguments))
+                result = await self._with_progress(
+                    ctx, work, waits_s, self._lines_probe(name, arguments)
+                )
             else:
                 result = await run_blocking(work)
         except Exception as e:  # noqa: BLE001 - tools.call never raises; a tool error, not a protocol one

@@ -1,0 +1,169 @@
+"""Fixtures for the MCP server tests: the real ``dsh-magics mcp`` driven over
+stdio by the SDK's own client, in a private host runtime directory.
+
+Every process a test starts (the server, the host it starts, shells, jobs)
+carries a per-test token in its environment, so teardown can prove with
+``/proc`` that nothing is left, after stopping the private hosts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, Implementation
+
+from dsh_magics import tools
+from dsh_magics.host import HostPaths, stop_host
+from dsh_magics.host.runtime import list_names
+
+from ..conftest import pids_with_env, wait_until
+
+TOKEN_VAR = "DSH_MCP_TEST_TOKEN"
+#: Bound on any single protocol step; a hang fails the test instead of the suite.
+STEP = 60
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class ServerEnv:
+    """Where a test's servers run: private host dir, token, stderr log, cwd."""
+
+    host_dir: str
+    token: str
+    log: str
+    cwd: str
+
+    @property
+    def vars(self) -> dict[str, str]:
+        return {
+            "DSH_MAGICS_HOST_DIR": self.host_dir,
+            "DSH_MAGICS_LOGIN": "0",
+            "PYENV_REHASH_TIMEOUT": "1",
+            TOKEN_VAR: self.token,
+        }
+
+    def pids(self) -> list[int]:
+        return pids_with_env(TOKEN_VAR, self.token)
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def stop_hosts(directory: str) -> None:
+    for name in list_names(directory):
+        try:
+            stop_host(HostPaths.for_name(name, directory), timeout=20)
+        except Exception:  # noqa: BLE001 - the process check below reports leftovers
+            pass
+
+
+@pytest.fixture
+def server_env(tmp_path) -> Iterator[ServerEnv]:
+    # A short directory: a Unix socket path must fit in 108 bytes.
+    host_dir = tempfile.mkdtemp(prefix="dshm-", dir="/tmp")
+    os.chmod(host_dir, 0o700)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = ServerEnv(host_dir, uuid.uuid4().hex, str(tmp_path / "server.log"), str(work))
+    try:
+        yield env
+    finally:
+        stop_hosts(host_dir)
+        try:
+            wait_until(lambda: not env.pids(), 20, msg=f"processes left: {env.pids()}")
+        finally:
+            for pid in env.pids():
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+            for entry in os.listdir(host_dir):
+                try:
+                    os.unlink(os.path.join(host_dir, entry))
+                except OSError:
+                    pass
+            os.rmdir(host_dir)
+
+
+class Mcp:
+    """The SDK client session plus checks every result must pass."""
+
+    def __init__(self, session: ClientSession, init: Any) -> None:
+        self.session = session
+        self.init = init
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None = None, **kw: Any
+    ) -> CallToolResult:
+        with anyio.fail_after(kw.pop("step", STEP)):
+            result = await self.session.call_tool(name, arguments, **kw)
+        assert result.content and result.content[0].type == "text"
+        assert "Traceback" not in result.content[0].text
+        return result
+
+    async def ok(
+        self, name: str, arguments: dict[str, Any] | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        result = await self.call(name, arguments, **kw)
+        assert not result.is_error, result.content[0].text
+        data = result.structured_content
+        assert isinstance(data, dict)
+        # What the MCP client got is exactly a tools.call result.
+        Draft202012Validator(tools.OUTPUT_SCHEMAS[name]).validate(data)
+        return data
+
+    async def err(self, name: str, arguments: Any, code: str, **kw: Any) -> dict[str, Any]:
+        result = await self.call(name, arguments, **kw)
+        assert result.is_error, result.content[0].text
+        data = result.structured_content
+        assert isinstance(data, dict)
+        Draft202012Validator(tools.ERROR_RESULT).validate(data)
+        assert data["error"]["code"] == code, data
+        assert result.content[0].text.startswith(f"{code}: ")
+        return data["error"]
+
+    async def run(self, command: str, **args: Any) -> dict[str, Any]:
+        res = await self.ok("bash_exec", {"command": command, "wait_ms": 30_000, **args})
+        assert res["status"] != "running", res
+        return res
+
+
+@asynccontextmanager
+async def mcp_server(
+    env: ServerEnv, *args: str, client: str = "pytest agent"
+) -> AsyncIterator[Mcp]:
+    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "dsh_magics.cli", "mcp", *args],
+        env=env.vars,
+        cwd=env.cwd,
+    )
+    with open(env.log, "a", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(
+                read, write, client_info=Implementation(name=client, version="0")
+            ) as session:
+                with anyio.fail_after(STEP):
+                    init = await session.initialize()
+                yield Mcp(session, init)
