@@ -58,7 +58,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     action = getattr(args, "host_action", None) or "serve"
     if action == "reap":
-        from .reaper import main as reap
+        from .orphan_sweeper import main as reap
 
         return reap(args.pid)
     if action == "serve":

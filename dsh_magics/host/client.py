@@ -27,7 +27,6 @@ with ``fresh_shell=True`` and a note, that it runs in a fresh shell.
 
 from __future__ import annotations
 
-import atexit
 import builtins
 import dataclasses
 import inspect
@@ -42,7 +41,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .. import jobs
+from .. import jobs, shutdown
 from ..errors import DshError, HostUnavailable, NoSuchJob
 from ..terminal import validation as V
 from ..terminal.api import Engine
@@ -207,10 +206,10 @@ class HostClient:
         self._lost_jobs: set[str] = set()
         self._config: TerminalConfig | None = None
         self.restarts = 0
-        # Runs before the engine's own exit handler (registered earlier), so
-        # an exit that reaches ``close_all`` through it finds us detached:
-        # a kernel's exit must never close the notebook's terminals.
-        atexit.register(_detach_at_exit, weakref.ref(self))
+        # A kernel's exit must never close the notebook's terminals: the
+        # DETACH step runs before TERMINALS (see dsh_magics.shutdown).
+        ref = weakref.ref(self)
+        self._unregister_exit = shutdown.register(shutdown.DETACH, lambda: _detach_at_exit(ref))
 
     # ------------------------------------------------------------------
     # connection state
@@ -340,6 +339,7 @@ class HostClient:
         with self._lock:
             state, self._state = self._state, _DETACHED
             events, self._events = self._events, None
+        self._unregister_exit()
         if state == _CONNECTED:
             try:
                 link = _Link(self.paths.socket, -1, connect_timeout=2.0)

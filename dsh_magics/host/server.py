@@ -606,12 +606,12 @@ def run(
     lock_fd: int | None = None,
     reaper: bool = True,
 ) -> int:
-    """The host process's main: split off the reaper (see :mod:`.reaper`),
+    """The host process's main: split off the orphan sweeper (see :mod:`.orphan_sweeper`),
     bind (under the start lock), tell the starter we are ready, serve, clean
     up. Exit status 0 on a normal stop, 3 when another host already serves
     this name."""
     from .lifecycle import probe
-    from .reaper import split
+    from .orphan_sweeper import split
 
     if reaper:
         split(close_fds=(ready_fd, lock_fd))

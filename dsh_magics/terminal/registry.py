@@ -8,13 +8,13 @@ values so that the same API can be served over the host's socket.
 
 from __future__ import annotations
 
-import atexit
 import os
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import jobs
+from .. import jobs, shutdown
 from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
 from . import validation as V
 from .api import Engine
@@ -265,51 +265,29 @@ _default_lock = threading.Lock()
 
 
 def default_registry() -> Engine:
-    """The process-wide registry (created on first use, closed at exit)."""
+    """The process-wide engine (created on first use; its in-process
+    terminals close at exit, see :mod:`dsh_magics.shutdown`)."""
     global _default
     with _default_lock:
         if _default is None:
             _default = Registry()
-            atexit.register(_close_default)
-            _install_sigterm_cleanup()
+            shutdown.register(shutdown.TERMINALS, _close_default)
+            # SIGTERM (what a kernel manager sends when a kernel does not
+            # exit in time) skips atexit; handle it only if nobody else does.
+            shutdown.handle_signals(signal.SIGTERM, chain=False)
         return _default
 
 
 def set_default_registry(registry: Engine | None) -> None:
-    """Swap the process-wide registry (the host client uses this)."""
+    """Swap the process-wide engine (the host client uses this)."""
     global _default
     with _default_lock:
         _default = registry
 
 
-def _install_sigterm_cleanup() -> None:
-    """SIGTERM (what a kernel manager sends when a kernel does not exit in
-    time) skips atexit. If nobody else handles it, close our terminals first
-    and then die of SIGTERM as before. Only from the main thread, and only
-    when the handler is still the default, so we never override an
-    application's own handling."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    try:
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return
-
-        def on_term(signum: int, frame: object) -> None:
-            _close_default()
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-
-        signal.signal(signal.SIGTERM, on_term)
-    except (ValueError, OSError):
-        pass
-
-
 def _close_default() -> None:
+    """Close the in-process terminals; a host client was detached in an
+    earlier step, and its terminals belong to the host."""
     reg = _default
-    if reg is not None:
-        try:
-            reg.close_all()
-        except Exception:  # noqa: BLE001
-            pass
+    if isinstance(reg, Registry):
+        reg.close_all()

@@ -20,7 +20,6 @@ Command line (used by ``.ci/run``)::
 
 from __future__ import annotations
 
-import atexit
 import collections
 import concurrent.futures
 import json
@@ -38,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ... import shutdown
 from ...errors import BridgeUnavailable, InvalidArgument
 from ..facts import DEFAULT_VERSION, KNOWN_PUBLISHED_VERSIONS, PEER_PACKAGES, TOOL_PACKAGES
 from ..types import Config, EscalationRequest, LiveStatus
@@ -555,10 +555,12 @@ def get_bridge(version: str | None = None) -> Bridge:
         return _bridges.setdefault(version, Bridge(version))
 
 
-@atexit.register
 def _close_all() -> None:
     for b in list(_bridges.values()):
         try:
             b.close()
         except Exception:  # noqa: BLE001 - best effort at interpreter exit
             pass
+
+
+shutdown.register(shutdown.BRIDGES, _close_all)

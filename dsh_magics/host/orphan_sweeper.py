@@ -1,4 +1,4 @@
-"""The host's reaper: nothing a terminal started survives the host.
+"""Sweep up orphans: nothing a terminal started survives the host.
 
 A host that exits normally closes its terminals with the engine's
 orphan-free close. A host that is SIGKILLed (or crashes) cannot: its shells
