@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from dsh_magics.errors import SessionBusy, ShellExited
+from dsh_magics.errors import InvalidArgument, SessionBusy, ShellExited, TargetUnreachable
+from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.procs import alive
-from tests.conftest import ps_lines, wait_until
+from tests.conftest import pids_with_env, ps_lines, wait_until
 from tests.remote.conftest import run
 
 CMD_TARGET = "cmd:bash --noprofile --norc -i"
@@ -188,3 +189,34 @@ def test_remote_cwd_at_start(open_remote, sshd, tmp_path):
     term = open_remote(cwd=str(tmp_path))
     assert term.cwd == str(tmp_path)
     assert run(term, "pwd").output == f"{tmp_path}\n"
+
+
+def test_echo_turned_on_by_a_command_never_shows_in_output(term):
+    assert run(term, "stty echo </dev/tty; echo set").output == "set\n"
+    assert run(term, "echo one").output == "one\n"
+    assert run(term, "echo two").output == "two\n"
+    assert run(term, "stty -a </dev/tty | grep -o -- '-\\?echo ' | head -1").output == "-echo \n"
+    assert term.read().text == "set\none\ntwo\n-echo "
+
+
+def test_missing_start_cwd_is_invalid_argument(open_remote, sshd):
+    with pytest.raises(InvalidArgument, match="not a directory"):
+        open_remote(cwd="/no/such/dir/here")
+
+
+def test_no_shell_answering_times_out_and_kills_the_client(open_remote):
+    # `cat` on a terminal is no shell: it never answers the ready probe.
+    session = f"nocat-{time.monotonic_ns()}"
+    with pytest.raises(TargetUnreachable, match="no shell answered within 1s"):
+        open_remote("cmd:cat", session=session, config=TerminalConfig(login=False, start_timeout=1.0))
+    assert not any(f"DSH_MAGICS_SESSION={session}" in ln for ln in ps_lines())
+    assert pids_with_env("DSH_MAGICS_SESSION", session, prefix=True) == []
+
+
+def test_cmd_target_close_kills_local_descendants(open_remote):
+    term = open_remote(CMD_TARGET)
+    marker = f"{time.monotonic_ns() % 10**6 + 3 * 10**6}.5"
+    run(term, f"sleep {marker} & (setsid sleep {marker} &) ; echo started")
+    wait_until(lambda: sum(f"sleep {marker}" in ln for ln in ps_lines()) == 2, timeout=10)
+    term.close()
+    wait_until(lambda: not any(f"sleep {marker}" in ln for ln in ps_lines()), timeout=10)

@@ -1,0 +1,145 @@
+"""Remote terminal benchmark: a persistent ``ssh://`` terminal against what
+agents usually do, a fresh ``ssh host CMD`` per command, in one run.
+
+    python benchmarks/bench_remote.py [--quick] [--json] [--target ssh://...]
+
+By default it starts a private OpenSSH server on 127.0.0.1 with throwaway
+keys (as the tests do), so nothing of ~/.ssh is used. With ``--target`` it
+uses your own ssh setup (agent, config) for both contenders.
+
+- Round trip of ``true``: ``RemoteTerminal.exec`` + wait on a warm terminal,
+  against ``ssh ... true`` (connect, authenticate, run, disconnect), median,
+  interleaved.
+- Throughput of ``seq 1 N``: the terminal (through the remote PTY and the
+  in-band transport) against ``ssh ... seq 1 N`` read from a pipe, MB/s of
+  seq's output, best of 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dsh_magics import jobs  # noqa: E402
+from dsh_magics.terminal.config import TerminalConfig  # noqa: E402
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target  # noqa: E402
+from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
+
+
+def _ssh_argv(target: str, command: str) -> list[str]:
+    t = parse_target(target)
+    assert t is not None and t.kind == "ssh"
+    argv = ["ssh", *shlex.split(os.environ.get(ENV_SSH_OPTIONS, "")), "-o", "BatchMode=yes"]
+    if t.port:
+        argv += ["-p", str(t.port)]
+    if t.user:
+        argv += ["-l", t.user]
+    return [*argv, "--", t.host or "", command]
+
+
+def _ms(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
+
+
+def measure(target: str, quick: bool = False) -> dict:
+    n_fresh = 20 if quick else 60
+    per_fresh = 10  # terminal round trips per fresh-ssh sample, interleaved
+    seq_n = 300_000 if quick else 2_000_000
+    term = RemoteTerminal("bench", TerminalConfig(login=False, max_lines=1000), parse_target(target), job_table=jobs.JobTable())
+    try:
+
+        def rt() -> None:
+            job = term.exec("true")
+            assert job.wait(30) and job.result.exit_code == 0
+
+        def fresh() -> None:
+            subprocess.run(_ssh_argv(target, "true"), check=True, stdin=subprocess.DEVNULL)
+
+        for _ in range(20):
+            rt()
+        fresh()
+        terminal_ms, fresh_ms = [], []
+        for _ in range(n_fresh):
+            fresh_ms.append(_ms(fresh))
+            terminal_ms.extend(_ms(rt) for _ in range(per_fresh))
+
+        seq_bytes = len("".join(f"{i}\n" for i in range(1, seq_n + 1)))
+
+        def seq_terminal() -> None:
+            job = term.exec(f"seq 1 {seq_n}")
+            assert job.wait(300) and job.result.exit_code == 0
+
+        def seq_fresh() -> None:
+            out = subprocess.run(_ssh_argv(target, f"seq 1 {seq_n}"), check=True, stdin=subprocess.DEVNULL, capture_output=True).stdout
+            assert len(out) == seq_bytes
+
+        seq_t, seq_f = [], []
+        for _ in range(3):
+            seq_t.append(_ms(seq_terminal))
+            seq_f.append(_ms(seq_fresh))
+    finally:
+        term.close()
+    rt_t, rt_f = statistics.median(terminal_ms), statistics.median(fresh_ms)
+    mbps_t = seq_bytes / 1e6 / (min(seq_t) / 1000)
+    mbps_f = seq_bytes / 1e6 / (min(seq_f) / 1000)
+    return {
+        "round_trip_ms": {"terminal": round(rt_t, 3), "fresh_ssh": round(rt_f, 3), "speedup": round(rt_f / rt_t, 1)},
+        "throughput_mb_s": {
+            "terminal": round(mbps_t, 1),
+            "fresh_ssh_pipe": round(mbps_f, 1),
+            "ratio": round(mbps_t / mbps_f, 2),
+            "seq_n": seq_n,
+            "mb": round(seq_bytes / 1e6, 1),
+        },
+        "samples": {"terminal": len(terminal_ms), "fresh_ssh": len(fresh_ms)},
+        "load_avg": os.getloadavg(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--target", help="an ssh:// target of your own (default: a private sshd on 127.0.0.1)")
+    args = ap.parse_args()
+    server = None
+    if args.target:
+        target = args.target
+    else:
+        from tests.remote.conftest import start_sshd
+
+        server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-sshd-")))
+        os.environ[ENV_SSH_OPTIONS] = server.client_config("bench")
+        target = server.target
+    try:
+        res = measure(target, quick=args.quick)
+    finally:
+        if server is not None:
+            server.stop()
+    res["target"] = "private sshd on 127.0.0.1" if server else target
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return
+    r, t = res["round_trip_ms"], res["throughput_mb_s"]
+    print(f"target: {res['target']}  (load avg {res['load_avg'][0]:.2f})")
+    print(f"round trip of `true`: terminal {r['terminal']:.3f} ms, fresh `ssh host true` {r['fresh_ssh']:.1f} ms -> {r['speedup']}x faster")
+    print(
+        f"throughput of seq 1 {t['seq_n']} ({t['mb']} MB): terminal {t['terminal']} MB/s, "
+        f"`ssh host seq` to a pipe {t['fresh_ssh_pipe']} MB/s -> ratio {t['ratio']}"
+    )
+
+
+if __name__ == "__main__":
+    main()
