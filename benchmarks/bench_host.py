@@ -12,6 +12,13 @@ in-process engine, measured in the same run (ratios, not absolute times).
   produced while followed. Target: host >= 0.8x in-process. Also shown:
   the share of lines the consumer read before the 4000-line ring dropped
   them (the job's result always reports drops explicitly).
+- live view refresh: bytes on the wire (request + reply line) and time of
+  one refresh of a live display (a result snapshot, 4 a second) of a
+  running job that has printed several thousand lines: the whole retained
+  output (``result(job_id)``, before) against what the view draws
+  (``result(job_id, tail_lines=20)``, after).
+
+``--view`` runs only the last measure.
 
 The host runs in a private runtime directory and is stopped at the end.
 """
@@ -30,6 +37,7 @@ import time
 from typing import Any
 
 from dsh_magics.host import HostClient, HostPaths, stop_host
+from dsh_magics.host import protocol as P
 from dsh_magics.terminal import Registry, Result
 
 
@@ -80,6 +88,59 @@ def _live(reg: Any, seq_n: int) -> tuple[float, float]:
         return elapsed, seen / max(1, cursor - start_line)
     finally:
         unsubscribe()
+
+
+def _wire_bytes(client: HostClient, args: dict[str, Any]) -> int:
+    """Bytes of one ``result`` request and its reply, as the host encodes them."""
+    value = client._call("result", args)
+    return len(P.request(1, "result", args)) + len(P.ok_reply(1, value))
+
+
+def view_refresh(client: HostClient, lines: int = 5000, tail: int = 20, n: int = 40) -> dict[str, Any]:
+    """A live view's refresh of a running job that printed ``lines`` lines:
+    whole snapshot vs ``tail_lines=tail``, bytes and median ms."""
+    # Lines of about 80 characters, like a build log; the ring keeps the last 4000.
+    text = "the quick brown fox jumps over the lazy dog; " * 2
+    job = client.exec("bench-view", f"seq -w 1 {lines} | sed 's/$/ {text.strip()}/'; echo printed; sleep 600")
+    assert not isinstance(job, Result)
+    try:
+        deadline = time.monotonic() + 60
+        while not client.result(job.id, tail_lines=1).output.endswith("printed\n"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the job did not print its lines within 60 s")
+            client.wait_output("bench-view", client.output_seq("bench-view"), timeout=1)
+        full = _wire_bytes(client, {"job_id": job.id})
+        part = _wire_bytes(client, {"job_id": job.id, "tail_lines": tail})
+        ms: dict[str, list[float]] = {"full": [], "tail": []}
+        for _ in range(n):
+            ms["full"] += _samples_ms(lambda: client.result(job.id), 1)
+            ms["tail"] += _samples_ms(lambda: client.result(job.id, tail_lines=tail), 1)
+        return {
+            "lines": lines,
+            "tail_lines": tail,
+            "bytes_per_refresh": {"full": full, "tail": part},
+            "bytes_ratio": full / part,
+            "bytes_per_second_at_4Hz": {"full": 4 * full, "tail": 4 * part},
+            "ms_per_refresh": {k: statistics.median(v) for k, v in ms.items()},
+        }
+    finally:
+        client.interrupt("bench-view")
+        client.wait(job.id, timeout=30)
+
+
+def measure_view() -> dict[str, Any]:
+    tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
+    os.chmod(tmp, 0o700)
+    client = HostClient(HostPaths.for_name("bench", tmp))
+    try:
+        client.connect()
+        return {"view": view_refresh(client)}
+    finally:
+        try:
+            stop_host(client.paths)
+        finally:
+            client.detach()
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def measure(quick: bool = False) -> dict[str, Any]:
@@ -137,6 +198,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         out["live_lines_seen_ratio"] = (share["host"] * out["live_MBps"]["host"]) / (
             share["in_process"] * out["live_MBps"]["in_process"]
         )
+        out["view"] = view_refresh(client)
     finally:
         local.close_all()
         try:
@@ -151,10 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--view", action="store_true", help="only the live view refresh measure")
     args = ap.parse_args(argv)
-    res = measure(args.quick)
+    res = measure_view() if args.view else measure(args.quick)
     if args.json:
         print(json.dumps(res, indent=2))
+        return 0
+    if args.view:
+        _print_view(res["view"])
         return 0
     rt, c, lv, share = res["roundtrip_ms"], res["completion_MBps"], res["live_MBps"], res["live_seen_share"]
     print(f"round trip of true (median ms): in-process {rt['in_process']:.3f}  host {rt['host']:.3f}")
@@ -176,7 +242,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{res['live_lines_seen_ratio']:.2f}x (a reader in another process does not slow the "
         "shell down, so at this rate it falls behind the ring sooner)"
     )
+    _print_view(res["view"])
     return 0
+
+
+def _print_view(v: dict[str, Any]) -> None:
+    b, ms = v["bytes_per_refresh"], v["ms_per_refresh"]
+    print(
+        f"live view refresh of a running job with {v['lines']} lines, through the host: "
+        f"whole snapshot {b['full']:,} B, last {v['tail_lines']} lines {b['tail']:,} B "
+        f"= {v['bytes_ratio']:.0f}x fewer bytes ({4 * b['full'] / 1e3:.0f} kB/s -> {4 * b['tail'] / 1e3:.1f} kB/s at 4 Hz)"
+    )
+    print(f"  ms per refresh (median): whole {ms['full']:.3f}  tail {ms['tail']:.3f}")
 
 
 if __name__ == "__main__":
