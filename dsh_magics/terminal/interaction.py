@@ -18,6 +18,7 @@ Three small things the engine and every adapter share:
 from __future__ import annotations
 
 import os
+import shlex
 import struct
 import termios
 import time
@@ -134,6 +135,91 @@ class InputRecord:
             caller=caller,
             enter=enter if key is None else False,
         )
+
+
+# ----------------------------------------------------------------------------
+# echo during a job: the gate
+GATE_FD = 213
+GATE_VAR = "__dsh_g"
+
+
+class Gate:
+    """Holds a job's command back until the engine has switched the
+    terminal's echo on (and, for a tty job, holds the shell back after the
+    job until the engine has thrown away input nobody read).
+
+    Why a gate: the engine types its own lines with echo off, so they never
+    show; a job must run with echo on, as a person's terminal has it, or an
+    echo-off terminal could not tell a password prompt from a ``y/N``. The
+    switch has to fall after the kernel took the job's line (else the line
+    is echoed) and before the command runs (else a ``read -s`` that turned
+    echo off first would be overruled, and a password would show). Only the
+    shell knows both moments, and it cannot change terminal modes without
+    running ``stty`` (~3 ms a time here). So the job line reads one byte
+    from a private FIFO right after its begin marker, and the engine writes
+    that byte once the marker has arrived and echo is on: one wake-up of
+    each side per job. The FIFO is opened read-write on both ends, so
+    neither open nor read ever sees end-of-file."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = os.path.join(directory, "gate")
+        if not os.path.exists(self.path):
+            os.mkfifo(self.path, 0o600)
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def shell_open(self) -> str:
+        """Shell code (for the setup script) that opens the gate."""
+        return f"exec {GATE_FD}<>{shlex.quote(self.path)}"
+
+    @staticmethod
+    def shell_wait() -> str:
+        """Shell code on the job line: wait for the engine's byte."""
+        return f"\\builtin read -r -N1 -u {GATE_FD} {GATE_VAR}"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            try:
+                os.write(self._fd, b"g")
+            except OSError:
+                pass
+
+    def drain(self) -> None:
+        """Drop a byte no job took (its line was aborted before the read),
+        so the next job waits for its own."""
+        if self._fd is None:
+            return
+        while True:
+            try:
+                if not os.read(self._fd, 4096):
+                    return
+            except OSError:
+                return
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+
+def discard_typed_input(tty: str | None) -> bool:
+    """Throw away input typed on the terminal that no program read, so that
+    it never reaches the shell as a command line once the job is over."""
+    if not tty:
+        return False
+    try:
+        fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)
+        return True
+    except (termios.error, OSError):
+        return False
+    finally:
+        os.close(fd)
 
 
 # ----------------------------------------------------------------------------
@@ -447,6 +533,9 @@ def detect(
 
 __all__ = [
     "AGENT",
+    "GATE_FD",
+    "Gate",
+    "discard_typed_input",
     "KEYS",
     "MAX_SEND_CHARS",
     "PERSON",

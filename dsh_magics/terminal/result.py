@@ -37,6 +37,11 @@ def tail_of(result: Result, tail_lines: int | None) -> Result:
     )
 
 
+def iso_time(ts: float | None) -> str | None:
+    """A timestamp as ISO 8601 text in UTC, to the millisecond (None stays None)."""
+    return _iso(ts)
+
+
 def _iso(ts: float | None) -> str | None:
     if ts is None:
         return None
@@ -123,6 +128,7 @@ class TerminalInfo:
     job_started_at: float | None = None
     exit_code: int | None = None
     lines: int = 0
+    awaiting_input: dict[str, Any] | None = None  # the running job waits for typed input
 
     @property
     def running(self) -> bool:

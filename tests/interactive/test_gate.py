@@ -1,0 +1,68 @@
+"""The gate that holds a job's command until echo is on, and discarding
+typed input nobody read (so it never becomes a shell command)."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+
+from ptyprocess import PtyProcess
+
+from dsh_magics.terminal import interaction as I
+from tests.conftest import wait_until
+
+
+class _Out:
+    def __init__(self, p: PtyProcess) -> None:
+        self.p, self.buf = p, b""
+
+    def until(self, needle: bytes, timeout: float = 10) -> bytes:
+        def got() -> bool:
+            r, _, _ = select.select([self.p.fd], [], [], 0.05)
+            if r:
+                self.buf += os.read(self.p.fd, 65536)
+            return needle in self.buf
+
+        wait_until(got, timeout, msg=repr(needle))
+        return self.buf
+
+
+def test_gate_holds_the_line_until_released(bare_bash: PtyProcess, tmp_path) -> None:
+    gate = I.Gate(str(tmp_path))
+    try:
+        os.write(bare_bash.fd, (gate.shell_open() + "\n").encode())
+        os.write(bare_bash.fd, f"printf A; {gate.shell_wait()}; printf B\n".encode())
+        out = _Out(bare_bash)
+        out.until(b"A")
+        # bash sits in its read of the gate: nothing after it has run
+        wait_until(lambda: open(f"/proc/{bare_bash.pid}/wchan").read() not in ("0", ""), 5)
+        assert b"B" not in out.buf
+        gate.release()
+        out.until(b"B")
+        # a byte nobody took is dropped before the next job
+        gate.release()
+        gate.drain()
+        os.write(bare_bash.fd, f"printf C; {gate.shell_wait()}; printf D\n".encode())
+        out.until(b"C")
+        assert b"D" not in out.buf.split(b"C", 1)[1]
+        gate.release()
+        out.until(b"D")
+    finally:
+        gate.close()
+
+
+def test_typed_input_nobody_read_never_reaches_the_shell(bare_bash: PtyProcess, tmp_path) -> None:
+    out = _Out(bare_bash)
+    tty = I.tty_path(bare_bash.pid)
+    assert tty and tty.startswith("/dev/pts/")
+    os.write(bare_bash.fd, b"sleep 30 </dev/null; echo after-$((6*7))\n")
+    sleeper = wait_until(lambda: I._children(bare_bash.pid), 10)[0]
+    # typed while nothing reads the terminal: would run once sleep ends
+    os.write(bare_bash.fd, f"touch {tmp_path}/leaked\n".encode())
+    assert I.discard_typed_input(tty)
+    os.kill(sleeper, signal.SIGTERM)
+    out.until(b"after-42")
+    os.write(bare_bash.fd, b"echo done-$((2*3))\n")
+    out.until(b"done-6")
+    assert not (tmp_path / "leaked").exists()
