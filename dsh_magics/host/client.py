@@ -632,6 +632,10 @@ class HostClient:
         job = self.job(job_id)
         if job.done and isinstance(job.result, Result):
             return tail_of(job.result, tail_lines)
+        if "operations" not in self._hello:
+            # A host from before tail_lines (its hello lists no operations):
+            # fetch the whole snapshot and cut it here.
+            return tail_of(self._op("result", job_id=job_id), tail_lines)
         return self._op("result", job_id=job_id, tail_lines=tail_lines)  # type: ignore[no-any-return]
 
     def job(self, job_id: str) -> jobs.Job:

@@ -14,9 +14,10 @@ from dsh_magics.errors import InvalidArgument
 from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.host import protocol as P
 from dsh_magics.host.server import HostServer
-from dsh_magics.terminal import Engine, Registry
+from dsh_magics.terminal import Engine, Registry, Result
 from dsh_magics.terminal import validation as V
 
+from .conftest import wait_until
 from .test_fuzz import Raw
 
 _CONTRACT = {
@@ -128,3 +129,27 @@ def test_a_peer_speaking_another_version_is_told_which(client: HostClient) -> No
         raw.close()
     assert reply["error"]["details"]["protocol"] == "version"
     assert "this host speaks version 1" in reply["error"]["message"]
+
+
+def test_a_host_from_before_tail_lines_gets_the_whole_snapshot_cut_here(
+    client: HostClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = client.exec("table-old", "seq 1 50; sleep 30")
+    assert not isinstance(job, Result)
+    try:
+        wait_until(lambda: client.result(job.id).output.endswith("50\n"), timeout=20)
+        sent: list[tuple[str, dict]] = []
+        real = client._call
+
+        def spy(op: str, args: dict) -> object:
+            sent.append((op, dict(args)))
+            return real(op, args)
+
+        monkeypatch.setattr(client, "_call", spy)
+        monkeypatch.delitem(client._hello, "operations")  # what an older host's hello looks like
+        r = client.result(job.id, tail_lines=2)
+        assert r.output == "49\n50\n" and r.omitted_lines == 48
+        assert sent == [("result", {"job_id": job.id})]
+    finally:
+        client.interrupt("table-old")
+        client.wait(job.id, timeout=20)
