@@ -36,3 +36,17 @@ def test_tools_and_engine_share_the_wording(
     assert out["error"]["message"] == f"{field}: {direct.value.message}"
     assert direct.value.details.get("field") == field
     assert engine.list() == []
+
+
+def test_every_error_class_has_a_listed_stable_code() -> None:
+    from dsh_magics import errors
+
+    classes: list[type[errors.DshError]] = []
+    stack = [errors.DshError]
+    while stack:
+        cls = stack.pop()
+        classes.extend(cls.__subclasses__())
+        stack.extend(cls.__subclasses__())
+    codes = [c.code for c in classes if c.__module__ == errors.__name__]
+    assert sorted(codes) == sorted(errors.ERROR_CODES)
+    assert len(set(codes)) == len(codes)
