@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import os
 import signal
 import sys
 from typing import Any
 
+from .. import shutdown
 from ..errors import DshError
 
 #: The terminal host MCP servers use unless ``--host`` names another.
@@ -95,12 +97,14 @@ def run(args: argparse.Namespace) -> int:
     # stdin: terminals are closed in-process, the host is left running.
     signal.signal(signal.SIGTERM, _raise_exit)
     why = "the client closed the connection"
+    code = 0
     try:
         anyio.run(server.serve_stdio)
     except KeyboardInterrupt:
-        why = "interrupted"
+        why, code = "interrupted", 128 + signal.SIGINT
     except SystemExit as e:
-        why = f"terminated (exit status {e.code})"
+        code = e.code if isinstance(e.code, int) else 1
+        why = f"terminated (exit status {code})"
     finally:
         signal.signal(signal.SIGTERM, previous)
         if args.in_process:
@@ -108,6 +112,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             backend.detach()
             why += f"; the terminals stay in host {args.host}"
+    if code:
+        # The SDK reads stdin in a non-daemon thread that only the client's
+        # closing of stdin ends: leave without waiting for it, after the exit
+        # steps (tests/mcp/test_mcp_server.py::test_in_process_sigterm_closes_the_terminals).
+        _say(f"exited: {why}")
+        shutdown.run()
+        os._exit(code)
     # Said at interpreter exit, after every non-daemon thread ended: a line
     # that never appears means something held the exit up until a kill
     # (tests/mcp/test_mcp_server.py: test_a_client_gone_mid_wait_leaves_the_job_running,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -255,9 +256,8 @@ async def test_in_process_exit_leaves_nothing(server_env: ServerEnv) -> None:
             sleeps = [p for p in family if psutil.Process(p).name() == "sleep"]
             assert len(sleeps) == 2
     pytest_wait(lambda: not server_env.pids(), "every process of the in-process server ends")
-    assert not [
-        p for p in family if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
-    ]
+    # the engine's watchdog (no token in its environment) ends once its owner is gone
+    pytest_wait(lambda: not _alive(family), f"left: {_alive(family)}")
     # it exited on its own (the goodbye is said after every thread ended), not by a kill
     assert "exited: the client closed the connection; closed 1 terminal(s)" in server_env.log_text()
     assert not os.listdir(server_env.host_dir), "--in-process never starts a host"
@@ -318,7 +318,31 @@ def test_a_notebook_names_the_host_to_join() -> None:
         choose_mode("auto", {"DSH_MAGICS_HOST_NAME": "../x"})
 
 
+def _alive(pids: Any) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
 def pytest_wait(pred: Any, what: str, timeout: float = 20) -> None:
     from ..conftest import wait_until
 
     wait_until(pred, timeout, msg=what)
+
+
+async def test_in_process_sigterm_closes_the_terminals(server_env: ServerEnv) -> None:
+    async with mcp_server(server_env, "--in-process") as m:
+        server = int((await m.run("echo $PPID"))["output"])  # the shell's parent is the server
+        await m.ok("bash_exec", {"command": "sleep 300"})
+        assert "dsh_magics.cli" in " ".join(psutil.Process(server).cmdline())
+        family = [server, *(c.pid for c in psutil.Process(server).children(recursive=True))]
+        os.kill(server, signal.SIGTERM)
+        pytest_wait(lambda: not server_env.pids(), "SIGTERM ends the server and its terminals")
+    # the engine's watchdog (no token in its environment) ends once its owner is gone
+    pytest_wait(lambda: not _alive(family), f"left: {_alive(family)}")
+    assert "exited: terminated (exit status 143); closed 1 terminal(s)" in server_env.log_text()
