@@ -17,6 +17,7 @@ import pytest
 from jupyter_client import BlockingKernelClient
 
 from dsh_magics.notebook_identity import session_id_for_path
+from dsh_magics.terminal.procs import alive as _alive
 
 from .conftest import host_pids, pids_with_env, wait_until
 
@@ -87,13 +88,6 @@ class StandIn:
             self.proc.kill()
         self.proc.wait()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
 
 
 def test_terminal_survives_kernel_restart_and_dies_with_the_server(host_dir: str, tmp_path) -> None:

@@ -17,16 +17,9 @@ from dsh_magics.errors import HostUnavailable
 from dsh_magics.host import HOST_GONE_NOTE, HostClient, HostPaths, probe, stop_host
 from dsh_magics.host.runtime import secure_dir
 from dsh_magics.terminal import Result
+from dsh_magics.terminal.procs import alive as _alive
 
 from .conftest import host_pids, pids_with_env, wait_until
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
 
 
 def test_host_follows_the_server_it_watches(host_dir: str) -> None:
