@@ -34,6 +34,7 @@ CMD_VAR = "__dsh_magics_cmd"
 # of the next job so that it sees the prompt's view.
 LAST_VAR = "__dsh_magics_last"
 RESTORE_FN = "__dsh_magics_restore"
+STATUS_VAR = "__dsh_magics_status"
 PIECE_BYTES = 1024
 """Escaped bytes per typed line (the canonical limit is 4095)."""
 _MAX_CWD = 16384
@@ -91,7 +92,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
         "\\builtin command stty -echo 2>/dev/null; "
-        f"{RESTORE_FN}() {{ {LAST_VAR}=(); \\builtin return \"$1\"; }}; {LAST_VAR}=(0 '')",
+        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {LAST_VAR}=(0 '')",
         f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
         ":",
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
@@ -161,14 +162,23 @@ def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
         load = "{ " + f"{CMD_VAR}=$'{pieces[0]}'\n"
         load += "".join(f"{CMD_VAR}+=$'{p}'\n" for p in pieces[1:])
         load += "}"
-    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\")'"
+    # The previous job's view, restored inside the eval: `$?` and `$_` are
+    # then what the user's first command sees. The call is doubled in an
+    # `&&` list so that a non-zero status trips no `set -e` and fires no ERR
+    # trap (a failing command before the last `&&` is exempt), and either
+    # way the last argument, hence `$_`, is the saved one. The capture after
+    # the command marks itself with a third element; without it (a syntax
+    # error stopped the eval) the eval's own status counts.
+    call = f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"'
+    restore = f"'{call} && {call}; '"  # same line: the command's line numbers stay
+    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1)'"
     stty = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; " if resync_echo else ""
     return (
         f"{stty}{load}; \\builtin export -n {CMD_VAR}; "
         f"{_printf(BEGIN, nonce)}; "
-        f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"; '
-        f'! \\builtin eval "${CMD_VAR}"{capture} <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
-        f'{LAST_VAR}[0]="${{{LAST_VAR}[0]-${{PIPESTATUS[0]}}}}"; '
+        f'! \\builtin eval {restore}"${CMD_VAR}"{capture} <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f"{STATUS_VAR}=${{PIPESTATUS[0]}}; [[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" ''); "
+        f"{LAST_VAR}[2]=; "
         f'{_printf(END, nonce, f"${{{LAST_VAR}[0]}}")}; \\builtin unset -v {CMD_VAR}; '
         f"{RESET_PROMPT}\n"
     )

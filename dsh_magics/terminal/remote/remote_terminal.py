@@ -65,6 +65,9 @@ from .targets import Target
 Emit = Callable[[dict[str, Any]], None]
 
 INTERRUPT_CHAR = b"\x03"
+LAUNCH_HOLD_S = 0.05
+"""A Ctrl-C this soon after a job's begin marker waits until then (see interrupt)."""
+BEGIN_WAIT_S = 1.0
 UNSENT_SIGINT_NOTE = (
     "the shell aborted the job's line after a SIGINT the engine did not send "
     "(a command in it died of SIGINT, or signalled the shell)"
@@ -322,17 +325,54 @@ class RemoteTerminal:
 
     def interrupt(self) -> jobs.Job | None:
         """Ctrl-C: the interrupt character, typed. The remote terminal signals
-        its foreground process group. One call, one character."""
+        its foreground process group. One call, one character.
+
+        Without a view of the remote processes there is no telling when
+        bash has launched the job's first command; a Ctrl-C that lands while
+        it is still forking reaches only bash (or a child that has not reset
+        its handlers yet) and is lost while the command goes on. So a press
+        in the first ``LAUNCH_HOLD_S`` of a job (counted from its begin
+        marker) is held until then; later presses go at once. If the begin
+        marker does not come within ``BEGIN_WAIT_S`` (bash is still reading
+        a long command), the character goes anyway and aborts the line.
+        """
         with self._lock:
             run = self._running
             if run is None or self._dead:
                 return None
             run.extra["interrupted"] = True
+            now = time.monotonic()
+            begin_at = run.extra.get("begin_at")
+            if begin_at is None:
+                run.extra["intr_pending"] = run.extra.get("intr_pending", 0) + 1
+                run.extra["intr_deadline"] = now + BEGIN_WAIT_S
+                self._poke()
+                return run.job
+            if now < begin_at + LAUNCH_HOLD_S:
+                run.extra["intr_pending"] = run.extra.get("intr_pending", 0) + 1
+                run.extra["intr_deadline"] = begin_at + LAUNCH_HOLD_S
+                self._poke()
+                return run.job
         try:
             self._type(INTERRUPT_CHAR.decode())
         except ShellExited:
             pass
         return run.job
+
+    def _send_held_interrupts(self) -> None:
+        """Reader thread: type the Ctrl-Cs held for the launch (in a helper
+        thread, so the reader never waits behind a long command's typing)."""
+        with self._lock:
+            run = self._running
+            if run is None:
+                return
+            deadline = run.extra.get("intr_deadline")
+            if deadline is None or time.monotonic() < deadline:
+                return
+            count = run.extra.pop("intr_pending", 0)
+            run.extra.pop("intr_deadline", None)
+        if count:
+            threading.Thread(target=self._type_quietly, args=(INTERRUPT_CHAR.decode() * count,), daemon=True).start()
 
     def snapshot(self, job: jobs.Job) -> Result:
         if job.done:
@@ -425,7 +465,7 @@ class RemoteTerminal:
         watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
         while not self._closed or not self._dead:
             try:
-                readable, _, _ = select.select(watch, [], [], None if pidfd is not None else 0.5)
+                readable, _, _ = select.select(watch, [], [], self._select_timeout(pidfd))
             except (OSError, ValueError):
                 break
             if wake in readable:
@@ -455,6 +495,14 @@ class RemoteTerminal:
             if pidfd is None and not readable and self._proc is not None and not self._proc.isalive():
                 self._on_client_gone(fd)
                 break
+            self._send_held_interrupts()
+
+    def _select_timeout(self, pidfd: int | None) -> float | None:
+        run = self._running
+        due = run.extra.get("intr_deadline") if run is not None else None
+        if due is not None:
+            return max(0.0, due - time.monotonic())
+        return None if pidfd is not None else 0.5
 
     def _on_pty(self, data: bytes) -> None:
         with self._lock:
@@ -542,6 +590,9 @@ class RemoteTerminal:
             self._ring.finish_partial()
             run.start_line = self._ring.next_line
             run.saw_begin = True
+            run.extra["begin_at"] = now = time.monotonic()
+            if run.extra.get("intr_pending"):
+                run.extra["intr_deadline"] = now + LAUNCH_HOLD_S
         elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
