@@ -33,7 +33,8 @@ from .render import (
     terminals_html,
     terminals_text,
 )
-from .terminal import Registry, Result, TerminalInfo
+from .terminal import Result, TerminalInfo
+from .terminal.api import Engine
 
 # Set when the interpreter is exiting: background views stop publishing
 # (the kernel's sockets are being torn down) and return quietly.
@@ -111,7 +112,7 @@ class JobHandle(_DisplayOnce):
     def __init__(
         self,
         job: jobs.Job,
-        registry: Registry,
+        registry: Engine,
         live: Callable[[JobHandle], None] | None = None,
         on_wait: Callable[[jobs.Job], None] | None = None,
     ) -> None:
@@ -192,10 +193,10 @@ class JobHandle(_DisplayOnce):
         return self._job.id
 
     def __repr__(self) -> str:
-        return result_text(self.snapshot())
+        return result_text(snapshot(self._registry, self._job, tail=TAIL_LINES))
 
     def _repr_html_(self) -> str:
-        return result_html(self.snapshot())
+        return result_html(snapshot(self._registry, self._job, tail=TAIL_LINES))
 
     @property
     def _ipython_display_(self) -> Callable[[], None] | None:
@@ -208,7 +209,7 @@ class JobHandle(_DisplayOnce):
         return None
 
     def _summary_line(self) -> str:
-        return result_header(self.snapshot())
+        return result_header(snapshot(self._registry, self._job, tail=0))
 
 
 class TerminalTable(list):  # type: ignore[type-arg]
@@ -234,13 +235,15 @@ class TerminalTable(list):  # type: ignore[type-arg]
         }
 
 
-def snapshot(registry: Registry, job: jobs.Job) -> Result:
-    """The job's Result so far; falls back to its final result if the
-    terminal is already gone (a closed session settles its job first)."""
+def snapshot(registry: Engine, job: jobs.Job, tail: int | None = None) -> Result:
+    """The job's Result so far (only its last ``tail`` lines if given: a view
+    pulls what it draws, not the whole retained output, through the host);
+    falls back to its final result if the terminal is already gone (a closed
+    session settles its job first)."""
     if job.done and isinstance(job.result, Result):
         return job.result
     try:
-        return registry.result(job.id)
+        return registry.result(job.id, tail_lines=tail)
     except DshError:
         if isinstance(job.result, Result):
             return job.result
@@ -258,7 +261,7 @@ class OutputSignals:
     :class:`threading.Event`, so nothing polls and a quiet job costs nothing.
     """
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Engine) -> None:
         self.registry = registry
         self._lock = threading.Lock()
         self._waiters: dict[str, set[threading.Event]] = {}
@@ -371,7 +374,7 @@ class LiveView:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: Engine,
         job: jobs.Job,
         publish: Callable[..., Any],
         tail: int = 20,
@@ -391,10 +394,18 @@ class LiveView:
         tail = self.tail if not r.done else self.final_tail
         return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail)}
 
+    def _snapshot(self) -> Result:
+        """Only the lines the running view draws; the final view draws more,
+        from the job's own final result."""
+        r = snapshot(self.registry, self.job, tail=self.tail)
+        if r.done and r.omitted_lines:
+            r = snapshot(self.registry, self.job)
+        return r
+
     def show(self) -> None:
         """Create the output area (in the cell that is executing now)."""
         with self._lock:
-            r = snapshot(self.registry, self.job)
+            r = self._snapshot()
             self._publish(
                 data=self.bundle(r), metadata={}, transient={"display_id": self.display_id}
             )
@@ -407,7 +418,7 @@ class LiveView:
             if closing.is_set():
                 return True
             try:
-                r = result if result is not None else snapshot(self.registry, self.job)
+                r = result if result is not None else self._snapshot()
             except DshError:
                 return self.final
             self._publish(
@@ -428,7 +439,7 @@ class StdoutStream:
     dropped), so nothing is printed twice and a gap is reported, not hidden.
     """
 
-    def __init__(self, registry: Registry, job: jobs.Job, write: Callable[[str], Any]) -> None:
+    def __init__(self, registry: Engine, job: jobs.Job, write: Callable[[str], Any]) -> None:
         self.registry = registry
         self.job = job
         self._write = write

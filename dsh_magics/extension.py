@@ -6,19 +6,17 @@ the engine's dataclasses carry no reprs of their own.
 
 from __future__ import annotations
 
-import atexit
-import os
 import signal
 import sys
-import threading
 from typing import Any
 
 from . import display as dsp
+from . import shutdown
 from .errors import DshError
 from .magic_args import usage_line
 from .magics import BashMagics
 from .render import info_html, info_text, read_html, read_text, result_html, result_text
-from .terminal import ReadResult, Result, TerminalInfo, default_registry
+from .terminal import ReadResult, Result, TerminalInfo
 
 _STATE_ATTR = "_dsh_magics_state"
 _ADDONS = ("inspector_magic", "panel_magic")
@@ -29,6 +27,7 @@ class _State:
         self.magics = magics
         self.formatters: list[tuple[Any, type, Any]] = []
         self.submodules: list[Any] = []
+        self.unregister: list[Any] = []
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -49,7 +48,7 @@ def load_ipython_extension(ip: Any) -> None:
         ip.configurables.append(magics)
     ip.events.register("post_run_cell", magics.post_run_cell)
     register_formatters(ip, state.formatters)
-    _install_process_cleanup()
+    state.unregister += _exit_steps(magics)
     for name in _ADDONS:
         try:
             mod = __import__(f"dsh_magics.widgets.{name}", fromlist=["register"])
@@ -93,6 +92,8 @@ def unload_ipython_extension(ip: Any) -> None:
             mod.unregister(ip)
         except Exception:  # noqa: BLE001
             pass
+    for off in state.unregister:
+        off()
     magics.close()
     setattr(ip, _STATE_ATTR, None)
 
@@ -122,13 +123,6 @@ def register_formatters(ip: Any, undo: list[tuple[Any, type, Any]]) -> None:
 # ---------------------------------------------------------------------------
 # process exit
 
-_cleanup_installed = False
-_previous_handlers: dict[int, Any] = {}
-# Signals that end the process without running atexit: SIGTERM (jupyter_client
-# sends it to a kernel that does not exit in time) and SIGHUP (a closed
-# terminal window, for plain IPython).
-_FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
 
 def _host_setting(ip: Any) -> Any:
     """``c.BashMagics.host`` from the configuration (the magics object that
@@ -139,53 +133,17 @@ def _host_setting(ip: Any) -> Any:
         return "auto"
 
 
-def close_all_terminals() -> None:
-    """Close every terminal of this process (kernel shutdown, restart, exit);
-    with the terminal host, detach instead: the notebook's terminals live on."""
-    dsp.closing.set()
-    from .host import detach_on_shutdown
+def _exit_steps(magics: BashMagics) -> list[Any]:
+    """Stop live views first at exit (before a kernel's sockets go; the
+    engine's own steps then detach or close the terminals). SIGTERM (what
+    jupyter_client sends a kernel that does not exit in time) and SIGHUP (a
+    closed terminal window) skip atexit, so they run the steps too. SIGKILL
+    cannot be caught: the engine's parent-death signal covers it."""
 
-    if detach_on_shutdown():
-        return
-    try:
-        default_registry().close_all()
-    except Exception:  # noqa: BLE001 - best effort at exit
-        pass
+    def stop_views() -> None:
+        dsp.closing.set()
+        magics.stop_views()
 
-
-def _on_fatal_signal(signum: int, frame: Any) -> None:
-    # Close the shells first, then let the previous handler (or the default
-    # action) end the process as it would have without us.
-    close_all_terminals()
-    prev = _previous_handlers.get(signum, signal.SIG_DFL)
-    if callable(prev):
-        prev(signum, frame)
-        return
-    if prev == signal.SIG_IGN:
-        return
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def _install_process_cleanup() -> None:
-    """atexit (normal exit, and ipykernel's shutdown and restart path) plus
-    SIGTERM/SIGHUP. The engine registers its own atexit too; ours also stops
-    live views before the kernel's sockets go away. SIGKILL cannot be caught;
-    the engine's parent-death signal is what covers it."""
-    global _cleanup_installed
-    if _cleanup_installed:
-        return
-    _cleanup_installed = True
-    default_registry()  # created first, so our atexit handler runs before its own
-    atexit.register(close_all_terminals)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in _FATAL_SIGNALS:
-        try:
-            prev = signal.getsignal(signum)
-            if prev is _on_fatal_signal or prev == signal.SIG_IGN:
-                continue
-            _previous_handlers[signum] = prev
-            signal.signal(signum, _on_fatal_signal)
-        except (ValueError, OSError):
-            pass
+    off = shutdown.register(shutdown.VIEWS, stop_views)
+    shutdown.handle_signals(signal.SIGTERM, signal.SIGHUP)
+    return [off]

@@ -29,7 +29,8 @@ from . import jobs
 from .errors import DshError, InvalidArgument, NoSuchJob
 from .magic_args import parse, session_arg, usage_errors
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
-from .terminal import ReadResult, Registry, Result, TerminalInfo, default_registry
+from .terminal import ReadResult, Result, TerminalInfo, default_registry
+from .terminal.api import Engine
 
 # Options of %bash_exec that take a value; everything after the options is
 # the command, passed to bash verbatim (quotes, pipes and all).
@@ -120,7 +121,7 @@ class BashMagics(Magics):
         "Read when the extension loads.",
     ).tag(config=True)
 
-    def __init__(self, shell: Any = None, registry: Registry | None = None, **kwargs: Any) -> None:
+    def __init__(self, shell: Any = None, registry: Engine | None = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.registry = registry if registry is not None else default_registry()
         self.signals = dsp.OutputSignals(self.registry)
@@ -526,6 +527,10 @@ class BashMagics(Magics):
             if len(found) > 1:
                 raise InvalidArgument(f"job id prefix {job_id!r} is ambiguous ({len(found)} jobs)")
         raise NoSuchJob(f"no job with id {job_id!r}")
+
+    def stop_views(self) -> None:
+        """Background views stop publishing (at exit: the front end is going)."""
+        self._stop.set()
 
     def close(self) -> None:
         """Stop background views and the event subscription (terminals stay)."""

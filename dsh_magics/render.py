@@ -114,6 +114,7 @@ def result_header(r: Result) -> str:
 
 def result_text(r: Result, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(r.output, tail)
+    omitted += r.omitted_lines  # left out of a tail snapshot already
     parts = [result_header(r)]
     if r.dropped_lines:
         parts.append(f"... {r.dropped_lines} earlier lines dropped by the ring")
@@ -127,6 +128,7 @@ def result_text(r: Result, tail: int = TAIL_LINES) -> str:
 
 def result_html(r: Result, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(r.output, tail)
+    omitted += r.omitted_lines  # left out of a tail snapshot already
     notes = []
     if r.dropped_lines:
         notes.append(f"{r.dropped_lines} earlier lines dropped by the ring")

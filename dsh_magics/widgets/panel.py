@@ -28,7 +28,8 @@ import time
 from typing import Any
 
 from ..errors import DshError
-from ..terminal import Registry, default_registry
+from ..terminal import default_registry
+from ..terminal.api import Engine
 from .panel_html import (
     CSS,
     jobs_html,
@@ -69,7 +70,7 @@ def _in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
-def notebook_context(ip: Any = None) -> tuple[Registry, str]:
+def notebook_context(ip: Any = None) -> tuple[Engine, str]:
     """The registry and default session id the magics use in this kernel.
 
     With ``%load_ext dsh_magics`` loaded, the magics' own registry and
@@ -104,7 +105,7 @@ class Panel:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: Engine,
         default_session: str,
         *,
         selected: str | None = None,
@@ -391,7 +392,7 @@ def _close_tree(widget: Any) -> None:
 def panel(
     session: str | None = None,
     *,
-    registry: Registry | None = None,
+    registry: Engine | None = None,
     lines: int = DEFAULT_TAIL,
     default_session: str | None = None,
 ) -> Panel:

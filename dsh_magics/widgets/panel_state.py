@@ -35,7 +35,8 @@ from typing import Any
 
 from ..errors import DshError, InvalidArgument, NoSuchSession
 from ..render import short_path
-from ..terminal import Registry, TerminalInfo
+from ..terminal import TerminalInfo
+from ..terminal.api import Engine
 from ..terminal.result import BUSY, COMPLETED, INTERRUPTED, RUNNING
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,7 @@ class PanelModel:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: Engine,
         *,
         coalesce: float = 0.05,
         tick: float = 1.0,
@@ -256,7 +257,7 @@ class PanelModel:
         self.tick_refreshes = 0  # refreshes no event asked for (the busy-only ticker)
 
     @property
-    def registry(self) -> Registry:
+    def registry(self) -> Engine:
         reg = self._registry_ref()
         if reg is None:  # pragma: no cover - panels hold the registry alive
             raise RuntimeError("the panel's registry is gone")
@@ -404,11 +405,11 @@ class PanelModel:
             thread.join(timeout=2.0)
 
 
-_models: weakref.WeakKeyDictionary[Registry, PanelModel] = weakref.WeakKeyDictionary()
+_models: weakref.WeakKeyDictionary[Engine, PanelModel] = weakref.WeakKeyDictionary()
 _models_lock = threading.Lock()
 
 
-def shared_model(registry: Registry, **options: Any) -> PanelModel:
+def shared_model(registry: Engine, **options: Any) -> PanelModel:
     """The one model for ``registry`` (created on first use).
 
     Every panel over the same registry gets the same model, which is what keeps
@@ -458,7 +459,7 @@ class PanelState:
         self.selected = self._sel.session
 
     @property
-    def registry(self) -> Registry:
+    def registry(self) -> Engine:
         return self.model.registry
 
     @property

@@ -108,3 +108,23 @@ def test_the_engine_imports_no_presentation() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_exit_steps_go_through_the_shutdown_module(ip, session: str) -> None:
+    """The extension's only exit step (stop live views) is a VIEWS step of
+    dsh_magics.shutdown, registered on load and removed on unload."""
+    from dsh_magics import shutdown
+
+    def views_steps() -> list[object]:
+        return [e for e in shutdown._callbacks if e[0] == shutdown.VIEWS]
+
+    before = len(views_steps())
+    with capture_output():
+        ip.run_line_magic("unload_ext", "dsh_magics")
+    assert len(views_steps()) == before - 1
+    with capture_output():
+        ip.run_line_magic("load_ext", "dsh_magics")
+    m = magics_of(ip)
+    m.default_session = session
+    m.live_display = "off"
+    assert len(views_steps()) == before

@@ -279,3 +279,42 @@ def test_wait_timeout_on_a_password_prompt_says_why_the_job_is_quiet(ip) -> None
     with capture_output():
         res = ip.run_line_magic("bash_interrupt", "")
     assert res.status == "interrupted" and res.exit_code == 130
+
+
+class _Recording:
+    """The real engine, with a log of each snapshot a view pulls from it."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.pulled: list[tuple[int | None, int]] = []  # (tail_lines, lines shipped)
+
+    def result(self, job_id: str, tail_lines: int | None = None) -> Result:
+        r = self._engine.result(job_id, tail_lines=tail_lines)
+        self.pulled.append((tail_lines, len(r.lines)))
+        return r
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+def test_a_live_view_pulls_only_the_lines_it_draws(ip) -> None:
+    """Through the host every refresh ships what it pulls: a running view
+    asks for its tail (and says how much it left out), never the whole output."""
+    from dsh_magics.display import LiveView
+    from tests.magics.conftest import magics_of
+
+    engine = _Recording(magics_of(ip).registry)
+    j = ip.run_line_magic("bash_exec", "seq 1 500; echo waiting; sleep 30")
+    try:
+        wait_until(lambda: "waiting" in j.output, 10)
+        published: list[dict[str, Any]] = []
+        view = LiveView(engine, j.job, lambda **kw: published.append(kw), tail=20)
+        view.show()
+        view.refresh()
+        assert engine.pulled and all(p == (20, 20) for p in engine.pulled), engine.pulled
+        text = published[-1]["data"]["text/plain"]
+        assert "481 lines omitted" in text and text.splitlines()[-1] == "waiting"
+        assert "\n482\n" in text and "\n481\n" not in text
+    finally:
+        j.interrupt()
+        j.wait(10)
