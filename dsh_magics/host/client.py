@@ -700,7 +700,7 @@ def _remote(op: P.Operation) -> Callable[..., Any]:
 # read, interrupt, close, close_all, list, info, latest_job, output_seq, ...:
 # every contract operation HostClient does not define itself is generated.
 for _op in P.OPERATIONS.values():
-    if _op.engine_method == _op.name and hasattr(Engine, _op.name) and _op.name not in vars(HostClient):
+    if not _op.host and hasattr(Engine, _op.name) and _op.name not in vars(HostClient):
         setattr(HostClient, _op.name, _remote(_op))
 del _op
 

@@ -261,25 +261,26 @@ Check = Callable[[Any, str], Any]
 class Operation:
     """One row of the host protocol.
 
-    ``args`` maps each wire argument to its check from
+    ``name`` is also the engine method called with the checked arguments
+    as keywords, unless ``host`` says the host answers it itself. ``args``
+    maps each wire argument to its check from
     :mod:`dsh_magics.terminal.validation` (the engine's own, so the wording
     is the same through the host); ``required`` names those that must be
-    there. ``method`` is the engine method called with the checked
-    arguments as keywords (None: the host handles the op itself).
-    ``returns`` is the value kind (:data:`TO_WIRE`). ``block`` names a
-    timeout argument the host caps, so no request holds a thread for long.
+    there. ``returns`` is the value kind (:data:`TO_WIRE`). ``block`` names
+    a timeout argument the host caps, so no request holds a thread for long.
     """
 
     name: str
     args: Mapping[str, Check] = dataclasses.field(default_factory=dict)
     required: tuple[str, ...] = ()
     returns: str = "raw"
-    method: str | None = ""
+    host: bool = False
     block: str | None = None
 
     @property
     def engine_method(self) -> str | None:
-        return self.name if self.method == "" else self.method
+        """The engine method behind this operation (None for the host's own)."""
+        return None if self.host else self.name
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Refuse unknown and missing arguments, run each check; an argument
@@ -311,11 +312,11 @@ OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
         # the host's own operations
-        Operation("hello", {"client": V.mapping}, method=None),
-        Operation("status", method=None),
-        Operation("subscribe", {"types": V.strings}, method=None),
-        Operation("detach", method=None),
-        Operation("shutdown", method=None),
+        Operation("hello", {"client": V.mapping}, host=True),
+        Operation("status", host=True),
+        Operation("subscribe", {"types": V.strings}, host=True),
+        Operation("detach", host=True),
+        Operation("shutdown", host=True),
         # the engine contract
         Operation(
             "attach",
@@ -333,7 +334,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("result", {"job_id": V.job_id, "tail_lines": V.count}, ("job_id",), "result"),
         Operation("job", {"job_id": V.job_id}, ("job_id",), "job"),
         Operation("latest_job", _SID, (), "job"),
-        Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", method=None),
+        Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", host=True),
         Operation("read", {**_SID, "since": V.count, "last": V.count}, ("session_id",), "read"),
         Operation("interrupt", _SID, ("session_id",), "job"),
         Operation("close", _SID, ("session_id",)),
