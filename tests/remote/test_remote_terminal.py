@@ -220,3 +220,16 @@ def test_cmd_target_close_kills_local_descendants(open_remote):
     wait_until(lambda: sum(f"sleep {marker}" in ln for ln in ps_lines()) == 2, timeout=10)
     term.close()
     wait_until(lambda: not any(f"sleep {marker}" in ln for ln in ps_lines()), timeout=10)
+
+
+def test_prompt_view_under_set_e_and_after_a_syntax_error(term):
+    run(term, "set -e")
+    run(term, "! true")  # $? is 1 without failing
+    assert run(term, "echo $? alive").output == "1 alive\n", "restoring $?=1 must not trip set -e"
+    run(term, "set +e")
+    r = run(term, "if then")
+    assert r.exit_code == 2 and "syntax error" in r.output
+    assert run(term, "echo $?").output == "2\n"
+    run(term, "trap 'echo ERR-TRAP' ERR; ! true")
+    assert run(term, "echo $?").output == "1\n", "restoring $?=1 fires no ERR trap"
+    run(term, "trap - ERR")
