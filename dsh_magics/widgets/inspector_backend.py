@@ -66,10 +66,6 @@ class HarnessBackend:
         b = self.bridge
         return b.status() if b is not None else None
 
-    def live_ready(self) -> bool:
-        st = self.live_status()
-        return st is not None and st.state == "ready"
-
     def on_live_status(self, callback: Callable[[LiveStatus], None]) -> Callable[[], None]:
         b = self.bridge
         if b is None:

@@ -37,12 +37,14 @@ from ..harness import (
     EscalationRequest,
     InputStatus,
     LiveStatus,
+    ParamChange,
     SchemaView,
     Tool,
     era_info,
     estimate_tokens,
     tool_size,
 )
+from ..harness.schema_diff import diff_views
 from .inspector_backend import HarnessBackend
 
 SOURCES = ("live", "model")
@@ -354,39 +356,41 @@ def _json_lines(base: str, cur: str) -> tuple[JsonLine, ...]:
     return tuple(out)
 
 
-def _param_rows(cur: Tool, base: Tool | None) -> tuple[ParamRow, ...]:
-    base_params = {p.name: p for p in base.params} if base else {}
-    cur_names = {p.name for p in cur.params}
+def _change_text(c: ParamChange) -> str:
+    if c.facet == "type":
+        return f"type {c.before} → {c.after}"
+    if c.facet == "enum":
+        return "enum changed"
+    if c.facet == "required":
+        return "required" if c.after else "optional"
+    return f"position {c.before + 1} → {c.after + 1}"
+
+
+def _param_rows(view: SchemaView, base_view: SchemaView) -> tuple[ParamRow, ...]:
+    """The bash parameters of ``view``, each marked against ``base_view`` by
+    the harness's own structural diff (so the widget and ``harness.diff``
+    can never disagree); removed rows go where they stood in the baseline."""
+    d = diff_views(base_view, view, tool="bash")
+    added = {p.name for p in d.added}
+    changes: dict[str, list[str]] = {}
+    for c in d.changed:
+        changes.setdefault(c.name, []).append(_change_text(c))
     rows: list[ParamRow] = []
-    for p in cur.params:
-        b = base_params.get(p.name)
-        changes: list[str] = []
-        if b is not None:
-            if b.type != p.type:
-                changes.append(f"type {b.type} → {p.type}")
-            if b.enum != p.enum:
-                changes.append("enum changed")
-            if b.required != p.required:
-                changes.append("required" if p.required else "optional")
-            if b.position != p.position:
-                changes.append(f"position {b.position + 1} → {p.position + 1}")
-        status = "added" if b is None and base is not None else ("changed" if changes else "same")
+    for p in view.bash.params:
+        found = changes.get(p.name, [])
+        status = "added" if p.name in added else ("changed" if found else "same")
         rows.append(
             ParamRow(
-                p.name, p.type, p.enum, p.required, status, tuple(changes),
+                p.name, p.type, p.enum, p.required, status, tuple(found),
                 p.description, p.description_is_summary,
             )
         )  # fmt: skip
-    # Removed rows go where they stood in the baseline.
-    if base is not None:
-        for bp in base.params:
-            if bp.name in cur_names:
-                continue
-            removed = ParamRow(
-                bp.name, bp.type, bp.enum, bp.required, "removed", (),
-                bp.description, bp.description_is_summary,
-            )  # fmt: skip
-            rows.insert(min(bp.position, len(rows)), removed)
+    for bp in d.removed:
+        removed = ParamRow(
+            bp.name, bp.type, bp.enum, bp.required, "removed", (),
+            bp.description, bp.description_is_summary,
+        )  # fmt: skip
+        rows.insert(min(bp.position, len(rows)), removed)
     return tuple(rows)
 
 
@@ -637,7 +641,7 @@ class InspectorState:
         if badge.detail:
             notes.insert(0, badge.detail)
         cur, base = view.bash, base_view.bash
-        params = ParamTable("bash", _param_rows(cur, base), base_label)
+        params = ParamTable("bash", _param_rows(view, base_view), base_label)
         cur_json = _pretty(cur)
         js = JsonView(cur_json, _json_lines(_pretty(base), cur_json), cur.description_is_summary)
         return InspectorView(

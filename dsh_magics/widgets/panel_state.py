@@ -294,10 +294,6 @@ class PanelModel:
 
         return detach
 
-    @property
-    def view_count(self) -> int:
-        return len(self._views)
-
     # -- refreshing ----------------------------------------------------------
     def refresh(self, jobs: bool = True) -> Snapshot:
         """Take a new snapshot now and push it to every view (returns it).
