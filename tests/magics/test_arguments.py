@@ -109,3 +109,25 @@ def test_the_command_reaches_bash_as_typed_without_ipython_expansion(ip) -> None
     r = ip.user_ns["r"]
     assert r.command == line
     assert r.output == "from-bash {dsh_i} $$x$$ \\(y\\)\n"
+
+
+@pytest.mark.parametrize(
+    "magic",
+    [
+        "bash_attach",
+        "bash_exec",
+        "bash_wait",
+        "bash_read",
+        "bash_interrupt",
+        "bash_close",
+        "bash_list",
+        "bash_panel",
+        "bash_schema",
+    ],
+)
+def test_every_magic_reports_bad_options_the_same_way(ip, magic: str) -> None:
+    """One UsageError line, ``INVALID_ARGUMENT: %magic: ...``, from every magic."""
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic(magic, "--no-such-option x")
+    text = str(err.value)
+    assert text.startswith(f"INVALID_ARGUMENT: %{magic}: ") and "\n" not in text, text
