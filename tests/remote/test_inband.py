@@ -64,3 +64,21 @@ def test_cwd_round_trips_through_printf_q(path):
         ["bash", "--noprofile", "--norc", "-c", 'printf %q "$1"', "_", path], capture_output=True, check=True
     ).stdout.decode("utf-8", "surrogateescape")
     assert decode_cwd(q) == path
+
+
+@pytest.mark.parametrize(
+    "command, ok",
+    [
+        ("echo hi", True),
+        ("cat <<EOF\nx\nEOF", True),
+        ("cat <<-'E'\n\tx\n\tE\n", True),
+        ("cat <<<x", True),
+        ("cat <<EOF\nx", False),
+        ("echo |", False),
+        ("a &&", False),
+        ("echo x \\", False),
+    ],
+)
+def test_capture_is_left_out_where_it_would_join_the_command(command, ok):
+    assert inband.can_capture(command) is ok
+    assert ("__dsh_magics_last=(" in inband.job_text(NONCE, command)) is ok

@@ -233,3 +233,11 @@ def test_prompt_view_under_set_e_and_after_a_syntax_error(term):
     run(term, "trap 'echo ERR-TRAP' ERR; ! true")
     assert run(term, "echo $?").output == "1\n", "restoring $?=1 fires no ERR trap"
     run(term, "trap - ERR")
+
+
+def test_an_open_heredoc_or_pipe_never_shows_the_engine_text(term):
+    r = run(term, "cat <<EOF\nbody")
+    assert "body" in r.output.splitlines() and "__dsh" not in r.output
+    assert run(term, "echo $?; echo next").output == "0\nnext\n"
+    r = run(term, "false\necho tail |")
+    assert "__dsh" not in r.output

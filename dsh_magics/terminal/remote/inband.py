@@ -144,6 +144,26 @@ def encode_command(command: str, piece_bytes: int = PIECE_BYTES) -> list[str]:
     return pieces
 
 
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
+_OPEN_END = ("|", "&&", "||", "|&", "\\")
+
+
+def can_capture(command: str) -> bool:
+    """May the capture line follow the command inside its ``eval``? Not when
+    it would become part of the command: the body of a here-document the
+    command leaves open, or the next stage of a pipeline or list it leaves
+    open (``cmd |``), or a continued line. Then the status comes from
+    ``eval`` and the next job's ``$_`` is empty."""
+    if command.rstrip().endswith(_OPEN_END):
+        return False
+    for m in _HEREDOC.finditer(command):
+        word = re.escape(m.group(3))
+        line = rf"^\t*{word}$" if m.group(1) else rf"^{word}$"
+        if not re.search(line, command[m.end() :], re.M):
+            return False
+    return True
+
+
 def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
     """The lines typed for one job.
 
@@ -171,7 +191,7 @@ def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
     # error stopped the eval) the eval's own status counts.
     call = f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"'
     restore = f"'{call} && {call}; '"  # same line: the command's line numbers stay
-    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1)'"
+    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1)'" if can_capture(command) else ""
     stty = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; " if resync_echo else ""
     return (
         f"{stty}{load}; \\builtin export -n {CMD_VAR}; "
