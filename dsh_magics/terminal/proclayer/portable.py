@@ -75,11 +75,21 @@ def wchans(pids: list[int]) -> dict[int, str]:
 
 
 def _child_map() -> dict[int, list[int]]:
+    # psutil's own parent map (what Process.children uses) is one pass
+    # over the process table, 3-4x faster than iterating Process objects;
+    # it is not public API, so fall back if a release drops it.
+    ppids = getattr(psutil, "_ppid_map", None)
+    pairs: dict[int, int | None]
+    try:
+        pairs = ppids() if ppids is not None else {}
+    except Exception:  # noqa: BLE001 - fall back to the public way
+        pairs = {}
+    if not pairs:
+        pairs = {p.pid: p.info.get("ppid") for p in psutil.process_iter(["ppid"])}
     tree: dict[int, list[int]] = {}
-    for proc in psutil.process_iter(["ppid"]):
-        ppid = proc.info.get("ppid")
+    for pid, ppid in pairs.items():
         if ppid is not None:
-            tree.setdefault(ppid, []).append(proc.pid)
+            tree.setdefault(ppid, []).append(pid)
     return tree
 
 
