@@ -81,4 +81,4 @@ def test_cwd_round_trips_through_printf_q(path):
 )
 def test_capture_is_left_out_where_it_would_join_the_command(command, ok):
     assert inband.can_capture(command) is ok
-    assert ("__dsh_magics_last=(" in inband.job_text(NONCE, command)) is ok
+    assert ('__dsh_magics_last=("$?"' in inband.job_text(NONCE, command)) is ok
