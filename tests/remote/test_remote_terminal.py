@@ -241,3 +241,9 @@ def test_an_open_heredoc_or_pipe_never_shows_the_engine_text(term):
     assert run(term, "echo $?; echo next").output == "0\nnext\n"
     r = run(term, "false\necho tail |")
     assert "__dsh" not in r.output
+
+
+def test_remote_start_cwd_with_tilde(open_remote, sshd):
+    term = open_remote(cwd="~")
+    home = run(term, 'echo "$HOME"').output.strip()
+    assert term.cwd == home

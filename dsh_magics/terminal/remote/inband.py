@@ -84,7 +84,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
     """
     q = shlex.quote
     env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
-    cd = f"\\builtin cd -- {q(cwd)}" if cwd else ":"
+    cd = cd_command(cwd) if cwd else ":"
     lines = [
         "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
         "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; "
@@ -98,6 +98,20 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
     ]
     return "\n".join(lines) + "\n"
+
+
+def remote_path(path: str) -> str:
+    """A path as a shell word for the remote side: quoted, except a leading
+    ``~`` or ``~/``, which the remote shell expands to the remote home."""
+    if path == "~":
+        return "~"
+    if path.startswith("~/"):
+        return "~/" + shlex.quote(path[2:]) if path[2:] else "~/"
+    return shlex.quote(path)
+
+
+def cd_command(path: str) -> str:
+    return f"\\builtin cd -- {remote_path(path)}"
 
 
 def sync_line(nonce: str) -> str:
