@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import queue
 import re
 import threading
 import time
@@ -120,16 +121,73 @@ def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-async def run_blocking(fn: Callable[[], T]) -> T:
-    """Run ``fn`` in a new daemon thread and await its result.
+class _Workers:
+    """Daemon threads that run blocking calls, reused while they are idle.
 
-    Not ``anyio.to_thread``: its workers are non-daemon, so an abandoned wait
-    (a cancelled request, a client gone mid-wait) would hold the process's
-    exit for up to the wait's timeout while the job runs on in the host
-    (tests/mcp/test_mcp_server.py::test_a_client_gone_mid_wait_leaves_the_job_running
-    pins a prompt exit). Cancelling the
-    awaiting task returns at once; the thread finishes on its own.
+    Daemon, not ``anyio.to_thread``'s non-daemon workers: an abandoned wait
+    (a cancelled request, a client gone mid-wait) must not hold the
+    process's exit for up to the wait's timeout while the job runs on in the
+    host (tests/mcp/test_mcp_server.py::test_a_client_gone_mid_wait_leaves_the_job_running
+    pins a prompt exit). Reused, because a new thread per call costs more
+    than the rest of the server's share of a round trip.
     """
+
+    IDLE_EXIT_S = 60.0
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # workers waiting for a job that no submit has claimed
+
+    def submit(
+        self, fn: Callable[[], Any], done: Callable[[Any, BaseException | None], None]
+    ) -> None:
+        """Run ``fn()``; then ``done(value, error)``, once the thread is idle
+        again (so a call made in response reuses it)."""
+        with self._lock:
+            claimed = self._idle > 0
+            if claimed:
+                self._idle -= 1
+        if claimed:
+            self._queue.put((fn, done))
+        else:
+            threading.Thread(
+                target=self._work, args=((fn, done),), name="dsh-mcp-call", daemon=True
+            ).start()
+
+    def _work(
+        self, item: tuple[Callable[[], Any], Callable[[Any, BaseException | None], None]]
+    ) -> None:
+        while True:
+            fn, done = item
+            value: Any = None
+            error: BaseException | None = None
+            try:
+                value = fn()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                error = e
+            with self._lock:
+                self._idle += 1
+            done(value, error)
+            del fn, done, value, error
+            while True:
+                try:
+                    item = self._queue.get(timeout=self.IDLE_EXIT_S)
+                    break
+                except queue.Empty:
+                    with self._lock:
+                        if self._idle > 0:  # nobody claimed us: leave
+                            self._idle -= 1
+                            return
+                    # a submit claimed us just now: its job is on the way
+
+
+_WORKERS = _Workers()
+
+
+async def run_blocking(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a worker thread and await its result. Cancelling the
+    awaiting task returns at once; the call finishes on its own."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
@@ -141,19 +199,13 @@ async def run_blocking(fn: Callable[[], T]) -> T:
         else:
             future.set_result(value)
 
-    def target() -> None:
-        value: Any = None
-        error: BaseException | None = None
-        try:
-            value = fn()
-        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
-            error = e
+    def done(value: Any, error: BaseException | None) -> None:
         try:
             loop.call_soon_threadsafe(deliver, value, error)
         except RuntimeError:
             pass  # the loop is gone: nobody waits any more
 
-    threading.Thread(target=target, name="dsh-mcp-call", daemon=True).start()
+    _WORKERS.submit(fn, done)
     return await future
 
 

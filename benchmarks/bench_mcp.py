@@ -1,0 +1,174 @@
+"""MCP benchmark: a tool call's round trip through ``dsh-magics mcp`` over
+stdio (the SDK's own client) against the same call made directly with
+``tools.call`` in this process, measured in the same run (ratios, not
+absolute times).
+
+    python benchmarks/bench_mcp.py [--quick] [--json]
+
+- ``bash_exec {"command": "true", "wait_ms": 10000}`` on a warm terminal,
+  median: the call an agent makes most. Target: MCP <= 2x direct.
+- ``bash_list``: a call that does almost no work, so its difference is the
+  protocol's own cost per call (JSON-RPC over two pipes, validation of the
+  result against the output schema by the client, a worker thread).
+- the SDK's ``ping`` on the same connection: the floor of any MCP request
+  over stdio with this SDK, which no server can go below. What remains of a
+  call's overhead above it is this server's share (tool dispatch on a worker
+  thread, result text, pydantic models, the client's output validation).
+
+Both backends: in-process (``--in-process`` against a ``Registry`` here) and
+the terminal host (the server in host mode against a ``HostClient`` here, on
+the same private host, which is stopped at the end). Direct and MCP calls
+alternate in rounds, so load that comes and goes hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
+
+from dsh_magics import tools
+from dsh_magics.host import HostClient, HostPaths, stop_host
+from dsh_magics.terminal import Registry
+
+EXEC = ("bash_exec", {"command": "true", "wait_ms": 10_000})
+LIST = ("bash_list", {})
+
+
+async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "dsh_magics.cli", "mcp", *server_args],
+        env=dict(os.environ),
+    )
+    samples: dict[str, list[float]] = {
+        k: [] for k in ("exec_direct", "exec_mcp", "list_direct", "list_mcp", "ping_mcp")
+    }
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(
+            read, write, client_info=Implementation(name="bench", version="0")
+        ) as s:
+            await s.initialize()
+            await s.list_tools()  # the client validates results against the listed schemas
+
+            def direct_call(call: tuple[str, dict[str, Any]]) -> Callable[[], Awaitable[Any]]:
+                async def run() -> None:
+                    r = tools.call(call[0], call[1], caller_session="bench-direct", registry=direct)
+                    assert "error" not in r, r
+
+                return run
+
+            def mcp_call(call: tuple[str, dict[str, Any]]) -> Callable[[], Awaitable[Any]]:
+                async def run() -> None:
+                    r = await s.call_tool(call[0], call[1])
+                    assert not r.is_error, r.content
+
+                return run
+
+            for fn in (direct_call(EXEC), mcp_call(EXEC)):
+                await _samples_ms(fn, 30)  # warm: terminals open, caches filled
+            for _ in range(rounds):
+                samples["exec_direct"] += await _samples_ms(direct_call(EXEC), n // rounds)
+                samples["exec_mcp"] += await _samples_ms(mcp_call(EXEC), n // rounds)
+                samples["list_direct"] += await _samples_ms(direct_call(LIST), n // rounds)
+                samples["list_mcp"] += await _samples_ms(mcp_call(LIST), n // rounds)
+                samples["ping_mcp"] += await _samples_ms(s.send_ping, n // rounds)
+            await s.call_tool("bash_close", {})
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in samples.items()}
+    return {
+        "median_ms": med,
+        "p90_ms": p90,
+        "exec_ratio": med["exec_mcp"] / med["exec_direct"],
+        "exec_overhead_ms": med["exec_mcp"] - med["exec_direct"],
+        "list_overhead_ms": med["list_mcp"] - med["list_direct"],
+        "floor_ratio": (med["exec_direct"] + med["ping_mcp"]) / med["exec_direct"],
+        "server_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"],
+    }
+
+
+def measure(quick: bool = False) -> dict[str, Any]:
+    rounds = 3 if quick else 5
+    n = 150 if quick else 1000
+    out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
+    tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
+    os.chmod(tmp, 0o700)
+    local = Registry()
+    client = HostClient(HostPaths.for_name("bench-mcp", tmp))
+    try:
+        out["in_process"] = anyio.run(_one_backend, ["--in-process"], local, rounds, n)
+        client.connect()
+        out["host"] = anyio.run(
+            _one_backend, ["--host", "bench-mcp", "--host-dir", tmp], client, rounds, n
+        )
+    finally:
+        local.close_all()
+        try:
+            stop_host(client.paths)
+        finally:
+            client.detach()
+            shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        out["loadavg"] = os.getloadavg()
+    except OSError:
+        pass
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    res = measure(args.quick)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    for backend in ("in_process", "host"):
+        r = res[backend]
+        m, p = r["median_ms"], r["p90_ms"]
+        print(f"{backend.replace('_', '-')}:")
+        print(
+            f"  bash_exec true (median ms): direct {m['exec_direct']:.3f}  MCP {m['exec_mcp']:.3f}"
+            f"  (p90 {p['exec_direct']:.3f} / {p['exec_mcp']:.3f})"
+        )
+        print(
+            f"    MCP / direct = {r['exec_ratio']:.2f}x (target <= 2x); +{r['exec_overhead_ms']:.3f} ms per call"
+        )
+        print(
+            f"  bash_list (median ms): direct {m['list_direct']:.3f}  MCP {m['list_mcp']:.3f}"
+            f"  -> protocol cost +{r['list_overhead_ms']:.3f} ms per call"
+        )
+        print(
+            f"  SDK ping on the same connection (the floor of any request): {m['ping_mcp']:.3f} ms,"
+            f" so the best possible ratio is {r['floor_ratio']:.2f}x; this server's share of a"
+            f" bash_exec call: {r['server_share_ms']:+.3f} ms"
+        )
+    if "loadavg" in res:
+        print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
