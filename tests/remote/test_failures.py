@@ -94,3 +94,27 @@ def test_network_drop_mid_job(open_remote, sshd, ssh_options):
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
+
+
+@pytest.mark.parametrize(
+    "target, said",
+    [
+        ("docker://dsh-no-such-container", "docker"),
+        ("podman://dsh-no-such-container", "podman"),
+        ("kubectl://default/dsh-no-such-pod", "kubectl"),
+    ],
+)
+def test_container_clients_without_an_engine_or_cluster(target, said):
+    """There is no Docker engine or cluster on the test machine: the client's
+    own complaint comes back as TARGET_UNREACHABLE at once (a missing client
+    too). Where an engine runs, this test is skipped, not faked."""
+    import shutil
+
+    client = shutil.which(said)
+    if client is not None and said == "docker" and os.path.exists("/var/run/docker.sock"):
+        pytest.skip("a Docker engine is running here")
+    err = _unreachable(target, f"nocluster-{said}")
+    if client is None:
+        assert f"cannot start {said!r}" in err.message
+    else:
+        assert "before a shell was ready" in err.message and len(err.message) > 80
