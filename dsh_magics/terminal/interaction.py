@@ -22,10 +22,13 @@ import shlex
 import struct
 import termios
 import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from .result import ReadResult, Result
 
 # ----------------------------------------------------------------------------
 # named keys
@@ -51,6 +54,9 @@ KEYS: dict[str, bytes] = {
 #: Longest text one ``send`` accepts. The terminal's canonical line buffer
 #: holds 4095 bytes; a longer line would be cut by the kernel, silently.
 MAX_SEND_CHARS = 4000
+
+#: How long ``send`` waits for the job to react when not told otherwise.
+DEFAULT_SEND_WAIT_MS = 2_000
 
 PERSON, AGENT = "person", "agent"
 SOURCES = (PERSON, AGENT)
@@ -91,6 +97,29 @@ def encode(text: str | None = None, *, enter: bool = True, key: str | None = Non
     if not text and not enter:
         raise InvalidArgument("nothing to send: empty text without Enter", field="text")
     return text.encode("utf-8", "surrogateescape") + (KEYS["enter"] if enter else b"")
+
+
+def check_send(*, source: object, caller: object, secret: object, allow_secret: object) -> None:
+    """The options of ``send`` (one wording in every backend)."""
+    if source not in SOURCES:
+        raise InvalidArgument(f"source must be one of {', '.join(SOURCES)}", field="source")
+    if caller is not None and (not isinstance(caller, str) or len(caller) > 200):
+        raise InvalidArgument("caller must be a session id (a string)", field="caller")
+    for name, value in (("secret", secret), ("allow_secret", allow_secret)):
+        if not isinstance(value, bool):
+            raise InvalidArgument(f"{name} must be true or false", field=name)
+
+
+def since_input(res: Result, rr: ReadResult, start_line: int, prompt: str) -> Result:
+    """``res`` with ``output`` cut to what the terminal showed after an
+    input: the ring from ``start_line``, without the prompt the input was
+    typed onto (it was already shown)."""
+    text = "".join(line + "\n" for line in rr.lines) + rr.partial
+    if prompt and text.startswith(prompt):
+        text = text[len(prompt) :]
+    if res.done and not res.output.endswith("\n") and text.endswith("\n"):
+        text = text[:-1]  # the job's last line, numbered when it ended, had no newline
+    return replace(res, output=text, start_line=start_line, dropped_lines=rr.dropped, omitted_lines=0)
 
 
 # ----------------------------------------------------------------------------
@@ -533,6 +562,7 @@ def detect(
 
 __all__ = [
     "AGENT",
+    "DEFAULT_SEND_WAIT_MS",
     "GATE_FD",
     "Gate",
     "discard_typed_input",
@@ -543,6 +573,7 @@ __all__ = [
     "SOURCES",
     "AwaitingInput",
     "InputRecord",
+    "check_send",
     "detect",
     "echo_on",
     "encode",
@@ -550,5 +581,6 @@ __all__ = [
     "foreground_reader",
     "key_bytes",
     "set_echo",
+    "since_input",
     "tty_path",
 ]

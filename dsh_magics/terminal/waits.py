@@ -12,7 +12,7 @@ returns as soon as one of these holds, and says which in ``reason``:
 * ``timeout``: ``timeout`` seconds passed first (the job keeps running).
 
 It is written against the engine contract only (``job``, ``result``,
-``read``, ``output_seq``, ``wait_output``), so a wait behaves the same on a
+``info``, ``read``, ``output_seq``, ``wait_output``), so a wait behaves the same on a
 :class:`Registry` and through the terminal host. It blocks on the engine's
 output condition, never by sleeping: every new line, a job settling and a job
 starting to wait for input wake it.
@@ -109,12 +109,16 @@ def wait(
                 return _finish(engine, job_id, MATCHED, match=found)
         if job.done:
             return _finish(engine, job_id, SETTLED)
-        if on_input:
-            snap = engine.result(job_id, tail_lines=0)
-            if snap.done:
-                continue  # settled meanwhile: report it (and a last match) next round
-            if snap.awaiting_input is not None:
-                return _finish(engine, job_id, AWAITING_INPUT)
+        info = _info(engine, sid)
+        if info is None or info.job_id != job.id:
+            # The terminal is past this job: it settles in a moment (the
+            # engine hands out the result right after it frees the terminal).
+            job.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if job.done:
+                continue  # one more look for a match in its last output
+            return _finish(engine, job_id, TIMEOUT)
+        if on_input and getattr(info, "awaiting_input", None) is not None:
+            return _finish(engine, job_id, AWAITING_INPUT)
         now = time.monotonic()
         due = deadline
         if idle_ms is not None:
@@ -132,6 +136,15 @@ def wait(
         if new_seq != seq:
             seq = new_seq
             last_output = time.monotonic()
+
+
+def _info(engine: Any, sid: str) -> Any:
+    """The terminal's row: which job it runs and whether that job waits for
+    typed input (no copy of the job's output involved)."""
+    try:
+        return engine.info(sid)
+    except DshError:
+        return None
 
 
 def _scan(
