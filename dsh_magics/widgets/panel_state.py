@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import shutdown
 from ..errors import DshError, InvalidArgument, NoSuchSession
 from ..render import short_path
 from ..terminal import TerminalInfo
@@ -403,6 +404,17 @@ class PanelModel:
 
 _models: weakref.WeakKeyDictionary[Engine, PanelModel] = weakref.WeakKeyDictionary()
 _models_lock = threading.Lock()
+
+
+def _stop_models() -> None:
+    """At exit, panels stop refreshing before the terminals go (VIEWS step)."""
+    with _models_lock:
+        models = list(_models.values())
+    for model in models:
+        model._stop_thread()
+
+
+shutdown.register(shutdown.VIEWS, _stop_models)
 
 
 def shared_model(registry: Engine, **options: Any) -> PanelModel:

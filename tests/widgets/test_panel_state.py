@@ -372,3 +372,27 @@ def test_a_close_mark_is_kept_when_the_listing_predates_it(
     snap = model.refresh()
     assert snap.find("gone") is None and "gone" in snap.closed
     assert st.selected == DEFAULT
+
+
+def test_exit_stops_every_panel_refresher_before_the_terminals_close() -> None:
+    """The panels' refresher threads are a VIEWS step of dsh_magics.shutdown:
+    at exit they stop first, and the terminals close after them."""
+    import subprocess
+    import sys
+
+    code = (
+        "from dsh_magics import shutdown\n"
+        "from dsh_magics.terminal import Registry\n"
+        "from dsh_magics.widgets.panel_state import shared_model\n"
+        "reg = Registry(login=False)\n"
+        "order = []\n"
+        "model = shared_model(reg)\n"
+        "model.add_view(lambda snap: None)\n"
+        "assert model.running\n"
+        "shutdown.register(shutdown.TERMINALS, lambda: order.append(model.running))\n"
+        "shutdown.run()\n"
+        "assert order == [False], order\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
