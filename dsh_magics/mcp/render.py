@@ -21,6 +21,8 @@ def render(name: str, result: dict[str, Any]) -> str:
         field = f" (field {err['field']})" if err.get("field") else ""
         return f"{err.get('code', 'ERROR')}: {err.get('message', '')}{field}"
     renderer = _RENDERERS.get(name)
+    if renderer is None and {"job_id", "session_id", "status"} <= result.keys():
+        renderer = _job  # a tool added later that reports a job, like bash_exec
     if renderer is not None:
         try:
             return renderer(result)
@@ -64,10 +66,24 @@ def _job(r: dict[str, Any]) -> str:
         facts.append("ran in a fresh shell: earlier state is gone")
     if r.get("note"):
         facts.append(f"note: {r['note']}")
+    # Fields added to job results later (shown so a text-only model sees them too).
+    facts += [
+        f"{k}: {json.dumps(v, ensure_ascii=False)}"
+        for k, v in r.items()
+        if k not in _JOB_FIELDS and v not in (None, False, "", [], {})
+    ]
     parts += facts
     out = r["output"]
     parts.append(out.rstrip("\n") if out else "(no output)")
     return "\n".join(parts)
+
+
+_JOB_FIELDS = frozenset(
+    (
+        "job_id session_id status exit_code timed_out output output_chars output_lines "
+        "omitted_chars omitted_lines dropped_lines cwd duration_s signal note fresh_shell"
+    ).split()
+)
 
 
 def _terminal(t: dict[str, Any]) -> str:
