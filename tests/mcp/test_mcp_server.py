@@ -346,3 +346,18 @@ async def test_in_process_sigterm_closes_the_terminals(server_env: ServerEnv) ->
     # the engine's watchdog (no token in its environment) ends once its owner is gone
     pytest_wait(lambda: not _alive(family), f"left: {_alive(family)}")
     assert "exited: terminated (exit status 143); closed 1 terminal(s)" in server_env.log_text()
+
+
+def test_without_the_sdk_the_command_says_what_to_install(server_env: ServerEnv) -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"  # as if the SDK were not installed
+        "from dsh_magics.cli import main; sys.exit(main(['mcp', '--in-process']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP,
+        env={**os.environ, **server_env.vars},
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("dsh-magics: MCP_UNAVAILABLE: the MCP SDK is not installed")
+    assert "pip install 'dsh-magics[mcp]'" in proc.stderr and proc.stderr.count("\n") == 1
