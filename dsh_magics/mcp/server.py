@@ -307,27 +307,18 @@ class ToolServer:
         return result
 
     def _lines_probe(self, name: str, arguments: Any) -> Callable[[], int | None] | None:
-        """How many lines the awaited job has printed so far (bash_wait only)."""
+        """How many lines the awaited job has printed so far (bash_wait only):
+        a snapshot that carries no output, only its counts."""
         if name != "bash_wait" or not isinstance(arguments, dict):
             return None
         job_id = arguments.get("job_id")
         if not isinstance(job_id, str) or not job_id:
             return None
         backend = self.backend
-        state: dict[str, Any] = {}
 
-        def probe() -> int | None:
-            if "owner" not in state:
-                job = backend.job(job_id)
-                snapshot = backend.result(job_id)
-                state["owner"] = job.owner
-                state["start"] = snapshot.start_line
-                if snapshot.start_line is None:
-                    return len(snapshot.output.splitlines())
-            if state["start"] is None:
-                return len(backend.result(job_id).output.splitlines())
-            read = backend.read(state["owner"], last=1)
-            return max(0, read.next_line - state["start"])
+        def probe() -> int:
+            snapshot = backend.result(job_id, tail_lines=0)
+            return snapshot.omitted_lines + snapshot.dropped_lines
 
         return probe
 

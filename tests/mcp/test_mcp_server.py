@@ -125,6 +125,7 @@ async def test_interrupt(server_env: ServerEnv) -> None:
 
 async def test_progress_during_a_long_wait_and_cancellation(server_env: ServerEnv) -> None:
     async with mcp_server(server_env) as m:
+        await m.run("seq 1 500")  # earlier output in the terminal is not the job's
         job = (await m.ok("bash_exec", {"command": LOOP}))["job_id"]
         progress, outcome = Progress(n=2), {}
         async with anyio.create_task_group() as tg:
@@ -145,6 +146,7 @@ async def test_progress_during_a_long_wait_and_cancellation(server_env: ServerEn
         # the job kept running after the cancelled wait, and still prints
         state = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 0})
         assert state["status"] == "running" and state["timed_out"] is True
+        assert counts[-1] <= state["output_lines"] < 500
         later = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 300})
         assert later["output_lines"] > state["output_lines"]
         # a wait of one second or less sends no progress; nor does one without a callback
