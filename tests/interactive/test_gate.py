@@ -66,3 +66,31 @@ def test_typed_input_nobody_read_never_reaches_the_shell(bare_bash: PtyProcess, 
     os.write(bare_bash.fd, b"echo done-$((2*3))\n")
     out.until(b"done-6")
     assert not (tmp_path / "leaked").exists()
+
+
+def test_a_line_taken_before_echo_is_switched_on_is_never_echoed() -> None:
+    """``line_taken`` makes the kernel process typed input at once, so echo
+    switched on right after typing never echoes the engine's line (without
+    it, some lines in a few thousand were echoed on this machine)."""
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    try:
+        attrs = termios.tcgetattr(slave)
+        attrs[3] &= ~termios.ECHO
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        echoed = 0
+        for i in range(500):
+            os.write(master, b"engine line %d\n" % i)
+            I.line_taken(slave)
+            assert I.set_echo(master, True)
+            assert I.set_echo(master, False)
+            while select.select([slave], [], [], 0)[0]:
+                os.read(slave, 4096)
+            while select.select([master], [], [], 0)[0]:
+                echoed += len(os.read(master, 4096))
+        assert echoed == 0
+    finally:
+        os.close(master)
+        os.close(slave)
