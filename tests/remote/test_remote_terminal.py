@@ -9,7 +9,13 @@ import time
 
 import pytest
 
-from dsh_magics.errors import InvalidArgument, SessionBusy, ShellExited, TargetUnreachable
+from dsh_magics.errors import (
+    InvalidArgument,
+    NotRunning,
+    SessionBusy,
+    ShellExited,
+    TargetUnreachable,
+)
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.procs import alive
 from tests.conftest import pids_with_env, ps_lines, wait_until
@@ -247,3 +253,15 @@ def test_remote_start_cwd_with_tilde(open_remote, sshd):
     term = open_remote(cwd="~")
     home = run(term, 'echo "$HOME"').output.strip()
     assert term.cwd == home
+
+
+def test_a_tty_job_reads_what_is_typed_and_it_shows(term):
+    job = term.exec("read -p 'name? ' x; echo \"hello [$x]\"", tty=True)
+    wait_until(lambda: "name? " in term.snapshot(job).output, timeout=10)
+    term.type_input("world\n")
+    assert job.wait(10)
+    assert job.result.output == "name? world\nhello [world]\n"
+    # echo is off again for the engine's own lines, and stdin is /dev/null again
+    assert run(term, "cat; echo after").output == "after\n"
+    with pytest.raises(NotRunning):
+        term.type_input("ls\n")

@@ -178,8 +178,12 @@ def can_capture(command: str) -> bool:
     return True
 
 
-def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
+def job_text(nonce: str, command: str, *, resync_echo: bool = False, tty: bool = False) -> str:
     """The lines typed for one job.
+
+    With ``tty`` the command's stdin is the terminal and the terminal echoes
+    while it runs (so what is typed to it shows, as in a terminal window);
+    echo goes off again after it.
 
     The command is assigned in pieces (inside one ``{ ...; }`` group when it
     needs several lines, so bash runs no prompt in between), then, on the
@@ -206,13 +210,18 @@ def job_text(nonce: str, command: str, *, resync_echo: bool = False) -> str:
     call = f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"'
     restore = f"'{call} && {call}; '"  # same line: the command's line numbers stay
     capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1)'" if can_capture(command) else ""
-    stty = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; " if resync_echo else ""
+    echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
+    stty = echo_off if resync_echo else ""
+    stdin, before, after = NULL_FD, "", ""
+    if tty:
+        stdin, after = INPUT_FD, echo_off
+        before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
     return (
-        f"{stty}{load}; \\builtin export -n {CMD_VAR}; "
+        f"{stty}{load}; \\builtin export -n {CMD_VAR}; {before}"
         f"{_printf(BEGIN, nonce)}; "
-        f'! \\builtin eval {restore}"${CMD_VAR}"{capture} <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f'! \\builtin eval {restore}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
         f"{STATUS_VAR}=${{PIPESTATUS[0]}}; [[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" ''); "
-        f"{LAST_VAR}[2]=; "
+        f"{LAST_VAR}[2]=; {after}"
         f'{_printf(END, nonce, f"${{{LAST_VAR}[0]}}")}; \\builtin unset -v {CMD_VAR}; '
         f"{RESET_PROMPT}\n"
     )

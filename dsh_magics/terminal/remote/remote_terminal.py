@@ -42,7 +42,7 @@ from typing import Any
 from ptyprocess import PtyProcess
 
 from ... import jobs
-from ...errors import InvalidArgument, SessionBusy, ShellExited, TargetUnreachable
+from ...errors import InvalidArgument, NotRunning, SessionBusy, ShellExited, TargetUnreachable
 from .. import procs
 from ..cleaner import Cleaner, clean
 from ..config import TerminalConfig
@@ -283,7 +283,10 @@ class RemoteTerminal:
 
     # ------------------------------------------------------------------
     # public operations
-    def exec(self, command: str, *, fresh_shell: bool = False) -> jobs.Job:
+    def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
+        """Start ``command``. With ``tty`` its stdin is the terminal (type to
+        it with :meth:`type_input`) and the terminal echoes while it runs;
+        otherwise stdin is /dev/null."""
         if not isinstance(command, str):
             raise InvalidArgument("command must be a string")
         if not command.strip():
@@ -311,7 +314,7 @@ class RemoteTerminal:
                 fresh_shell=fresh_shell,
             )
             self._jobs.add(job)
-            text = inband.job_text(nonce, command, resync_echo=self._resync_echo)
+            text = inband.job_text(nonce, command, resync_echo=self._resync_echo, tty=tty)
             self._resync_echo = False
             self._echo_nonce = nonce
         # Typed outside the terminal lock: a long command takes a while to go
@@ -373,6 +376,22 @@ class RemoteTerminal:
             run.extra.pop("intr_deadline", None)
         if count:
             threading.Thread(target=self._type_quietly, args=(INTERRUPT_CHAR.decode() * count,), daemon=True).start()
+
+    def type_input(self, data: bytes | str) -> jobs.Job:
+        """Type ``data`` on the terminal for the running job (a program that
+        reads it: a ``tty`` job, or one that opened /dev/tty). Refused with
+        NOT_RUNNING when no job runs: the shell itself would take it as a
+        command. Nothing here can tell whether the job reads it."""
+        with self._lock:
+            run = self._running
+            if run is None or self._dead:
+                raise NotRunning(
+                    f"session {self.session_id!r} runs no job: typed text would become a command",
+                    session_id=self.session_id,
+                )
+        text = data.decode("utf-8", "surrogateescape") if isinstance(data, bytes) else data
+        self._type(text)
+        return run.job
 
     def snapshot(self, job: jobs.Job) -> Result:
         if job.done:
