@@ -124,6 +124,12 @@ class _Conn:
                     log.warning("dropping subscriber pid %s: %d events unread", self.peer_pid, len(self._events))
                     threading.Thread(target=self.close, daemon=True).start()
                     return
+                sid = event.get("session_id")
+                if sid in self._pending_output:
+                    # Output that came before this event is said before it,
+                    # and what comes after it, after (test_contract pins it).
+                    del self._pending_output[sid]
+                    self._events.append({"type": "output", "session_id": sid})
                 self._events.append(event)
             self._ev_cond.notify()
 
@@ -158,19 +164,18 @@ class _Conn:
                     wait = min(self._output_sent[sid] + OUTPUT_INTERVAL - now for sid in self._pending_output)
                 self._ev_cond.wait(wait)
             batch: list[dict[str, Any]] = []
-            for sid in due:
-                del self._pending_output[sid]
-                self._output_sent[sid] = now
-                batch.append({"type": "output", "session_id": sid})
             while self._events and len(batch) < 256:
                 event = self._events.popleft()
-                sid = event.get("session_id")
-                if sid in self._pending_output:
-                    # Output before what follows it, e.g. before job_done.
-                    del self._pending_output[sid]
-                    self._output_sent[sid] = now
-                    batch.append({"type": "output", "session_id": sid})
+                if event.get("type") == "output":
+                    self._output_sent[event.get("session_id")] = now
                 batch.append(event)
+            if not self._events:
+                # Pending output is newer than every queued event: it goes last.
+                for sid in due:
+                    if sid in self._pending_output:
+                        del self._pending_output[sid]
+                        self._output_sent[sid] = now
+                        batch.append({"type": "output", "session_id": sid})
             return batch
 
     def sender(self) -> None:
