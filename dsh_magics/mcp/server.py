@@ -298,7 +298,10 @@ class ToolServer:
                 message = f"waiting {elapsed:.0f}s"
                 if count is not None:
                     message += f", {count} line{'s' if count != 1 else ''} of output so far"
-                await ctx.session.report_progress(round(elapsed, 3), total_s, message)
+                try:
+                    await ctx.session.report_progress(round(elapsed, 3), total_s, message)
+                except Exception:  # noqa: BLE001 - a client gone or refusing progress
+                    return  # never turns the call's result into an error
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(ticker)
