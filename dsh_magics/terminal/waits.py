@@ -3,9 +3,13 @@
 ``wait(engine, job_id, timeout, until=REGEX, idle_ms=N, on_input=True)``
 returns as soon as one of these holds, and says which in ``reason``:
 
-* ``matched``: output produced after the wait began matches ``until``
-  (``match_line`` is the ring line number of the matching line, the number
-  ``read(since=...)`` uses, and ``match_text`` its text);
+* ``matched``: output of the job that no earlier wait on it has returned
+  matches ``until`` (``match_line`` is the ring line number of the matching
+  line, the number ``read(since=...)`` uses, and ``match_text`` its text).
+  The first wait on a job looks at all of the job's output, so
+  ``exec(server)`` then ``wait(until="Serving")`` matches however late the
+  wait comes; a later wait looks only past where the previous one ended,
+  so it never returns the same line twice;
 * ``settled``: the job ended;
 * ``awaiting_input``: the job waits for someone to type (``on_input``);
 * ``idle``: no output came for ``idle_ms`` milliseconds;
@@ -21,7 +25,9 @@ starting to wait for input wake it.
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +45,25 @@ SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT = (
 REASONS = (SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT)
 MAX_PATTERN_CHARS = 1000
 MAX_MATCH_TEXT = 1000
+
+# Where the last wait on each job ended (a ring line number), in this
+# process: what its caller has already been given. Bounded, oldest first out.
+_SEEN: OrderedDict[str, int] = OrderedDict()
+_SEEN_LOCK = threading.Lock()
+_SEEN_MAX = 4096
+
+
+def _seen(job_id: str) -> int | None:
+    with _SEEN_LOCK:
+        return _SEEN.get(job_id)
+
+
+def _mark_seen(job_id: str, line: int) -> None:
+    with _SEEN_LOCK:
+        _SEEN[job_id] = max(line, _SEEN.get(job_id, 0))
+        _SEEN.move_to_end(job_id)
+        while len(_SEEN) > _SEEN_MAX:
+            _SEEN.popitem(last=False)
 
 
 def compile_until(pattern: object) -> re.Pattern[str] | None:
@@ -96,7 +121,7 @@ def wait(
     deadline = None if timeout is None else start + timeout
     try:
         seq = engine.output_seq(sid)
-        cursor = engine.read(sid, last=0).next_line if rx is not None else 0
+        cursor = _start_cursor(engine, job_id) if rx is not None else 0
     except NoSuchSession:
         # The terminal is gone: the job has settled (or will never report).
         res = engine.wait(job_id, timeout)
@@ -138,6 +163,16 @@ def wait(
             last_output = time.monotonic()
 
 
+def _start_cursor(engine: Any, job_id: str) -> int:
+    """Where an ``until`` wait starts looking: past the previous wait on the
+    job, else at the job's first line."""
+    seen = _seen(job_id)
+    if seen is not None:
+        return seen
+    start = engine.result(job_id, tail_lines=0).start_line
+    return start if start is not None else engine.read(engine.job(job_id).owner, last=0).next_line
+
+
 def _info(engine: Any, sid: str) -> Any:
     """The terminal's row: which job it runs and whether that job waits for
     typed input (no copy of the job's output involved)."""
@@ -166,6 +201,13 @@ def _scan(
 
 def _finish(engine: Any, job_id: str, reason: str, match: tuple[int, str] | None = None) -> Result:
     res = engine.result(job_id)
+    if match is not None:
+        _mark_seen(job_id, match[0] + 1)
+    else:
+        try:
+            _mark_seen(job_id, engine.read(res.session_id, last=0).next_line)
+        except DshError:
+            pass
     if res.done and reason in (TIMEOUT, IDLE, AWAITING_INPUT):
         reason = SETTLED  # it ended while we were deciding: say so
     return replace(

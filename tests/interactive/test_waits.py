@@ -54,13 +54,26 @@ def test_http_server_port_from_the_matched_line(reg: Registry, sid: str) -> None
         assert reg.wait(job.id, 15).done  # the server exits 0 on Ctrl-C
 
 
-def test_only_output_after_the_wait_began_matches(reg: Registry, sid: str, tmp_path) -> None:
+def test_a_late_first_wait_still_matches(reg: Registry, sid: str) -> None:
+    """exec, then a wait that comes after the line was printed (a person
+    running the next cell, a model's next turn): the first wait on a job
+    looks at all of its output."""
+    job = reg.exec(sid, "echo Serving on port 4321; sleep 30")
+    wait_until(lambda: "Serving" in reg.read(sid).text, 10)
+    res = waits.wait(reg, job.id, 10, until=r"port (\d+)")
+    assert res.reason == "matched" and res.match_text == "Serving on port 4321"
+    reg.interrupt(sid)
+    reg.wait(job.id, 15)
+
+
+def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, tmp_path) -> None:
     go = tmp_path / "go"
     job = reg.exec(sid, f"echo ready-1; until [ -e {go} ]; do sleep 0.01; done; echo ready-2; sleep 30")
-    wait_until(lambda: "ready-1" in reg.read(sid).text, 10)
-    # ready-1 is already there: a short wait for it times out.
-    early = waits.wait(reg, job.id, 0.3, until="ready")
-    assert early.reason == "timeout" and early.timed_out and early.match_line is None
+    first = waits.wait(reg, job.id, 10, until="ready")
+    assert first.reason == "matched" and first.match_text == "ready-1"
+    # ready-1 was returned: a second wait does not match it again.
+    again = waits.wait(reg, job.id, 0.3, until="ready")
+    assert again.reason == "timeout" and again.timed_out and again.match_line is None
     spy = _Started(reg)
     out: list[Any] = []
     t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"ready-\d")))
@@ -70,6 +83,7 @@ def test_only_output_after_the_wait_began_matches(reg: Registry, sid: str, tmp_p
     t.join(30)
     res = out[0]
     assert res.reason == "matched" and res.match_text == "ready-2"
+    assert res.match_line == first.match_line + 1
     rr = reg.read(sid, since=res.match_line)
     assert (rr.lines[0] if rr.lines else rr.partial) == "ready-2"
     reg.interrupt(sid)
