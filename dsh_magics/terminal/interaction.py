@@ -169,7 +169,8 @@ class InputRecord:
 
 # ----------------------------------------------------------------------------
 # echo during a job: the gate
-GATE_FD = 213
+GATE_FD = 213  # the begin gate: the command waits here for echo on
+GATE_END_FD = 214  # a tty job's end gate: the shell waits here for unread input to go
 GATE_VAR = "__dsh_g"
 
 
@@ -190,50 +191,62 @@ class Gate:
     has made the kernel process the typed line (:func:`line_taken`) and
     switched echo on. All of that happens while the shell is still waking
     up, so the byte is usually there before the shell asks: no extra
-    wake-up on a job's path. The FIFO is opened read-write on both ends,
-    so neither open nor read ever sees end-of-file."""
+    wake-up on a job's path. The FIFOs are opened read-write on both ends,
+    so neither open nor read ever sees end-of-file.
+
+    The end gate has a FIFO of its own: a byte for it may still be on its
+    way to the shell when the next job starts, and emptying the begin gate
+    then (see :meth:`drain`) must not take it (a shell left waiting at an
+    end gate runs no job again)."""
 
     def __init__(self, directory: str) -> None:
-        self.path = os.path.join(directory, "gate")
-        if not os.path.exists(self.path):
-            os.mkfifo(self.path, 0o600)
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        self._paths = (os.path.join(directory, "gate"), os.path.join(directory, "gate-end"))
+        self._fds: list[int | None] = []
+        for path in self._paths:
+            if not os.path.exists(path):
+                os.mkfifo(path, 0o600)
+            self._fds.append(os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC))
 
     def shell_open(self) -> str:
-        """Shell code (for the setup script) that opens the gate."""
-        return f"exec {GATE_FD}<>{shlex.quote(self.path)}"
+        """Shell code (for the setup script) that opens both gates."""
+        begin, end = (shlex.quote(p) for p in self._paths)
+        return f"exec {GATE_FD}<>{begin} {GATE_END_FD}<>{end}"
 
     @staticmethod
-    def shell_wait() -> str:
+    def shell_wait(end: bool = False) -> str:
         """Shell code on the job line: wait for the engine's byte."""
-        return f"\\builtin read -r -N1 -u {GATE_FD} {GATE_VAR}"
+        return f"\\builtin read -r -N1 -u {GATE_END_FD if end else GATE_FD} {GATE_VAR}"
 
-    def release(self) -> None:
-        if self._fd is not None:
+    def release(self, end: bool = False) -> None:
+        fd = self._fds[1 if end else 0]
+        if fd is not None:
             try:
-                os.write(self._fd, b"g")
+                os.write(fd, b"g")
             except OSError:
                 pass
 
     def drain(self) -> None:
-        """Drop a byte no job took (its line was aborted before the read),
-        so the next job waits for its own."""
-        if self._fd is None:
+        """Drop a begin-gate byte no job took (its line was aborted before
+        the read), so the next job waits for its own. Only while the shell
+        is between jobs."""
+        fd = self._fds[0]
+        if fd is None:
             return
         while True:
             try:
-                if not os.read(self._fd, 4096):
+                if not os.read(fd, 4096):
                     return
             except OSError:
                 return
 
     def close(self) -> None:
-        if self._fd is not None:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = None
+        for i, fd in enumerate(self._fds):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                self._fds[i] = None
 
 
 def line_taken(tty_fd: int | None) -> None:
@@ -596,6 +609,7 @@ def detect(
 __all__ = [
     "AGENT",
     "DEFAULT_SEND_WAIT_MS",
+    "GATE_END_FD",
     "GATE_FD",
     "Gate",
     "discard_typed_input",
