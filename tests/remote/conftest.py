@@ -129,6 +129,11 @@ def start_sshd(base: Path) -> Sshd:
         "MaxStartups 100\n"
         "MaxSessions 100\n"
         "LogLevel ERROR\n"
+        # sshd runs every session through the user's shell with -c, and bash
+        # then reads ~/.bashrc; here that runs `pyenv init`, whose rehash
+        # waits 60 s on a lock file a killed shell left behind (see
+        # tests/conftest.py). Sessions get the tests' short timeout.
+        f"SetEnv PYENV_REHASH_TIMEOUT={os.environ.get('PYENV_REHASH_TIMEOUT', '1')}\n"
     )
     log = open(base / "sshd.log", "wb")
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
