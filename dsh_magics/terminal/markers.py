@@ -1,9 +1,10 @@
 """In-band markers in the PTY stream.
 
-The shell prints an OSC sequence ``ESC ] 6973 ; <kind> ; <nonce> [; <status>] BEL``
-at the start (B) and end (E, with the exit status) of each job and for resync
-probes (S). The nonce is random per job and is only ever typed on the PTY
-(never stored in a variable, never echoed, not in the command file), so a
+The shell prints an OSC sequence ``ESC ] 6973 ; <kind> ; <nonce> [; <status> [; <pipestatus>]] BEL``
+at the start (B) and end (E, with the exit status and the last PIPESTATUS as
+space-separated numbers) of each job and for resync probes (S). The nonces are random per
+marker and only ever typed on the PTY (never stored in a variable, never
+echoed, not in the command file, hidden from traps: see ``shell._marker``), so a
 command cannot produce the marker of its own job: not by printing its
 environment, not by printing its script, not by replaying an earlier job's
 marker, not by imitating the format. The shell writes markers on a private
@@ -24,8 +25,11 @@ from dataclasses import dataclass
 
 PREFIX = b"\x1b]6973;"
 _NONCE_LEN = 16
-MAX_MARKER_LEN = len(PREFIX) + 2 + _NONCE_LEN + 1 + 3 + 1
-_VALID = re.compile(rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3}))?|(P))\x07")
+_MAX_PIPESTATUS_LEN = 40
+MAX_MARKER_LEN = len(PREFIX) + 2 + _NONCE_LEN + 1 + 3 + 1 + _MAX_PIPESTATUS_LEN + 1
+_VALID = re.compile(
+    rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3})(?:;([0-9 ]{1,%d}))?)?|(P))\x07" % _MAX_PIPESTATUS_LEN
+)
 MARKER_FD = 212
 
 BEGIN, END, SYNC = "B", "E", "S"
@@ -44,12 +48,18 @@ def printf_prompt_hint() -> str:
     return f'\\builtin printf "\\033]6973;{PROMPT}\\007" >&{MARKER_FD}'
 
 
-def printf_marker(kind: str, nonce: str, with_status: bool = False) -> str:
+def printf_marker(kind: str, nonce: str, status: str | None = None, pipestatus: str | None = None) -> str:
     """The shell code that prints a marker; the ESC/BEL bytes only exist once
-    printf runs, so the typed text itself can never match."""
+    printf runs, so the typed text itself can never match. ``status`` and
+    ``pipestatus`` are shell words (the exit status, PIPESTATUS as words)."""
     redirect = f" >&{MARKER_FD}"
-    if with_status:
-        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' \"${{PIPESTATUS[0]}}\"{redirect}"
+    if status is not None and pipestatus is not None:
+        return (
+            f"\\builtin printf '\\033]6973;{kind};{nonce};%d;%.{_MAX_PIPESTATUS_LEN}s\\007' "
+            f"{status} {pipestatus}{redirect}"
+        )
+    if status is not None:
+        return f"\\builtin printf '\\033]6973;{kind};{nonce};%d\\007' {status}{redirect}"
     return f"\\builtin printf '\\033]6973;{kind};{nonce}\\007'{redirect}"
 
 
@@ -58,6 +68,7 @@ class Marker:
     kind: str
     nonce: str
     status: int | None = None
+    pipestatus: tuple[int, ...] | None = None
 
 
 class MarkerScanner:
@@ -91,12 +102,19 @@ class MarkerScanner:
                 self._held = buf[i:]
                 return out
             m = _VALID.match(buf, i, end + 1) if end >= 0 else None
-            if m and m.group(4):
+            if m and m.group(5):
                 out.append(Marker(PROMPT, ""))
                 pos = m.end()
             elif m:
-                status = m.group(3)
-                out.append(Marker(m.group(1).decode(), m.group(2).decode(), int(status) if status else None))
+                status, codes = m.group(3), m.group(4)
+                out.append(
+                    Marker(
+                        m.group(1).decode(),
+                        m.group(2).decode(),
+                        int(status) if status else None,
+                        tuple(int(c) for c in codes.split() if len(c) <= 3) if codes else None,
+                    )
+                )
                 pos = m.end()
             else:
                 # Looks like ours but is not well formed: ordinary data.

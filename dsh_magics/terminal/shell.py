@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shlex
 import signal
 import termios
@@ -30,12 +31,33 @@ from .config import TerminalConfig
 from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
 INPUT_FD = 210  # a private duplicate of the PTY as the shell's input
-NULL_FD = 211  # /dev/null, kept open: a dup is cheaper than an open per job
+NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job
 # The variable the command file sets; the job line evaluates it and unsets it.
 CMD_VAR = "__dsh_magics_cmd"
 # Evaluated when the command file could not be read (deleted between our
 # write and the shell's read): say so instead of reporting a silent success.
 _UNREADABLE = "\\builtin echo 'dsh-magics: the command file could not be read' >&2; (exit 126)"
+
+# Shell state the engine keeps between jobs, so that each job starts with the
+# prompt's view: the last command's status, last argument (``$_``) and
+# PIPESTATUS (as words), and whether the user wants history.
+ST, LA, PS, HIST = "__dsh_st", "__dsh_la", "__dsh_ps", "__dsh_h"
+# Scratch: the same three as the job's text left them (unset until then),
+# the file that is the shell's own stdout (anything in it means a trap ran or
+# was listed), the file the user's traps are parked in while the end marker
+# is printed, their text, the shell flags of that moment, the empty
+# associative array ``KEEP`` uses, and the per-job copy of ``KEEP``.
+ST2, LA2, PS2, SEEN, TRAPS, TRAPTEXT, OLDFLAGS, ASSOC, ADD_VAR = (
+    "__dsh_s2", "__dsh_l2", "__dsh_p2", "__dsh_y", "__dsh_f", "__dsh_t", "__dsh_o", "__dsh_A", "__dsh_kp",
+)
+# Engine text kept in variables at setup, so bash parses it only when it
+# runs (parsing the typed line is a large part of a job's cost): ``KEEP``,
+# the fallback for an unreadable command file, and the two halves of the
+# slow path around the end marker (see ``_hidden``).
+KEEP_VAR, UNREADABLE_VAR, LIFT_VAR, BACK_VAR = "__dsh_kt", "__dsh_u", "__dsh_lift", "__dsh_back"
+RESTORE_FN, END_FN, PROMPT_FN = "__dsh_r", "__dsh_e", "__dsh_pc"
+MAX_PIPESTATUS = 8  # a longer PIPESTATUS is restored as its first 8 statuses
+SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 
 # Before every prompt: if the shell's own stdin is no longer the terminal,
 # put it back. A Ctrl-C that lands while bash is setting up the ``</dev/null``
@@ -47,12 +69,20 @@ STDIN_GUARD = f"\\builtin test -t 0 || \\builtin exec 0<&{INPUT_FD}"
 # Every line the engine types ends with a command that succeeds, so a prompt
 # after a non-zero status follows a line that bash aborted (a SIGINT the
 # engine may not have sent). Bash says nothing then (its stdout and stderr go
-# to /dev/null), so this hint is what wakes the reader to check the shell.
-ABORT_HINT = f"\\builtin test $? = 0 || {printf_prompt_hint()}"
+# to /dev/null), so ``PROMPT_FN`` prints a hint that wakes the reader to
+# check the shell; it also keeps the aborted line's ``$?`` and ``$_`` for the
+# next job, as a prompt would show them.
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{ABORT_HINT}; {STDIN_GUARD}';PS1='' PS2='' PS0='';"
+    f"PROMPT_COMMAND='{PROMPT_FN} \"$?\" \"$_\"';PS1='' PS2='' PS0='';"
     "\\builtin set +o emacs +o vi"
+)
+
+# True when a job left the prompt variables and line editing alone (testing
+# is cheaper than resetting them after every job).
+PROMPT_OK = (
+    f"[[ ${{PROMPT_COMMAND-}} == '{PROMPT_FN} \"$?\" \"$_\"' && -z ${{PROMPT_COMMAND[1]+x}} "
+    "&& -z ${PS1-}${PS2-}${PS0-} && ! -o emacs && ! -o vi ]]"
 )
 
 # Variables that make the shell and programs inside it safe to drive without
@@ -123,13 +153,69 @@ def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
     return _spawner.submit(go).result()
 
 
-def setup_script(cwd: str) -> str:
-    """Runs after the user's profile, inside the shell, once."""
+def _functions() -> str:
+    """The engine's shell functions, defined once (no secret in them: the
+    nonces are only ever typed on the job line). Bash runs a function body
+    without DEBUG traps or per-job parsing, so whatever can live here does.
+
+    ``RESTORE_FN`` runs last before a job's ``eval``: it adds the job to the
+    history list (as a prompt would; bash's own recording stays off, so the
+    engine's lines are never in it) and its status and last argument become
+    the job's ``$?`` and ``$_``. ``END_FN`` runs first after it: it takes what
+    ``KEEP`` saved, or, when the job's text did not run to its end (a syntax
+    error, ``set -v``), the status of ``eval``; it switches recording off
+    again if the job switched it on (dropping ``KEEP``, which bash recorded
+    then), and records the following jobs (
+    ``set +o history`` in a job stops that), and resets the prompt variables
+    if the job changed them. ``PROMPT_FN`` runs before each prompt: after a
+    line bash aborted (a Ctrl-C), it does the same and prints the hint; and
+    it puts back the shell's input (``STDIN_GUARD``)."""
+    hint = printf_prompt_hint()
+    history_off = f"if [[ -o history ]]; then {HIST}=1; \\builtin set +o history; fi"
+    cleanup = f"\\builtin unset -v {CMD_VAR} {ADD_VAR}"
+    return "\n".join(
+        [
+            f"{RESTORE_FN}() {{ \\builtin unset -v {ST2} {LA2} {PS2}; [[ $- != *v* ]] || {ADD_VAR}=; "
+            f"[[ -z ${HIST} ]] || \\builtin history -s -- \"${{{CMD_VAR}%$'\\n'}}\"; \\builtin return \"$1\"; }}",
+            f"{END_FN}() {{ if [[ ${{{LA2}+x}} ]]; then {ST}=${ST2} {LA}=${LA2} {PS}=${PS2}; else {ST}=$1 {PS}=$1; fi; "
+            f"if [[ -o history ]]; then {HIST}=1; \\builtin set +o history; "
+            f"[[ -z ${{{LA2}+x}} ]] || \\builtin history -d -1; fi; "
+            f"{cleanup}; {PROMPT_OK} || {{ {RESET_PROMPT}; }}; }}",
+            f"{PROMPT_FN}() {{ if [[ $1 != 0 ]]; then {ST}=$1 {LA}=$2 {PS}=$1; "
+            f"{history_off}; {cleanup}; {hint}; fi; {STDIN_GUARD}; }}",
+        ]
+    )
+
+
+def _variables(scratch: str) -> str:
+    q = shlex.quote
+    lift = (
+        f'{OLDFLAGS}=$-; \\builtin trap -p DEBUG ERR RETURN >"${TRAPS}"; '
+        "\\builtin trap - DEBUG ERR RETURN; \\builtin set +x"
+    )
+    back = (
+        f': >"${SEEN}"; \\builtin read -r -d "" {TRAPTEXT} <"${TRAPS}" || :; \\builtin eval "${TRAPTEXT}"; '
+        f"[[ ${OLDFLAGS} != *x* ]] || \\builtin set -x; {OLDFLAGS}="
+    )
+    return "\n".join(
+        [
+            f"{SEEN}={q(os.path.join(scratch, SEEN_FILE))} {TRAPS}={q(os.path.join(scratch, TRAPS_FILE))} "
+            f"{TRAPTEXT}= {OLDFLAGS}= {ADD_VAR}=",
+            f"{KEEP_VAR}={q(KEEP)} {UNREADABLE_VAR}={q(_UNREADABLE)} {LIFT_VAR}={q(lift)} {BACK_VAR}={q(back)}",
+            f"declare -A {ASSOC}=()",
+        ]
+    )
+
+
+def setup_script(cwd: str, scratch: str) -> str:
+    """Runs after the user's profile, inside the shell, once. ``scratch`` is
+    the terminal's private directory (for ``SEEN_FILE`` and ``TRAPS_FILE``)."""
     q = shlex.quote
     return "\n".join(
         [
             "set +o emacs +o vi 2>/dev/null",
             "set +o history +u +e +x +v +T +o pipefail 2>/dev/null",
+            "history -c",
             "unset HISTFILE PROMPT_COMMAND PS0",
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
@@ -137,8 +223,10 @@ def setup_script(cwd: str) -> str:
             "set -o ignoreeof",
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
+            _variables(scratch),
+            _functions(),
             # Last: from here on only jobs and markers reach the PTY.
-            "exec 1>/dev/null 2>&1",
+            f'exec 1>>"${SEEN}" 2>/dev/null',
             "",
         ]
     )
@@ -149,18 +237,58 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     so a profile's DEBUG hook (starship, bash-preexec) can only be removed
     from the top level; prompt variables too, since bash 5.2 kept prompting
     with the profile's PS1 when it was only reset inside the sourced file.
-    The readiness probe comes two lines later so that any prompt bash had
-    already prepared lands before it.
+    It first keeps what a fresh shell shows (``$?``, ``$_``, the history
+    option) for the first job. The readiness probe comes two lines later so
+    that any prompt bash had already prepared lands before it.
     """
     return (
+        f"{ST}=$? {LA}=$_ {PS}=0 {HIST}=; [[ ! -o history ]] || {HIST}=1; "
         f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
         f"{RESET_PROMPT}\n"
         ":\n" + sync_line(ready_nonce)
     )
 
 
-def command_file(command: bytes) -> bytes:
-    """The text of the command file: one assignment of the command, quoted.
+# Appended to the job's text inside its ``eval`` (when ``can_keep``): keeps
+# the last command's status, PIPESTATUS and ``$_``. All of it happens in the
+# expansion of a redirection of a group whose only command defines a function:
+# bash shows neither to a DEBUG trap nor to ``set -x``, and ``1>&1`` costs no
+# system call. Pinned by tests/contract/test_fidelity.py.
+KEEP = (
+    "\n\n{ __dsh_nop() { :; }; } 1>&1${"
+    + f"{ASSOC}[x${{{ST2}=$?}}${{{LA2}=$_}}${{{PS2}=${{PIPESTATUS[@]}}}}]-}}"
+)
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
+_OPEN_END = ("|", "&&", "||", "|&", "()")
+# A command that turns on ``set -v`` would have bash echo ``KEEP`` as it reads it.
+_VERBOSE_ON = re.compile(r"\bset\s+(?:-[a-zA-Z]*v|-o\s+verbose)")
+
+
+def can_keep(text: str) -> bool:
+    """May ``KEEP`` be appended after ``text``? Not when it would become part
+    of the command: the body of a here-document left open, or the next stage
+    of a pipeline or list the text leaves open (``cmd |``), or text echoed
+    under ``set -v`` that the command turns on. Then the job's status comes
+    from ``eval`` and ``$_`` stays as it was."""
+    tail = text.rstrip()
+    if tail.endswith(_OPEN_END) or tail.endswith("function") or _VERBOSE_ON.search(text):
+        return False
+    for m in _HEREDOC.finditer(text):
+        strip, word = m.group(1), re.escape(m.group(3))
+        line = rf"^\t*{word}$" if strip else rf"^{word}$"
+        if not re.search(line, text[m.end():], re.M):
+            return False
+    return True
+
+
+def normalize_newlines(command: str) -> str:
+    """CR LF and a lone CR become LF, as a terminal with ``icrnl`` delivers them."""
+    return command.replace("\r\n", "\n").replace("\r", "\n") if "\r" in command else command
+
+
+def command_file(command: bytes, keep: bool = False) -> bytes:
+    """The text of the command file: one assignment of the command, quoted,
+    and whether ``KEEP`` follows it (see ``can_keep``).
 
     The shell ``.``-sources this file (which runs nothing of the user's) and
     then ``eval``s the variable at top level. Running the command itself
@@ -170,37 +298,92 @@ def command_file(command: bytes) -> bytes:
     ends. ``eval`` has neither effect. The ``export -n`` keeps the command
     out of child environments under ``set -a``.
     """
-    quoted = b"'" + command.replace(b"'", b"'\\''") + b"'"
-    return CMD_VAR.encode() + b"=" + quoted + b"; \\builtin export -n " + CMD_VAR.encode() + b"\n"
+    add = f"; {ADD_VAR}=${KEEP_VAR}" if keep else f"; {ADD_VAR}="
+    return (
+        CMD_VAR.encode() + b"=" + _quote(command) + b"; \\builtin export -n " + CMD_VAR.encode()
+        + add.encode() + b"\n"
+    )
 
 
-def job_line(nonce: str, script_path: str, resync_tty: bool = False) -> str:
-    """One physical line per job: load the command, begin marker, the
-    command evaluated with stdin from /dev/null and stdout/stderr on the
-    PTY, end marker carrying its status.
+def _quote(data: bytes) -> bytes:
+    return b"'" + data.replace(b"'", b"'\\''") + b"'"
 
-    Everything but the ``eval`` runs with the shell's stdout and stderr on
-    /dev/null (see the module docstring), and the markers go to the private
-    PTY fd. The variable is unset first, so a command file that cannot be
-    read never re-runs the previous command, and again afterwards, so no
-    command text lingers between jobs.
+
+def _hidden(printf: str) -> str:
+    """Print the end marker so that nothing the user installed sees its nonce.
+
+    Bash shows each top-level command to a DEBUG trap (``BASH_COMMAND``), to
+    an ERR or RETURN trap, and to ``set -x`` (into ``BASH_XTRACEFD``, which
+    may be a file). So DEBUG, ERR and RETURN traps are always lifted before
+    the one ``printf`` that carries the nonce. Whether there were any to put
+    back is cheap to know: the shell's own stdout is ``SEEN`` (append mode),
+    and ``trap -p`` lists them there, as a trap that prints while it runs
+    writes there too; empty means none. Only then (or under ``set -x``) are
+    they parked in ``TRAPS`` (``LIFT_VAR``) and put back after the marker
+    (``BACK_VAR``). A trap that tampers with the files can only lose itself:
+    the lifting never depends on them. Pinned by
+    tests/contract/test_fidelity.py.
+    """
+    return (
+        f"\\builtin trap -p DEBUG ERR RETURN; [[ ! -s ${SEEN} && $- != *x* ]] || \\builtin eval \"${LIFT_VAR}\"; "
+        f"\\builtin trap - DEBUG ERR RETURN; {printf}; [[ -z ${OLDFLAGS} ]] || \\builtin eval \"${BACK_VAR}\""
+    )
+
+
+def job_line(
+    nonce: str,
+    script_path: str,
+    resync_tty: bool = False,
+    *,
+    end_nonce: str | None = None,
+    status: int | None = None,
+    pipestatus: list[int] | None = None,
+) -> str:
+    """One physical line per job: load the command, begin marker, restore
+    the prompt's view, the command evaluated with stdin from /dev/null and
+    stdout/stderr on the PTY, end marker carrying its status.
+
+    Everything but the ``eval`` runs with the shell's stdout and stderr
+    away from the PTY (see the module docstring), and the markers go to the
+    private PTY fd. ``END_FN`` (and ``PROMPT_FN`` after an aborted line)
+    unsets the command variable, so a command file that cannot be read never
+    re-runs the previous command, and no command text lingers between jobs.
+
+    The two markers carry different nonces. The end marker's is never in a
+    variable, a file, the history, or a command that a trap or ``set -x``
+    sees (``_hidden``). The begin marker's only says where the job's output
+    starts (a DEBUG trap sees it; repeating it changes nothing).
+
+    Right before the ``eval``, ``RESTORE_FN`` leaves ``$?`` and ``$_`` as the
+    last job left them. Its status must fire no ERR trap and trip no
+    ``set -e``: when the last status is known (``status``, from the last end
+    marker) the ``eval`` follows it in an ``&&`` or ``||`` list, else both
+    sit in an ``if``. After a pipeline (``pipestatus``), a pipeline of as
+    many stages restores PIPESTATUS (one fork per stage, only then).
 
     The ``eval`` is negated so that a failing job does not fire the user's
     ERR trap a second time at top level (it already fired inside) and cannot
-    trip ``set -e`` outside it; the real status is read back from
-    ``PIPESTATUS[0]``. ``|| :`` keeps a failed read of the file from ending a
-    shell under ``set -e``.
-
-    Prompt variables are reset after each job because a command that sets
-    them would otherwise add work (and DEBUG-trap firings) between jobs.
+    trip ``set -e`` outside it; ``|| :`` keeps a failed read of the file from
+    ending a shell under ``set -e``.
     """
+    end_nonce = end_nonce or nonce
+    run = (
+        f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{ADD_VAR}-}}" '
+        f"<&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}"
+    )
+    if pipestatus and len(pipestatus) > 1:
+        # After the last argument is set: a pipeline leaves ``$_`` alone.
+        stages = " | ".join(f"{RESTORE_FN} {int(code)}" for code in pipestatus[:MAX_PIPESTATUS])
+        restore = f"if {RESTORE_FN} 0 \"${LA}\"; {stages}; then {run}; else {run}; fi"
+    elif status is None:
+        restore = f'if {RESTORE_FN} "${ST}" "${LA}"; then {run}; else {run}; fi'
+    else:
+        restore = f'{RESTORE_FN} {int(status)} "${LA}" {"||" if status else "&&"} {run}'
+    end = printf_marker(END, end_nonce, status=f'"${ST}"', pipestatus=f'"${PS}"')
     return (
         (RESYNC_TTY if resync_tty else "")
-        + f"\\builtin unset -v {CMD_VAR}; \\builtin . {shlex.quote(script_path)} || :; "
-        f"{printf_marker(BEGIN, nonce)}; "
-        f'! \\builtin eval "${{{CMD_VAR}-{_UNREADABLE}}}" <&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}; '
-        f"{printf_marker(END, nonce, with_status=True)}; \\builtin unset -v {CMD_VAR}; "
-        f"{RESET_PROMPT}\n"
+        + f"\\builtin . {shlex.quote(script_path)} || :; {printf_marker(BEGIN, nonce)}; "
+        f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; {_hidden(end)}\n'
     )
 
 

@@ -90,6 +90,7 @@ class _Running:
     job: jobs.Job
     command: str
     nonce: str
+    end_nonce: str
     started_at: float
     start_line: int
     fresh_shell: bool
@@ -142,6 +143,10 @@ class Terminal:
         self._script_fd: int | None = None
         self._identity: tuple[str, bytes] | None = None
         self._quiet_checks = 0  # how many quiet checks ran (tests wait on it)
+        # What the last job left (from its end marker), typed into the next
+        # job's line; None when unknown (fresh shell, aborted line).
+        self._last_status: int | None = None
+        self._pipestatus: list[int] | None = None
         self._emit_later: list[dict[str, Any]] = []  # events decided under the lock
         self._start()
 
@@ -162,7 +167,7 @@ class Terminal:
         except (AttributeError, OSError):
             self._pidfd = None
         self._ready_nonce = new_nonce()
-        setup = self._write_file("setup.sh", shell.setup_script(self._cwd))
+        setup = self._write_file("setup.sh", shell.setup_script(self._cwd, self._tmpdir))
         self._reader = threading.Thread(
             target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
         )
@@ -249,20 +254,30 @@ class Terminal:
                     session_id=self.session_id,
                     job_id=self._running.job.id,
                 )
-            nonce = new_nonce()
+            nonce, end_nonce = new_nonce(), new_nonce()
             job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
-            script = self._write_script(command if command.endswith("\n") else command + "\n")
+            script = self._write_script(shell.normalize_newlines(command))
             self._running = _Running(
                 job=job,
                 command=command,
                 nonce=nonce,
+                end_nonce=end_nonce,
                 started_at=time.time(),
                 start_line=self._ring.next_line,
                 fresh_shell=fresh_shell,
             )
             self._jobs.add(job)
             resync = shell.quiet_tty(self._proc.fd)
-            self._type(shell.job_line(nonce, script, resync_tty=resync))
+            self._type(
+                shell.job_line(
+                    nonce,
+                    script,
+                    resync_tty=resync,
+                    end_nonce=end_nonce,
+                    status=self._last_status,
+                    pipestatus=self._pipestatus,
+                )
+            )
         self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
         return job
 
@@ -300,12 +315,20 @@ class Terminal:
             self._poke_reader()
             return run.job
 
-    def _launched(self) -> bool | None:
+    def _launched(self) -> tuple[bool | None, int | None]:
+        """(has the shell finished starting its command, the foreground
+        group that was checked); the group is None unless it was a command's
+        (not the shell's own), which a launched check can then vouch for."""
         try:
             pgrp = os.tcgetpgrp(self._proc.fd)
         except OSError:
-            return None
-        return shell.command_launched(self._proc.pid, pgrp)
+            return None, None
+        launched = shell.command_launched(self._proc.pid, pgrp)
+        try:
+            own = os.getpgid(self._proc.pid)
+        except OSError:
+            own = pgrp
+        return launched, (pgrp if launched is True and pgrp != own else None)
 
     def _send_sigint_when_launched(self) -> None:
         """SIGINT now if the shell has finished starting its command, else soon.
@@ -317,26 +340,29 @@ class Terminal:
         busy with a builtin loop or reading a terminal never waits, and a
         subshell never ``exec``-s; they get the signal then.
         """
-        launched = self._launched()
+        launched, checked = self._launched()
         run = self._running
         if launched is not False or run is None:
-            self._send_sigint()
+            self._send_sigint(checked)
             return
         now = time.monotonic()
         run.extra["sigint_hold_until"] = now + LAUNCH_GRACE_S
         run.extra["recheck_at"] = now + LAUNCH_POLL_S
         self._poke_reader()
 
-    def _send_sigint(self) -> None:
-        """SIGINT to the foreground process group, and a re-check shortly after.
+    def _send_sigint(self, checked: int | None) -> None:
+        """SIGINT to the foreground process group, once.
 
-        A signal sent while bash is between forking a command and handing it
-        the terminal reaches only bash, which then waits for the child and
-        lets it run (it assumes the child dealt with the Ctrl-C). So if the
-        job is still running a moment later *and* the foreground group has
-        changed, the new group gets the SIGINT too (once). A program that
-        ignores SIGINT keeps its group, so it is not signalled twice, except
-        right at the start of a job (see below).
+        ``checked``: the group of a fully launched command that had the
+        terminal while the shell waited for it. If that group still has it,
+        the signal reached every member and nothing is re-sent (a program that
+        counts its Ctrl-Cs sees exactly one; pinned by
+        tests/terminal/test_interrupt.py::test_one_interrupt_is_one_sigint).
+        Otherwise the signal may have fallen between bash forking a command
+        and handing it the terminal (it then reaches only bash, which lets
+        the child run) or between fork and exec (the child still has bash's
+        handlers): if the job still runs a moment later, the group of that
+        moment gets one more SIGINT (tests/reliability/test_interrupt_race.py).
         """
         try:
             pgrp = os.tcgetpgrp(self._proc.fd)
@@ -347,12 +373,9 @@ class Terminal:
         except (ProcessLookupError, PermissionError):
             pass
         run = self._running
-        if run is not None:
+        if run is not None and pgrp != checked:
             now = time.monotonic()
             run.extra["sigint_pgrp"] = pgrp
-            # Early in a job the signal can also fall between fork and exec
-            # of its first command (the child still has bash's handlers and
-            # the signal is lost); then one retry goes to the same group.
             run.extra["sigint_early"] = not run.saw_begin or now - run.extra.get("begin_at", now) < 0.05
             run.extra["recheck_at"] = now + 0.1
             self._poke_reader()
@@ -372,9 +395,10 @@ class Terminal:
                 return
             hold_until = run.extra.get("sigint_hold_until")
             if hold_until is not None:
-                if time.monotonic() >= hold_until or self._launched() is not False:
+                launched, checked = self._launched()
+                if time.monotonic() >= hold_until or launched is not False:
                     run.extra.pop("sigint_hold_until", None)
-                    self._send_sigint()
+                    self._send_sigint(checked)
                 else:
                     run.extra["recheck_at"] = time.monotonic() + LAUNCH_POLL_S
                 return
@@ -720,7 +744,9 @@ class Terminal:
             run.extra["begin_at"] = time.monotonic()
             if run.extra.pop("sigint_at_begin", False):
                 self._send_sigint_when_launched()
-        elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
+        elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
+            self._last_status = m.status
+            self._pipestatus = list(m.pipestatus) if m.pipestatus else None
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
             run.end_line = self._ring.next_line
@@ -735,6 +761,7 @@ class Terminal:
             self._settle_interrupted(run)
 
     def _settle_interrupted(self, run: _Running) -> None:
+        self._last_status = self._pipestatus = None  # bash aborted the line
         note = None
         if run.extra.get("unsent_sigint") and not run.extra.get("interrupted"):
             note = UNSENT_SIGINT_NOTE
@@ -877,7 +904,7 @@ class Terminal:
             _close_fd(self._script_fd)
             os.makedirs(self._tmpdir, mode=0o700, exist_ok=True)
             self._script_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        data = shell.command_file(text.encode("utf-8", "surrogateescape"))
+        data = shell.command_file(text.encode("utf-8", "surrogateescape"), keep=shell.can_keep(text))
         os.pwrite(self._script_fd, data, 0)
         os.ftruncate(self._script_fd, len(data))
         return path

@@ -137,7 +137,7 @@ def test_soak_5000_jobs_leave_nothing_behind(private_tmp: Path) -> None:
         assert growth < RSS_LIMIT, f"RSS grew by {growth / 2**20:.1f} MB over {JOBS - WARMUP} jobs"
         dirs = engine_tmpdirs(private_tmp)
         assert len(dirs) == 1, dirs
-        assert set(os.listdir(dirs[0])) <= {"command.sh"}, os.listdir(dirs[0])
+        assert set(os.listdir(dirs[0])) <= {"command.sh", "stdout", "traps"}, os.listdir(dirs[0])
 
         reg.close_all()
         closed = True
