@@ -1,18 +1,6 @@
 """The terminal host: terminals that belong to the notebook, not the kernel.
 
-In-process (plain IPython, scripts, tests) the kernel's own
-:class:`~dsh_magics.terminal.Registry` owns the terminals and they end with
-the process. Under a Jupyter server a per-user host process owns them
-instead; kernels reach it over a private Unix socket through
-:class:`HostClient`, which has the registry's API, so a restarted kernel finds
-its notebook's shell (cwd, variables, running jobs) where it left it.
-
-For the magics, two calls are all there is::
-
-    registry = select_registry(configured_mode)   # at extension load
-    ...
-    if not detach_on_shutdown():                  # at kernel exit
-        registry.close_all()
+:func:`select_registry` picks in-process or the host at extension load (docs/host.md).
 """
 
 from __future__ import annotations

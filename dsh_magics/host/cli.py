@@ -1,8 +1,6 @@
-"""Command line for the host: ``dsh-magics host start|status|stop`` and
-``python -m dsh_magics.host [serve|start|status|stop]``.
+"""The host's command line: ``dsh-magics host start|status|stop``, ``python -m dsh_magics.host``.
 
-``start`` and ``stop`` go through the same lock-protected paths as kernels,
-so a CLI start racing a kernel start still yields one host.
+Starts and stops take the same lock as kernels, so a CLI start racing a kernel's yields one host.
 """
 
 from __future__ import annotations

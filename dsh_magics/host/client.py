@@ -1,28 +1,6 @@
-"""The engine contract (:class:`~dsh_magics.terminal.Engine`) served by the terminal host.
+""":class:`HostClient`: the engine contract served by the terminal host.
 
-The magics, agent tools and the panel are typed against the contract; they
-get this object instead of the in-process registry (through
-:func:`dsh_magics.terminal.set_default_registry`) and see the same methods,
-the same :class:`~dsh_magics.jobs.Job`, :class:`Result`,
-:class:`TerminalInfo` and :class:`ReadResult` types, the same exceptions.
-Each call is one row of :data:`protocol.OPERATIONS`; only the calls with
-client-side logic (job proxies, local waits, sliced blocking) are written out.
-
-How it stays fast and simple:
-
-* Requests go over a small pool of connections, one request at a time per
-  connection, answered on the calling thread (no hand-off). A thread that
-  needs a connection and finds none idle opens one.
-* One extra connection subscribes to the host's events. Job proxies are real
-  :class:`jobs.Job` objects, settled when their ``job_done`` event arrives,
-  so ``job.wait()``, done listeners and ``registry.subscribe`` work locally
-  without polling the host.
-
-When the host goes away (crash, kill, ``dsh-magics host stop``), the next
-call raises ``HOST_UNAVAILABLE`` saying the terminals are gone, jobs that
-were waited on settle as ``shell_exited``, and the call after that starts a
-fresh host; the first result from each previously used session then says,
-with ``fresh_shell=True`` and a note, that it runs in a fresh shell.
+Calls come from :data:`protocol.OPERATIONS`; connections and events: docs/host.md, "Internals".
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Finding, starting and stopping a host, and deciding whether to use one.
 
-Starting is race-free: a process that finds no host takes ``<name>.lock``,
-looks again (somebody may have finished starting one meanwhile), removes a
-stale socket left by a dead host, and spawns the host with the locked file
-descriptor inherited, so the lock is held until the new host listens even if
-the starter dies. Two kernels starting together therefore get one host.
+Starting holds ``<name>.lock`` until the new host listens, so two kernels get one host.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Sweep up orphans: nothing a terminal started survives the host.
+"""The host's parent: a child subreaper that kills whatever outlives the host.
 
-A host that exits normally closes its terminals with the engine's
-orphan-free close. A host that is SIGKILLed (or crashes) cannot: its shells
-get a hangup through the parent-death signal and exit, but a foreground job
-such as ``sleep 300`` is then re-parented to init and would run on with
-nobody to stop it.
-
-So the process that starts a host splits in two: the child serves, the
-parent becomes this reaper, a *child subreaper* (``PR_SET_CHILD_SUBREAPER``).
-Every process orphaned below the host is re-parented to the reaper instead
-of init, even one that called ``setsid`` or double-forked. When the host
-ends, however it ends, the reaper hangs up and then kills whatever is still
-below it, and exits with the host's status.
+Why a SIGKILLed host still leaves no orphans: docs/host.md, "Internals".
 """
 
 from __future__ import annotations

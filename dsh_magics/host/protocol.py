@@ -1,26 +1,6 @@
-"""The host's wire format: JSON lines with a version field.
+"""The host's wire format (JSON lines, version 1) and the table of its operations.
 
-Why JSON lines: every message is one ``\\n``-terminated line, so a reader
-never needs a length prefix it could be lied to about, a corrupted message
-damages exactly one line, and the protocol can be driven by hand with
-``socat`` when something goes wrong. JSON is written with ``ensure_ascii``,
-so a line is pure ASCII: shell output with invalid UTF-8 or lone surrogates
-(which the engine keeps as escapes) round-trips exactly.
-
-Shapes (``v`` is :data:`VERSION` on every line)::
-
-    request  {"v": 1, "id": 7, "op": "exec", "args": {...}}
-    reply    {"v": 1, "id": 7, "ok": true,  "value": ...}
-             {"v": 1, "id": 7, "ok": false, "error": {"code", "message", "details"?}}
-    event    {"v": 1, "event": {"type": "output" | "job_started" | "job_done" | "terminal", ...}}
-
-Engine values travel as plain dicts of their dataclass fields (not
-``to_dict()``, which renders times as ISO text for people): the client
-rebuilds the very same dataclasses with the ``*_from_wire`` functions.
-
-The operations are the rows of :data:`OPERATIONS` (name, engine method,
-argument checks, how the value travels); the server and the client are both
-generic over it, so an operation is one engine method plus one row.
+An operation is one engine method plus one row of :data:`OPERATIONS` (docs/host.md, "Protocol").
 """
 
 from __future__ import annotations

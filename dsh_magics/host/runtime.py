@@ -1,18 +1,6 @@
-"""Where a host's files live, and why nobody else can reach them.
+"""Where a host's files live: a private 0700 per-user directory, checked before use.
 
-Each host has a *name* (``jupyter-<server pid>`` for a Jupyter server's host,
-``default`` otherwise) and four files in a private per-user runtime
-directory: ``<name>.sock`` (the Unix socket), ``<name>.lock`` (serialises
-starting), ``<name>.json`` (who is serving: pid, instance id) and
-``<name>.log`` (the host's stderr). A host that ends normally removes all
-four; a crashed host's log stays for diagnosis, and only the newest
-:data:`KEEP_CRASH_LOGS` such logs are kept.
-
-The directory is the first line of defence: it is created with mode 0700 and
-refused if it is a symlink, belongs to someone else or is readable by group
-or others, because another user who controls that directory could plant a
-socket and receive our commands. The host's ``SO_PEERCRED`` check is the
-second line.
+Its files and why it is refused when others could reach it: docs/host.md, docs/security.md.
 """
 
 from __future__ import annotations

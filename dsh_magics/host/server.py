@@ -1,23 +1,6 @@
-"""The terminal host: one process that owns a :class:`Registry` and serves
-it to kernels over a Unix socket.
+""":class:`HostServer`: one process that owns a :class:`Registry` and serves it over a Unix socket.
 
-Why a separate process: a kernel restart kills the kernel's process, and
-with it every shell the kernel owned. The plugin this project ports keeps
-terminals in its Host, not in the session; for notebooks the Jupyter server
-plays the Host and a kernel plays the session, so the terminals move into a
-process whose life follows the server, and kernels only *attach* to them.
-
-Threads, not asyncio: the engine is thread-based, and one thread per
-connection lets a request be answered on the thread that read it, with no
-hand-off on the hot path (an ``exec`` of ``true`` costs well under a
-millisecond). A connection is strictly request/reply, in order; clients that
-want concurrency open more connections. A connection that subscribes also
-gets events, written by its own sender thread so that a slow reader never
-blocks a terminal's reader thread.
-
-Nothing a peer sends can crash the host: every line is parsed, checked and
-answered inside a ``try``; a malformed, oversized or unknown-version line
-gets an error reply and the connection carries on.
+Thread per connection; nothing a peer sends can crash it (docs/host.md, "Internals").
 """
 
 from __future__ import annotations
