@@ -57,6 +57,7 @@ def test_stdin_is_dev_null_and_pagers_are_off(term):
 
 def test_crlf_is_a_newline(term):
     assert run(term, "echo a\r\necho b\r\n").output == "a\nb\n"
+    assert run(term, "echo a\recho b").output == "a\nb\n"
 
 
 def test_a_100kb_command_arrives_byte_for_byte(term):

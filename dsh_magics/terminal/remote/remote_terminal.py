@@ -291,8 +291,9 @@ class RemoteTerminal:
             raise InvalidArgument("command must be a string")
         if not command.strip():
             raise InvalidArgument("command is empty")
-        # Enter on a terminal sends CR, which the terminal turns into a newline.
-        command = command.replace("\r\n", "\n")
+        # Enter on a terminal sends CR, which the terminal turns into a newline
+        # (ICRNL), also inside quotes: as typed, every CR is a newline.
+        command = command.replace("\r\n", "\n").replace("\r", "\n")
         with self._lock:
             if self._dead:
                 raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
