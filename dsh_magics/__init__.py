@@ -1,9 +1,6 @@
-"""dsh-magics: persistent per-notebook bash terminals with job handles, and an
-inspector for the DeepSeek Harness ``bash`` tool schema.
+"""dsh-magics: persistent per-notebook bash terminals with job handles, and a tool-schema inspector.
 
-The IPython extension entry points live here so that ``%load_ext dsh_magics``
-works; everything else is imported lazily to keep ``import dsh_magics`` cheap
-(the agent tools and the CLI do not need IPython).
+Holds the IPython extension entry points; everything else is imported lazily, to keep it cheap.
 """
 
 from __future__ import annotations

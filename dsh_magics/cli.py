@@ -1,9 +1,6 @@
-"""``dsh-magics`` command line: a thin adapter over the harness core.
+"""``dsh-magics`` command line: thin adapters over the harness core, the host and the MCP server.
 
-Each subcommand is two functions — one adds its arguments, one runs it — and
-one row in :data:`COMMANDS`.  To add a subcommand, write the pair and add a
-row; nothing else changes.  Failures are one line on stderr with the stable
-error code (no traceback), exit status 1; usage errors exit 2 (argparse).
+A subcommand is an arguments/run pair plus a row in :data:`COMMANDS`; failures are one coded line.
 """
 
 from __future__ import annotations

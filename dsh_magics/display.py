@@ -1,17 +1,6 @@
-"""How jobs show themselves in notebooks and in plain IPython.
+"""How jobs show themselves: :class:`JobHandle`, :class:`StreamedResult`, :class:`LiveView`.
 
-Three things live here, all thin layers over the engine's public API:
-
-* :class:`JobHandle` (what ``%bash_exec`` returns) and :class:`StreamedResult`
-  (what a streaming wait returns): values with text and HTML reprs.
-* :class:`LiveView`: one output area (a display id) that is re-rendered in
-  place while its job runs, from a background thread or from the cell that
-  waits. Updating a display handle keeps *one* output instead of appending
-  thousands of lines, and it reaches JupyterLab even when the kernel is idle.
-* :func:`follow`: the loop that drives a view (or the plain-terminal printer).
-  It sleeps on an event set by the registry's ``output``/``job_done`` events
-  and by the job's done listener, so it costs nothing while the job is quiet,
-  and it throttles re-renders so a chatty job cannot flood the front end.
+A live view re-renders one display in place, woken by engine events (docs/magics.md, "Internals").
 """
 
 from __future__ import annotations

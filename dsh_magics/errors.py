@@ -1,9 +1,6 @@
 """One error hierarchy with stable machine codes.
 
-Every adapter (magics, agent tools, widgets, CLI, host) needs to turn a failure
-into something a person or a model can act on without parsing prose, so each
-error carries a ``code`` that never changes between releases, and a message
-written for humans.
+Each error has a ``code`` that never changes between releases and a message written for people.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """``%load_ext dsh_magics``: register the magics, the formatters and the exit steps.
 
-The one place where IPython learns how the engine's values show themselves:
-the engine's dataclasses carry no reprs of their own.
+The one place IPython learns how engine values show themselves (the dataclasses carry no reprs).
 """
 
 from __future__ import annotations

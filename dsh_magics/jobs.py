@@ -1,10 +1,6 @@
 """A generic job layer: ids, owner, status, wait, cancel, completion listeners.
 
-Nothing here knows about bash. Terminals *produce* jobs, but the same layer
-could carry any long-running work, which is where the harness this project
-ports ended up after first keeping background work inside its bash tool.
-Keeping the job bookkeeping separate also means the waiting logic (timeouts,
-listeners, thread safety) is written and tested once.
+Knows nothing about bash, so waiting (timeouts, listeners, threads) is written and tested once.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """What every magic shares: the ``--session`` option and one way to report bad input.
 
-Declared once here, the way IPython's ``script_args`` is shared by its script
-magics, so ``%bash_exec``, ``%bash_panel`` & co. cannot drift apart.
+Declared once, as IPython's ``script_args`` is for its script magics, so the magics cannot drift.
 """
 
 from __future__ import annotations

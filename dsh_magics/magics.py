@@ -1,8 +1,6 @@
 """The magics class over the engine contract: ``%bash_exec``, ``%bash_wait`` & co.
 
-Parses arguments, picks this notebook's session and decides how a job shows
-itself (live output areas under a kernel, stdout in plain IPython). Loading,
-unloading and formatters are :mod:`dsh_magics.extension`'s.
+Parses arguments, picks the session, decides how a job shows itself; loading is :mod:`.extension`'s.
 """
 
 from __future__ import annotations

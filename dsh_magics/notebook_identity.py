@@ -1,23 +1,6 @@
-"""Which terminal is "this notebook's" terminal.
+"""Which terminal is "this notebook's": the default session id, from the most stable identity.
 
-A kernel serves one notebook, and the user expects ``%bash_exec`` without
-``--session`` to reach the same shell every time from that notebook, and a
-*different* shell from another notebook (once a host process serves several
-kernels, ids must not collide). So the default session id is derived from the
-most stable identity available, in this order:
-
-1. the notebook path Jupyter hands the kernel: jupyter_server puts it in the
-   kernel's environment as ``JPY_SESSION_NAME`` and ipykernel copies it into
-   the user namespace as ``__session__``; VS Code sets
-   ``__vsc_ipynb_file__`` instead;
-2. the kernel id, read from the kernel's connection file name
-   (``kernel-<id>.json`` under jupyter_server);
-3. a fixed process default (plain IPython, scripts).
-
-The id keeps the notebook's file name readable and adds a short hash of the
-full path, so two ``analysis.ipynb`` in different folders get different
-terminals. Session ids may not contain path separators (the registry refuses
-them), which is another reason not to use the path itself.
+The notebook's path (name plus a short hash), else the kernel id, else ``default`` (docs/magics.md).
 """
 
 from __future__ import annotations
@@ -112,7 +95,7 @@ def identify(
     connection_file: str | None = None,
     configured: str | None = None,
 ) -> NotebookIdentity:
-    """Work out this kernel's default session id (see the module docstring)."""
+    """Work out this kernel's default session id (order: docs/magics.md, "Internals")."""
     env = os.environ if environ is None else environ
     if configured:
         return NotebookIdentity(configured, "config")

@@ -1,8 +1,6 @@
 """Text and HTML renderings of engine values (results, reads, terminal lists).
 
-Pure functions, no IPython import: the extension registers them as formatters
-and the live views call them. Renderings show the output's tail and say how
-much they left out. HTML is literal text: see :data:`LITERAL`.
+Pure functions (no IPython): the output's tail and what was left out; HTML is :data:`LITERAL`.
 """
 
 from __future__ import annotations

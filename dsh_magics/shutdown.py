@@ -1,25 +1,6 @@
-"""One owner for process exit: the shutdown steps, run in an explicit order.
+"""One owner for process exit: steps run in a fixed order (VIEWS, DETACH, TERMINALS, BRIDGES).
 
-Modules never call ``atexit.register`` or ``signal.signal`` for cleanup;
-they register a callback for one step, and the steps run in this order
-(whatever the order of registration) at interpreter exit, or on SIGTERM /
-SIGHUP once something asked for those to be handled:
-
-1. :data:`VIEWS`      stop live views and panels (before a kernel's sockets go)
-2. :data:`DETACH`     host clients leave the terminal host; its terminals live on
-3. :data:`TERMINALS`  close the in-process terminals (orphan-free)
-4. :data:`BRIDGES`    stop helper processes (the harness's Node bridge)
-
-API::
-
-    from dsh_magics import shutdown
-    off = shutdown.register(shutdown.VIEWS, stop_my_views)   # returns an unregister
-    shutdown.handle_signals(signal.SIGTERM, signal.SIGHUP)   # main thread only
-    shutdown.run()                                           # what exit does; runs once
-
-Within a step, callbacks run in registration order; one that raises is
-logged and the rest still run. This module imports nothing from the package,
-so the engine may use it too.
+Modules register a callback for a step, never ``atexit``/``signal`` themselves (docs/engine.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The agent tools as a Model Context Protocol server: ``dsh-magics mcp``.
+"""The agent tools as a Model Context Protocol server: ``dsh-magics mcp`` (docs/mcp.md).
 
-Agent hosts (desktop assistants, coding agents, IDEs) start it on stdio. Its
-terminals live in the per-user terminal host by default (host ``mcp``), so
-they survive the client's restart and a notebook attached to the same host
-shows them live; ``--in-process`` keeps them inside the server instead.
-
-Needs the optional extra (``pip install 'dsh-magics[mcp]'``); only
-:mod:`.server` imports the SDK, so the command line works without it and says
-what to install.
+Only :mod:`.server` imports the SDK, so the command line works without it and says what to install.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The short text a tool result carries next to its structured content.
 
-Many MCP hosts hand a model only the text blocks of a result, so the text
-must carry what the model acts on (job id, status, exit code, output, the
-terminal's directory) and nothing more. Tools we have no renderer for (added
-later to :mod:`dsh_magics.tools`) fall back to compact JSON, so they are
-served without changes here.
+Many hosts give a model only text blocks, so it says what the model acts on; unknown tools get JSON.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""The agent tools served over the Model Context Protocol (stdio).
+"""The agent tools served over MCP (stdio), on the SDK's low-level server.
 
-Built on the SDK's low-level server, because our schemas already exist as
-JSON (:mod:`dsh_magics.tools`): every tool that ``tools.schemas()`` lists is
-served with its input schema and its result schema, so tools added there
-appear here without changes. A call goes through ``tools.call`` exactly as
-an in-process agent's would; only three things are added:
-
-* where the caller's own terminal is (its *session*: ``--session``, else
-  derived from the client's name, so a restarted client finds its shell);
-* the blocking call runs in a daemon thread, so the event loop keeps
-  reading: progress notifications flow during a long wait, and a cancelled
-  request returns at once (the job keeps running; so does the abandoned
-  waiter thread, until its own timeout, which it spends asleep);
-* ``{"error": ...}`` results become MCP tool errors (``isError``) with the
-  stable code in the text and in the structured content.
+Schemas come from :mod:`dsh_magics.tools`; each call is ``tools.call`` in a daemon thread.
 """
 
 from __future__ import annotations

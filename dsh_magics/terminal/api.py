@@ -1,11 +1,6 @@
 """The engine contract: what every backend offers and every adapter may use.
 
-Magics, tools, display, widgets, the CLI and the MCP server are typed against
-:class:`Engine`, never a concrete class. :class:`~dsh_magics.terminal.Registry`
-(in-process) and :class:`~dsh_magics.host.HostClient` (through the terminal
-host) both satisfy it, and ``tests/contract`` runs one suite against each.
-An adapter that needs something new adds it here (one method, one host table
-row, cases in the contract suite), never in the adapter.
+Adapters are typed against :class:`Engine`; ``Registry`` and ``HostClient`` satisfy it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Terminal configuration: defaults, ``DSH_MAGICS_*`` environment overrides,
-constructor overrides, validated up front.
+"""Terminal configuration: defaults, ``DSH_MAGICS_*`` environment, constructor overrides.
 
-Validating at construction time means a typo in an environment variable fails
-with a clear message when the registry is built, not as a hung shell later.
+Validated up front, so a typo in an environment variable fails clearly, not as a hung shell.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Argument checks for every entry point of the engine contract, one wording each.
 
-The registry, the host (client and server) and the agent tools all call these,
-so a bad argument gets the same ``INVALID_ARGUMENT`` message wherever it
-enters; adapters may prefix the field name (``"command: ..."``) but never
-reword the problem. Every check is ``check(value, name) -> value``, with
-``None`` meaning "not given" (the host's operation table relies on both).
+``check(value, name) -> value``, ``None`` meaning "not given": the host's table relies on both.
 """
 
 from __future__ import annotations
