@@ -239,6 +239,15 @@ class Gate:
             except OSError:
                 return
 
+    def unlink(self) -> None:
+        """Remove the FIFOs' names once the shell has opened them (both ends
+        keep their descriptors): nothing is left in the scratch directory."""
+        for path in self._paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
     def close(self) -> None:
         for i, fd in enumerate(self._fds):
             if fd is not None:

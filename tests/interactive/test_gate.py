@@ -31,7 +31,10 @@ class _Out:
 def test_gate_holds_the_line_until_released(bare_bash: PtyProcess, tmp_path) -> None:
     gate = I.Gate(str(tmp_path))
     try:
-        os.write(bare_bash.fd, (gate.shell_open() + "\n").encode())
+        os.write(bare_bash.fd, (gate.shell_open() + "; echo opened\n").encode())
+        _Out(bare_bash).until(b"opened")
+        gate.unlink()  # the names go; both ends keep working
+        assert os.listdir(tmp_path) == []
         os.write(bare_bash.fd, f"printf A; {gate.shell_wait()}; printf B\n".encode())
         out = _Out(bare_bash)
         out.until(b"A")
