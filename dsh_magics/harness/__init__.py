@@ -1,20 +1,6 @@
-"""Facts about the DeepSeek Harness ``bash`` tool schema, from three sources.
+"""Facts about the DeepSeek Harness ``bash`` tool schema: from the model, live or a catalog.
 
-* the **model**: an offline structural model built from facts (names, types,
-  enums, conditions, orderings, lengths and hashes).  Harness prose is never
-  stored; the model describes each text in our own words and labels it;
-* **live**: the real published npm packages booted in a persistent Node
-  process (:class:`Bridge`), giving the exact texts;
-* a **catalog**: a parsed harness ``docs/tool-catalog.md``.
-
-All three produce the same :class:`SchemaView`, so diffs, matrices and drift
-checks work across sources.  This package knows nothing about terminals; the
-inspector widget and the CLI are thin adapters over the functions below.
-See ``API.md`` next to this file.
-
-Submodule names never equal a public function name (``schema_matrix`` not
-``matrix``), because importing a submodule rebinds the package attribute of
-the same name.
+All three give the same :class:`SchemaView`; knows nothing about terminals. See ``API.md`` here.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Reader for the harness's generated ``docs/tool-catalog.md``, and drift checks.
 
-The format (as the harness's generator renders it):
-
-* an optional leading HTML comment (the "generated" notice), a ``# `` title
-  and intro paragraphs;
-* ``## Tool Package Map``: a paragraph and a 6-column table, one row per
-  package;
-* per package: ``<a id="…"></a>``, then ``## `@scope/pkg` ``;
-* per tool: ``### `name` ``, an optional description paragraph, exactly one
-  fenced block opened with `````json`` holding the parameters JSON Schema, a
-  ``Source: [`path`](../path)`` line;
-* after a package's last tool: an optional note paragraph;
-* no ``####`` headings, no other fence languages.
-
-Anything else is rejected with a :class:`CatalogError` that names the 1-based
-line, because a silently mis-read catalog would report false drift.
+Anything outside the format (docs/inspector.md) is a :class:`CatalogError` naming the line.
 """
 
 from __future__ import annotations
@@ -77,7 +63,7 @@ def _check_parameters(obj: Any, path: str, line: int) -> dict[str, Any]:
 
 
 def parse_catalog(text: str, path: str = "<string>") -> Catalog:
-    """Parse catalog ``text``; see the module docstring for the accepted format."""
+    """Parse catalog ``text``; the accepted format is in docs/inspector.md, "Internals"."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -1,12 +1,6 @@
-"""Named compositions worth comparing.
+"""Named compositions worth comparing: ``catalog-default``, ``dsh-base``, ``package-default``.
 
-* ``catalog-default`` — what the harness's generated tool catalog boots: the
-  unconfined local executor with default config (no sandbox, no approval).
-* ``dsh-base`` — the shipped base bundle on Linux/macOS: a confining executor
-  whose mode comes from ``DSH_PERMISSION_MODE`` (default ``workspace-write``),
-  approval policy ``never`` under ``danger-full-access``, otherwise ``ask``.
-* ``package-default`` — the sandbox-policy package on its own default mode,
-  ``read-only``, with the approval service's default policy ``ask``.
+What each one composes: docs/inspector.md, "Internals".
 """
 
 from __future__ import annotations

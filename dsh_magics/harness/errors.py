@@ -1,7 +1,6 @@
 """Harness-specific errors, on the shared :class:`~dsh_magics.errors.DshError` base.
 
-They live here (not in ``dsh_magics/errors.py``) because only the harness core
-raises them; the stable ``code`` is what adapters rely on.
+Only the harness core raises them, so they live here; adapters rely on the stable ``code``.
 """
 
 from __future__ import annotations

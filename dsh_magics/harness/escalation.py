@@ -1,22 +1,6 @@
 """The escalation and approval model: argument checks, then the approval chain.
 
-Order of checks (facts from the harness's shared escalation helper):
-
-1. ``validate`` — three argument violations, checked in this order:
-   ``sandbox_permissions`` without ``justification``; ``justification``
-   without ``sandbox_permissions``; a blank ``justification``.
-2. ``strictly-wider`` — the requested mode must be strictly wider than the
-   call's current mode on the ladder read-only < workspace-write <
-   danger-full-access.  A non-widening request never prompts anyone.
-3. ``approver-composed`` — an approval service must be composed.
-4. ``agent-present`` — the call must have an agent to route the ask through.
-5. ``request`` — the approver is asked.  Under policy ``never`` the service
-   answers ``rejected`` itself without consulting any answerer.
-6. ``outcome`` — ``allowed-once`` grants the mode for this one call;
-   ``rejected``, ``cancelled`` and ``unavailable`` each fail closed.
-
-Messages here are our own wording, labelled with :data:`SUMMARY_LABEL`; the
-live bridge returns the harness's exact messages.
+The order of the checks: docs/inspector.md, "Internals"; messages here are ours, labelled.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Facts about the harness's bash tool family: names, enums, ladders, eras.
 
-Only facts live here (identifiers, orderings, conditions, dates).  Texts the
-harness shows the model are represented by :mod:`.text_facts` (length and
-SHA-256 only) and by summaries we wrote ourselves in :mod:`.model`.
+Texts are only lengths and hashes (:mod:`.text_facts`) and our own summaries (:mod:`.model`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """Turn raw bridge answers into the same value types the model produces.
 
-The live source has exact texts, so nothing here is a summary except the
-fragment summaries (always ours).  Fragment boundaries are found from the real
-texts themselves by comparing variants (the base is the common prefix of the
-background-on and -off descriptions; the escalation text is what a
-confining executor appends), so this works for any published version, and the
-stored hashes then tell whether each fragment is the one we know.
+Fragment boundaries come from comparing the real texts of variants (docs/inspector.md, "Internals").
 """
 
 from __future__ import annotations

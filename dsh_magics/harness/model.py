@@ -1,21 +1,6 @@
-"""The offline structural model of the ``bash`` tool family.
+"""The offline structural model of the ``bash`` tool family, built only from facts.
 
-Built only from facts: which parameters exist under which condition, their
-order, JSON types, enums and required flags, which description fragments are
-appended when, and (for the current era) the size and hash of every harness
-text.  Where a harness text would go, the model puts our own one-line summary,
-prefixed with :data:`~.types.SUMMARY_LABEL`.
-
-Conditions (current era, ``@deepseek-ai/dsh-tool-bash``):
-
-* ``run_in_background`` appears iff ``enableRunInBackground`` (default true);
-* ``sandbox_permissions`` + ``justification`` appear iff the executor reports
-  *any* sandbox mode (even ``danger-full-access``); the enum is always the same
-  escalation-target list, never narrowed by the mode;
-* a reported mode without a sandbox policy service is a load error;
-* ``required`` is always ``command``, ``description``.
-
-So 8 mode × toggle combinations collapse to 4 schemas (variants A–D).
+Harness texts become labelled summaries of ours (:data:`~.types.SUMMARY_LABEL`); docs/inspector.md.
 """
 
 from __future__ import annotations
@@ -354,7 +339,7 @@ def _effective(config: Config) -> tuple[bool, bool]:
 
 
 def model_view(config: Config) -> SchemaView:
-    """The model's :class:`SchemaView` for ``config`` (see module docstring)."""
+    """The model's :class:`SchemaView` for ``config`` (conditions: docs/inspector.md)."""
     era = era_info(config.era)
     check_mode(config.sandbox)
     inputs = input_statuses(config)

@@ -1,11 +1,6 @@
 """Differences between two schema views (any configs, any sources).
 
-Parameters are matched by name.  A parameter on both sides is compared facet
-by facet: JSON type, enum, required, and position in ``properties`` (order is
-model-visible, so a move is a change).  Description fragments are compared by
-key (skipped when one side's fragments are unknown, e.g. a catalog with
-texts we do not recognise); sizes are those of the whole tool as the model sees it
-(:func:`~.tokens.tool_size`).
+Parameters match by name; type, enum, required and position are compared (a move is a change).
 """
 
 from __future__ import annotations

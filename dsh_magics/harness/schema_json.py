@@ -1,9 +1,6 @@
 """Helpers over JSON Schema dicts that keep the harness's key order.
 
-Python dicts preserve insertion order and ``json.dumps`` emits it, so a
-structure built here serialises with the same key order as the harness's
-``JSON.stringify`` (root: type, properties, required; property: type,
-description, enum).
+Dicts keep insertion order, so ``json.dumps`` writes keys as the harness's ``JSON.stringify`` does.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Every configuration × parameter, for one era and source.
 
-The matrix is the quickest way to see the facts at a glance: in the current
-era 8 rows (background on/off × four executor modes) but only 4 distinct
-schemas, because only *whether* the executor reports a mode matters.
+Current era: 8 rows, 4 distinct schemas (only *whether* the executor reports a mode matters).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Size and hash facts of the harness texts of the current era (npm 0.1.0-rc.8).
+"""Size and hash facts of the harness texts of the current era (npm 0.1.0-rc.8); numbers only.
 
-Only numbers live here: length, SHA-256 of the UTF-8 bytes, length inside a
-JSON string, and our token estimate (:mod:`.tokens`).  They let the offline
-model report exact sizes and let tests check live texts without storing them.
-Regenerate by booting the live bridge and measuring (tests cross-check every
-number against live, so a stale value fails the suite).
+Regenerate by measuring through the live bridge; tests cross-check every number against live.
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
 """An approximate token estimator, and the size of a tool as the model sees it.
 
-Why approximate: the point is to compare configurations ("the escalation
-paragraph costs ~200 tokens"), not to bill.  An exact tokenizer would tie the
-package to one vendor's vocabulary and a large data file.
-
-The rule (deterministic, documented so numbers can be reproduced by hand):
-
-* split the text into pieces: letter runs, digit runs, whitespace runs, and
-  single other characters (punctuation, symbols, non-ASCII);
-* a letter run of ``n`` letters costs ``1 + (n - 1) // 6`` tokens (common words
-  are one token; long words split into chunks of about six letters);
-* a digit run of ``n`` digits costs ``ceil(n / 3)``;
-* a single space (or nothing) before a letter/digit run is free (BPE
-  vocabularies fold the leading space into the word); any other whitespace
-  run costs 1;
-* every other character costs 1.
-
-On English prose this lands near the usual "four characters per token"; on
-JSON punctuation it is slightly pessimistic, which is fine for deltas.
-
-The size of a whole tool is defined additively so that a model view (which
-knows only lengths and token counts of the harness texts, never the texts)
-and a live view give identical numbers:
-
-* ``chars`` = length of the compact JSON ``{"name", "description",
-  "parameters"}`` (``separators=(",", ":")``, ``ensure_ascii=False``);
-* ``tokens`` = estimate of that JSON with every description string emptied
-  (the skeleton) + the sum of the estimates of each description text.
+Approximate on purpose (to compare configurations, tied to no vendor); the rule: docs/inspector.md.
 """
 
 from __future__ import annotations
@@ -42,7 +16,7 @@ _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|\s+|.", re.DOTALL)
 
 
 def estimate_tokens(text: str) -> int:
-    """Approximate number of tokens in ``text`` (see module docstring)."""
+    """Approximate number of tokens in ``text`` (the rule: docs/inspector.md, "Internals")."""
     total = 0
     space: str | None = None  # whitespace run not yet charged
     for m in _PIECE.finditer(text):

@@ -1,10 +1,6 @@
 """Value types shared by the model, the live bridge, the catalog reader and diffs.
 
-Every source (our offline model, the real published packages booted in Node, a
-parsed ``tool-catalog.md``) is turned into the same :class:`SchemaView`, so the
-inspector, the CLI and the diff code never care where a schema came from.  All
-types are frozen dataclasses with ``to_dict()`` so they cross JSON boundaries
-(CLI ``--json``, widgets, a future host socket) unchanged.
+Every source becomes the same :class:`SchemaView`; all are frozen dataclasses with ``to_dict()``.
 """
 
 from __future__ import annotations

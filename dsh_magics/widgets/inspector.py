@@ -1,18 +1,6 @@
-"""The tool-schema inspector: ipywidgets controls over :class:`InspectorState`.
+"""The tool-schema inspector: thin ipywidgets controls over :class:`InspectorState`.
 
-This module is deliberately thin.  All decisions live in
-:mod:`.inspector_state` (the view-model) and all markup in
-:mod:`.inspector_html`; the widget only maps control values to
-:meth:`InspectorState.update` and puts the rendered HTML into panes.
-
-Display rules:
-
-* in a kernel with a widget frontend, the live widget renders;
-* every display also carries ``text/html`` (all tables and the matrix,
-  stacked) and ``text/plain``, which nbconvert, GitHub's viewer and plain
-  IPython use instead, so nothing is ever blank;
-* the live bridge boots on its own worker thread; until it is ready the
-  model answers and the badge says live is loading.  The kernel never waits.
+Decisions live in :mod:`.inspector_state`, markup in :mod:`.inspector_html`; the kernel never waits.
 """
 
 from __future__ import annotations

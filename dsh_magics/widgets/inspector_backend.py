@@ -1,11 +1,6 @@
 """The inspector's only door into :mod:`dsh_magics.harness`, with small caches.
 
-Why a separate object: the view-model must stay pure and fast (a control switch
-re-renders in well under 50 ms), and it must never block on the live bridge.
-This class answers "the schema / matrix / escalation for this input from this
-source" and knows the live bridge's state, but it never starts anything by
-itself except through :meth:`start_live`, which boots on the bridge's own
-background thread.
+Never blocks on the live bridge: only :meth:`start_live` boots it, on the bridge's own thread.
 """
 
 from __future__ import annotations

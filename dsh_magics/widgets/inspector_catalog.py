@@ -1,11 +1,6 @@
 """Catalog browsing for the inspector: every tool of a harness ``tool-catalog.md``.
 
-Why here and not in the harness core: the core parses the catalog and checks
-the ``bash`` entry's drift (:func:`dsh_magics.harness.check`); browsing, i.e.
-which tool is selected and what its counterpart from the model or live says, is
-view state.  For tools other than ``bash`` the comparison is structural (names,
-order, types, enums, required) plus a SHA-256 comparison of the description
-when the counterpart knows it.
+View state, not core: the core parses the catalog and checks ``bash``'s drift.
 """
 
 from __future__ import annotations

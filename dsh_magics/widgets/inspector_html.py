@@ -1,14 +1,6 @@
 """HTML and plain-text renderings of an :class:`~.inspector_state.InspectorView`.
 
-Why one renderer for both: the live widget shows these HTML fragments in its
-panes, and a notebook without a widget frontend (nbconvert, GitHub's viewer,
-plain IPython) gets the same fragments stacked as static HTML, or the text
-rendering.  So nothing is ever blank, and the two can never disagree.
-
-Static viewers strip ``<style>`` and sometimes ``class`` attributes, so every
-highlight is also carried by plain markup: ``+``/``−`` signs, ``<ins>``/``<del>``,
-``▶`` for the current row, ✔/✘ for checks.  CSS only makes it prettier.
-``data-*`` attributes give tests stable hooks. Text is literal (``LITERAL``).
+One renderer for the widget's panes and the static fallback, so the two never disagree.
 """
 
 from __future__ import annotations

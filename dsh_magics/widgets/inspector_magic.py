@@ -1,17 +1,6 @@
 """``%bash_schema``: open the tool-schema inspector from a notebook line.
 
-Kept here (not in ``magics.py``) so the terminal magics and the inspector stay
-independent adapters; the extension loader calls :func:`register`.
-
-Usage::
-
-    %bash_schema                                   # live when installed, else the model
-    %bash_schema --source model --no-background --sandbox read-only
-    %bash_schema --era rfc-foreground-only
-    %bash_schema --catalog path/to/docs/tool-catalog.md
-    %bash_schema --text                            # print the plain-text rendering
-
-Bad input is one ``UsageError`` line (``CODE: message``), like every other magic.
+Apart from ``magics.py``, so it is an independent adapter; the extension calls :func:`register`.
 """
 
 from __future__ import annotations
@@ -64,7 +53,16 @@ def _parser() -> _Parser:
 
 @usage_errors
 def bash_schema(line: str = "") -> Any:
-    """The ``%bash_schema`` line magic (see the module docstring)."""
+    """The ``%bash_schema`` line magic (``%bash_schema --help`` lists the options).
+
+    Usage::
+
+        %bash_schema                                   # live when installed, else the model
+        %bash_schema --source model --no-background --sandbox read-only
+        %bash_schema --era rfc-foreground-only
+        %bash_schema --catalog path/to/docs/tool-catalog.md
+        %bash_schema --text                            # print the plain-text rendering
+    """
     from .inspector import inspect
 
     try:

@@ -1,16 +1,6 @@
 """The inspector's view-model: control values in, plain view data out.
 
-Why a pure layer: everything the inspector shows (which rows are added or
-removed against the baseline, which lines of the JSON changed, the size deltas,
-which matrix row is current, the escalation chain) is decided here, from
-control values, without ipywidgets.  The widget and the static HTML/text
-fallback are thin renderers over :class:`InspectorView`, so tests can set
-controls and read the rendered view models directly, and a notebook without a
-widget frontend shows exactly the same information.
-
-Nothing here blocks: the live source is used only when the bridge reports
-``ready``; until then the model answers and the badge says that live is
-loading.
+Pure and non-blocking, so tests read the view directly and the static fallback shows the same.
 """
 
 from __future__ import annotations

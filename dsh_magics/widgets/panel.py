@@ -1,22 +1,6 @@
-"""The terminal panel: the plugin's settings page, as a notebook widget.
+"""The terminal panel (the plugin's settings page) as a notebook widget: the ipywidgets layer.
 
-``dsh_magics.panel()`` or ``%bash_panel`` shows every terminal of this
-kernel, the retained output of the selected one (following a running job
-live), the recent jobs, and buttons to send a command as a job, interrupt,
-attach, recreate and close.
-
-This module is the thin ipywidgets layer. What is shown and what each button
-does live in :mod:`.panel_state`; the markup lives in :mod:`.panel_html`.
-
-Why it is safe to expose: every button press reaches the kernel as an
-ipywidgets comm message over the kernel's own channel, which the Jupyter
-server authenticates like code execution itself. The panel opens no port,
-starts no HTTP listener and has no path that bypasses that authentication.
-
-Why it is consistent: all panels over one registry share one
-:class:`~.panel_state.PanelModel`, which pushes each new snapshot to every
-panel; a panel displayed twice is one set of widget models, which the
-frontend keeps identical in every view.
+What is shown and what buttons do: :mod:`.panel_state`; markup: :mod:`.panel_html`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""Markup for the terminal panel: HTML fragments for the widget, and full
-HTML and text snapshots for frontends without widgets.
+"""Markup for the terminal panel: widget fragments, and HTML/text snapshots without widgets.
 
-Pure functions of a :class:`~.panel_state.PanelView`, so the widget, the
-static fallback and the tests all render the same thing. Rows and cells carry
-``data-*`` attributes (session id, full job id, status) so that a browser test
-can find them without parsing the visible, shortened text.
-
-The output pane scrolls to its end with CSS alone: a ``column-reverse`` flex
-container starts scrolled to its last line whenever its content is replaced,
-so the pane follows new output without any frontend code.
+Pure functions of a :class:`~.panel_state.PanelView`; ``data-*`` attributes give tests hooks.
 """
 
 from __future__ import annotations

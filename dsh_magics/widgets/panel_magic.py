@@ -1,17 +1,6 @@
-"""``%bash_panel``: open the terminal panel from a notebook line.
+"""``%bash_panel [--session S] [--lines N]``: open the terminal panel from a notebook line.
 
-Kept apart from ``magics.py`` so the terminal magics and the panel stay
-independent adapters; the extension loader calls :func:`register` (and
-:func:`unregister` on unload).
-
-Usage::
-
-    %bash_panel                       # this notebook's terminal selected
-    %bash_panel --session build       # another terminal selected
-    %bash_panel --lines 500           # show more of the retained output
-    p = %bash_panel                   # keep a handle: p.send("make"), p.interrupt()
-
-Bad input is one ``UsageError`` line (``CODE: message``), not a traceback.
+Apart from ``magics.py``, so it is an independent adapter; the extension calls :func:`register`.
 """
 
 from __future__ import annotations

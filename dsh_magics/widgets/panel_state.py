@@ -1,24 +1,6 @@
-"""The terminal panel's state, without any widget: what is shown and what the buttons do.
+"""The terminal panel's state without any widget: what is shown and what the buttons do.
 
-Two layers, because two panels must agree on the facts but not on the view:
-
-* :class:`PanelModel` is **shared by every panel over one registry**. It holds
-  the latest :class:`Snapshot` (terminals and recent jobs) and pushes each new
-  one to every attached panel. It is event-driven: it subscribes to the
-  registry's events, and one refresher thread sleeps in ``Event.wait()`` with
-  *no timeout* while nothing is running, so an idle panel costs no CPU and no
-  messages. Bursts of output events are coalesced (one refresh per
-  ``coalesce`` seconds at most). Only while some terminal is busy does the
-  thread also wake every ``tick`` seconds, so the age column moves.
-* :class:`PanelState` is **one panel's view**: which terminal is selected,
-  whether its output follows live, the inline notice of the last action, and
-  the actions themselves (send, interrupt, attach, recreate, close, close all).
-  Errors from the engine become a :class:`Notice` with the error's stable
-  code; they never escape as exceptions into the widget's event handlers.
-
-Lock order is always model -> panel -> engine: the model delivers snapshots
-while holding its lock, panels take their own lock inside that, and actions
-never hold a panel lock while asking the model to refresh.
+A :class:`PanelModel` shared per engine, a :class:`PanelState` per panel (docs/magics.md).
 """
 
 from __future__ import annotations

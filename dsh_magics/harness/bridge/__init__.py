@@ -1,21 +1,6 @@
 """The live bridge: a persistent Node process running the real published packages.
 
-Why: only the harness's own code produces its exact texts, and we must not
-store them.  So on first use we ``npm install`` pinned published versions into
-a per-user cache (``$XDG_CACHE_HOME/dsh-magics/npm/<version>``), copy the small
-ESM program ``node/bridge.mjs`` next to them, and keep one ``node`` process
-answering JSON-line requests.  Warm calls take a few milliseconds; results are
-cached per (version, request) anyway.
-
-Everything that can go wrong (no ``node``/``npm``, no registry, an
-unpublished version, a boot failure, the process dying) surfaces as one
-:class:`~dsh_magics.errors.BridgeUnavailable` whose message says which; the
-offline model keeps working regardless.
-
-Command line (used by ``.ci/run``)::
-
-    python -m dsh_magics.harness.bridge install [--version V]
-    python -m dsh_magics.harness.bridge status  [--version V]
+Only the harness's own code gives its exact texts, which we must not store (docs/inspector.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """``python -m dsh_magics.harness.bridge install|status [--version V]``.
 
-``install`` fetches the pinned npm packages into the per-user cache with
-visible progress and boots the bridge once to prove it works (``.ci/run``
-uses it so the live tests run in CI).
+``install`` fetches the pinned packages and boots the bridge once (``.ci/run`` uses it).
 """
 
 from __future__ import annotations
