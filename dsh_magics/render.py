@@ -21,7 +21,8 @@ TAIL_LINES = 40
 #: HTML as math; its MathJax skips elements with ``mathjax_ignore`` (and
 #: classic front ends skip ``tex2jax_ignore``), and never looks inside
 #: ``<pre>``/``<code>``. Every user-derived text is also escaped and sits in
-#: ``<code>``/``<pre>``. Pinned by tests/browser/test_literal_text.py.
+#: ``<code>``/``<pre>``. Pinned by
+#: tests/browser/test_literal_text.py::test_every_html_view_shows_text_literally.
 LITERAL = "dsh-literal tex2jax_ignore mathjax_ignore"
 
 _STATUS_COLOURS = {

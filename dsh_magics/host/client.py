@@ -185,7 +185,8 @@ class HostClient:
         self._config: TerminalConfig | None = None
         self.restarts = 0
         # A kernel's exit must never close the notebook's terminals: the
-        # DETACH step runs before TERMINALS (see dsh_magics.shutdown).
+        # DETACH step runs before TERMINALS (see dsh_magics.shutdown; pinned by
+        # tests/host/test_shutdown.py::test_a_host_clients_exit_detaches_and_never_closes).
         ref = weakref.ref(self)
         self._unregister_exit = shutdown.register(shutdown.DETACH, lambda: _detach_at_exit(ref))
 
@@ -612,7 +613,8 @@ class HostClient:
             return tail_of(job.result, tail_lines)
         if "operations" not in self._hello:
             # A host from before tail_lines (its hello lists no operations):
-            # fetch the whole snapshot and cut it here.
+            # fetch the whole snapshot and cut it here (pinned by
+            # tests/host/test_table.py::test_a_host_from_before_tail_lines_gets_the_whole_snapshot_cut_here).
             return tail_of(self._op("result", job_id=job_id), tail_lines)
         return self._op("result", job_id=job_id, tail_lines=tail_lines)  # type: ignore[no-any-return]
 

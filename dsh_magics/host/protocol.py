@@ -172,7 +172,8 @@ def _shallow(obj: Any) -> dict[str, Any]:
 
 
 def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
-    # A newer host may add fields; an older client ignores what it cannot use.
+    # A newer host may add fields; an older client ignores what it cannot use
+    # (pinned by tests/host/test_protocol.py::test_unknown_fields_from_a_newer_host_are_ignored).
     names = {f.name for f in dataclasses.fields(cls)}
     return {k: v for k, v in d.items() if k in names}
 

@@ -288,7 +288,8 @@ class FileLock:
             fd = os.open(self.path, flags, 0o600)
             self._lock(fd, deadline)
             # A host that ended removed the file while we waited for it: our
-            # lock is on a file nobody else will open. Take the new one.
+            # lock is on a file nobody else will open. Take the new one (pinned by
+            # tests/host/test_litter.py::test_a_starter_waiting_on_a_removed_lock_takes_the_new_one).
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path))
             except FileNotFoundError:

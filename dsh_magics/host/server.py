@@ -109,8 +109,9 @@ class _Conn:
                     return
                 sid = event.get("session_id")
                 if sid in self._pending_output:
-                    # Output that came before this event is said before it,
-                    # and what comes after it, after (test_contract pins it).
+                    # Output that came before this event is said before it, and what
+                    # comes after it, after (pinned for both backends by
+                    # tests/contract/test_contract.py::test_subscribe_delivers_job_and_output_events).
                     del self._pending_output[sid]
                     self._events.append({"type": "output", "session_id": sid})
                 self._events.append(event)
@@ -286,7 +287,8 @@ class HostServer:
                     continue
                 if not ready and not self._socket_is_ours():
                     # Nobody can reach us any more (the file was deleted, or a
-                    # newer host took the name): end rather than linger.
+                    # newer host took the name): end rather than linger (pinned by
+                    # tests/host/test_lifecycle.py::test_host_whose_socket_is_deleted_ends).
                     self.stop(f"the socket {self.paths.socket} was removed or replaced", expected=False)
                     break
                 if watch_fd is not None and watch_fd in ready:
@@ -635,8 +637,8 @@ def run(
     reason = server.serve_forever()
     log.info("host exited: %s", reason)
     if server.expected_stop:
-        # A normal end leaves nothing behind (socket and info went in
-        # serve_forever); test_litter.py pins it.
+        # A normal end leaves nothing behind (socket and info went in serve_forever);
+        # pinned by tests/host/test_litter.py::test_a_stopped_host_leaves_nothing.
         remove_lock(paths)
         remove_own_log(paths)
     return 0

@@ -195,7 +195,8 @@ class Inspector:
 
     def _apply_live_status(self) -> None:
         # Read the bridge's *current* state, so out-of-order hand-offs still end right.
-        # Widget updates made from this thread reach the frontend (see browser tests).
+        # Widget updates made from this thread reach the frontend (pinned by
+        # tests/browser/test_inspector_browser.py::test_inspector_widget_in_jupyterlab).
         with self._render_lock:
             status = self.state.backend.live_status()
             if status is None or not self.state.set_live_status(status):

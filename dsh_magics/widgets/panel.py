@@ -157,7 +157,8 @@ class Panel:
         # Snapshots arriving while the action runs are accepted but not drawn:
         # the action's outcome is drawn once, at its end, so no view shows
         # half of it (say, a closed terminal's row gone while the picker and
-        # the notice still speak of it).
+        # the notice still speak of it). Pinned by
+        # tests/widgets/test_panel_widget.py::test_closing_draws_its_outcome_at_once.
         with self._lock:
             self._acting += 1
         try:
@@ -351,8 +352,9 @@ class Panel:
             self._assign(self.h_outhead, "value", output_header_html(view))
             self._assign(self.h_output, "value", output_html(view))
             self._assign(self.h_jobs, "value", jobs_html(view))
-            # The terminals table goes last: once it shows a change, the
-            # picker, notice and output of the same render are already there.
+            # The terminals table goes last: once it shows a change, the picker, notice
+            # and output of the same render are already there (pinned by
+            # tests/widgets/test_panel_widget.py::test_closing_draws_its_outcome_at_once).
             self._assign(self.h_terminals, "value", terminals_html(view))
             self.render_count += 1
 

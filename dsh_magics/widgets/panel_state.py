@@ -288,7 +288,8 @@ class PanelModel:
         with self._lock:
             reg = self.registry
             # Close marks noted while list() is in flight may postdate it: only
-            # a listing taken after the mark proves the session reopened.
+            # a listing taken after the mark proves the session reopened (pinned by
+            # tests/widgets/test_panel_state.py::test_a_close_mark_is_kept_when_the_listing_predates_it).
             marked_before = set(self._closed)
             terminals = tuple(reg.list())
             if jobs:
@@ -468,7 +469,8 @@ class PanelState:
         self._seen_version = snap.version
         sel = self._sel.session
         # Only an explicit close moves the selection: a terminal between two
-        # shells (recreate) or not started yet stays selected.
+        # shells (recreate) or not started yet stays selected (pinned by
+        # tests/widgets/test_panel_state.py::test_selection_falls_back_when_the_terminal_is_closed_elsewhere).
         if sel != self.default_session and sel in snap.closed and snap.find(sel) is None:
             self._select(self.default_session)
             self.notice = Notice(
@@ -564,7 +566,8 @@ class PanelState:
         def run() -> Notice:
             sid = self._sel.session
             # Move off the terminal before it goes, so no snapshot taken while
-            # it closes shows it selected (restored if the close fails).
+            # it closes shows it selected (restored if the close fails). Pinned by
+            # tests/widgets/test_panel_state.py::test_a_snapshot_taken_while_closing_never_shows_the_terminal_as_not_started.
             with self.model.closing([sid]):
                 self._select(self.default_session)
                 try:
