@@ -123,9 +123,8 @@ def wait(
         seq = engine.output_seq(sid)
         cursor = _start_cursor(engine, job_id) if rx is not None else 0
     except NoSuchSession:
-        # The terminal is gone: the job has settled (or will never report).
-        res = engine.wait(job_id, timeout)
-        return replace(res, reason=SETTLED if res.done else TIMEOUT)
+        # The terminal is gone: its job has settled (closing settles it).
+        return _gone(engine, job, timeout)
     last_output = start
     while True:
         if rx is not None:
@@ -156,8 +155,7 @@ def wait(
         try:
             new_seq = engine.wait_output(sid, seq, None if due is None else max(0.0, due - now))
         except NoSuchSession:
-            res = engine.wait(job_id, 0)
-            return replace(res, reason=SETTLED if res.done else TIMEOUT)
+            return _gone(engine, job, 0)
         if new_seq != seq:
             seq = new_seq
             last_output = time.monotonic()
@@ -171,6 +169,15 @@ def _start_cursor(engine: Any, job_id: str) -> int:
         return seen
     start = engine.result(job_id, tail_lines=0).start_line
     return start if start is not None else engine.read(engine.job(job_id).owner, last=0).next_line
+
+
+def _gone(engine: Any, job: Any, timeout: float | None) -> Result:
+    """The job's terminal is closed: its result, without the terminal (never
+    through ``engine.wait``, which may be this very function)."""
+    job.wait(timeout)
+    res = engine.result(job.id)
+    reason = SETTLED if res.done else TIMEOUT
+    return replace(res, reason=reason, timed_out=reason == TIMEOUT)
 
 
 def _info(engine: Any, sid: str) -> Any:

@@ -145,3 +145,18 @@ def test_bad_options_are_invalid_argument(reg: Registry, sid: str, kwargs: dict,
     with pytest.raises(InvalidArgument) as e:
         waits.wait(reg, job.job_id, 1, **kwargs)
     assert e.value.code == "INVALID_ARGUMENT" and e.value.details["field"] == field
+
+
+def test_a_wait_on_a_job_of_a_closed_terminal(sid: str) -> None:
+    """The terminal is gone: the wait reports the settled job (a wait that
+    went back to the engine's own wait here recursed without end)."""
+    from dsh_magics.terminal import Registry as R
+
+    reg = R(login=False)
+    try:
+        job = reg.exec(sid, "sleep 30")
+        reg.close(sid)
+        res = waits.wait(reg, job.id, 5, until="x", idle_ms=100)
+        assert res.reason == "settled" and res.done and res.status == "shell_exited"
+    finally:
+        reg.close_all()
