@@ -33,9 +33,11 @@ def test_pieces_rebuild_the_exact_bytes_in_bash(command):
 
 
 def test_job_text_lines_stay_below_the_canonical_limit():
-    text = inband.job_text(NONCE, "echo " + "y" * 100_000)
+    end = "fedcba9876543210"
+    text = inband.job_text(NONCE, "echo " + "y" * 100_000, end_nonce=end)
     assert max(len(line.encode()) for line in text.split("\n")) < 2000
-    assert text.count(NONCE) == 2  # begin and end markers only
+    assert text.count(NONCE) == 3  # begin marker, and the frame of the DEBUG trap listing
+    assert text.count(end) == 1  # the end marker only
 
 
 def test_scanner_reads_markers_split_anywhere():

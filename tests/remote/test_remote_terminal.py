@@ -266,3 +266,31 @@ def test_a_tty_job_reads_what_is_typed_and_it_shows(term):
     assert run(term, "cat; echo after").output == "after\n"
     with pytest.raises(NotRunning):
         term.type_input("ls\n")
+
+
+def test_history_lists_the_jobs_as_written_and_nothing_of_the_engine(term):
+    run(term, "echo one")
+    run(term, "for i in 1 2; do\n  echo $i\ndone")
+    out = run(term, "history").output
+    entries = [line.split(None, 1)[1] for line in out.splitlines() if line[:6].strip().isdigit()]
+    assert entries[-3:] == ["echo one", "for i in 1 2; do", "history"], out
+    assert "dsh" not in out and "6973" not in out
+    # as at a bash prompt, `fc -l` lists the history before itself
+    assert run(term, "fc -l").output.splitlines()[-1].split(None, 1)[1] == "history"
+    run(term, "set +o history")
+    run(term, "echo hidden")
+    run(term, "set -o history")
+    assert "echo hidden" not in run(term, "history").output
+    assert run(term, "[[ -o history ]] && echo on").output == "on\n"
+
+
+def test_pipestatus_and_a_debug_trap_see_the_prompt_view(term, tmp_path):
+    run(term, "false | true | (exit 3)")
+    assert run(term, 'echo "[$? ${PIPESTATUS[*]}]"').output == "[3 1 0 3]\n"
+    seen = tmp_path / "seen"
+    run(term, f"trap 'printf \"%s\\n\" \"$BASH_COMMAND\" >>{seen}' DEBUG")
+    assert run(term, "echo traced").output == "traced\n"
+    assert "DEBUG" in run(term, "trap -p DEBUG").output, "the user's trap is in place while jobs run"
+    run(term, "trap - DEBUG")
+    text = seen.read_text()
+    assert "echo traced" in text and "6973;E" not in text

@@ -38,16 +38,30 @@ STATUS_VAR = "__dsh_magics_status"
 PIECE_BYTES = 1024
 """Escaped bytes per typed line (the canonical limit is 4095)."""
 _MAX_CWD = 16384
+_MAX_PIPESTATUS = 32
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3}))?(?:;([^\x07\x1b]{1,%d}))?|(P))\x07" % _MAX_CWD
+    rb"\x1b\]6973;(?:([BESTU]);([0-9a-f]{16})(?:;([0-9]{1,3}))?(?:;([0-9 ]{1,%d}))?(?:;([^\x07\x1b]{1,%d}))?|(P))\x07"
+    % (4 * _MAX_PIPESTATUS, _MAX_CWD)
 )
-MAX_MARKER_LEN = len(PREFIX) + 2 + 16 + 1 + 3 + 1 + _MAX_CWD + 1
+MAX_MARKER_LEN = len(PREFIX) + 2 + 16 + 1 + 3 + 1 + 4 * _MAX_PIPESTATUS + 1 + _MAX_CWD + 1
+TRAP_BEGIN, TRAP_END = "T", "U"
+HIST_VAR = "__dsh_magics_hist"
+XTRACE_VAR = "__dsh_magics_xtrace"
+TRAP_VAR = "__dsh_magics_trap"
 
 _ABORT_HINT = f'\\builtin test $? = 0 || \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}'
 _STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
+# History is on only while a job's command runs (if the user wants it), so
+# bash never records the engine's own lines; after an aborted line this
+# turns it off again before the next line is read.
+_HISTORY_OFF = f"[[ ! -o history ]] || {{ {HIST_VAR}=1; \\builtin set +o history; }}"
+# After a job: remember whether the user left history on, and turn it off.
+_HISTORY_OFF_OR_CLEAR = (
+    f"if [[ -o history ]]; then {HIST_VAR}=1; \\builtin set +o history; else {HIST_VAR}=; fi"
+)
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{_ABORT_HINT}; {_STDIN_GUARD}';PS1='' PS2='' PS0='';"
+    f"PROMPT_COMMAND='{_ABORT_HINT}; {_HISTORY_OFF}; {_STDIN_GUARD}';PS1='' PS2='' PS0='';"
     "\\builtin set +o emacs +o vi"
 )
 QUIET_ENV = {
@@ -66,6 +80,7 @@ class Marker:
     nonce: str
     status: int | None = None
     cwd: str | None = None
+    pipestatus: tuple[int, ...] | None = None
 
 
 def _printf(kind: str, nonce: str, status: str | None = None) -> str:
@@ -92,7 +107,11 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
         "\\builtin command stty -echo 2>/dev/null; "
-        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {LAST_VAR}=(0 '')",
+        # `history -s` drops the last entry when bash last recorded a line
+        # itself (here: the first set-up line, read while history was on);
+        # one throwaway entry resets that, or the first job's entry would go.
+        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {LAST_VAR}=(0 ''); "
+        f"\\builtin history -c; \\builtin history -s :; \\builtin history -c; {HIST_VAR}=1 {XTRACE_VAR}= {TRAP_VAR}=",
         f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
         ":",
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
@@ -178,51 +197,85 @@ def can_capture(command: str) -> bool:
     return True
 
 
-def job_text(nonce: str, command: str, *, resync_echo: bool = False, tty: bool = False) -> str:
+def _load(var: str, text: str) -> str:
+    """Shell code assigning ``text`` to ``var`` in pieces (see module doc)."""
+    pieces = encode_command(text)
+    if len(pieces) == 1:
+        return f"{var}=$'{pieces[0]}'"
+    return "{ " + f"{var}=$'{pieces[0]}'\n" + "".join(f"{var}+=$'{p}'\n" for p in pieces[1:]) + "}"
+
+
+def job_text(
+    nonce: str,
+    command: str,
+    *,
+    end_nonce: str | None = None,
+    resync_echo: bool = False,
+    tty: bool = False,
+    pipestatus: tuple[int, ...] | None = None,
+    debug_trap: str | None = None,
+) -> str:
     """The lines typed for one job.
+
+    The command is assigned in pieces (inside one ``{ ...; }`` group when it
+    needs several lines, so bash runs no prompt in between). Then: the
+    user's DEBUG trap put back (``debug_trap``, as the last job's end
+    listed it); the begin marker (its nonce only says where output starts: a
+    trap may see it); inside one ``eval``: the previous job's ``$?``, ``$_``
+    and PIPESTATUS restored, the command added to the history (if the user
+    has it on) and the command itself, with stdin from /dev/null and output
+    on the PTY, then a capture of its ``$?``, ``$_`` and PIPESTATUS. Last, the
+    end marker, whose nonce (``end_nonce``) no command, trap or trace sees:
+    the DEBUG trap is listed to the engine (between ``T`` and ``U`` markers)
+    and lifted, and ``set -x`` is paused, before the one ``printf`` that
+    carries it; the trap comes back with the next job.
 
     With ``tty`` the command's stdin is the terminal and the terminal echoes
     while it runs (so what is typed to it shows, as in a terminal window);
     echo goes off again after it.
-
-    The command is assigned in pieces (inside one ``{ ...; }`` group when it
-    needs several lines, so bash runs no prompt in between), then, on the
-    last line: the begin marker; the restore of the previous job's ``$?`` and
-    ``$_`` (after the marker, whose ``printf`` would otherwise leave the
-    nonce in ``$_``); the command ``eval``-ed with stdin from /dev/null and
-    output on the PTY, followed inside the same ``eval`` by a capture of its
-    ``$?`` and ``$_``; the end marker with status and cwd.
     """
-    pieces = encode_command(command)
-    if len(pieces) == 1:
-        load = f"{CMD_VAR}=$'{pieces[0]}'"
-    else:
-        load = "{ " + f"{CMD_VAR}=$'{pieces[0]}'\n"
-        load += "".join(f"{CMD_VAR}+=$'{p}'\n" for p in pieces[1:])
-        load += "}"
-    # The previous job's view, restored inside the eval: `$?` and `$_` are
-    # then what the user's first command sees. The call is doubled in an
-    # `&&` list so that a non-zero status trips no `set -e` and fires no ERR
-    # trap (a failing command before the last `&&` is exempt), and either
-    # way the last argument, hence `$_`, is the saved one. The capture after
-    # the command marks itself with a third element; without it (a syntax
-    # error stopped the eval) the eval's own status counts.
+    end_nonce = end_nonce or nonce
+    # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
+    # the eval right before the command. The calls are doubled in an `&&`
+    # list so that a non-zero status trips no `set -e` and fires no ERR trap
+    # (a failing command before the last `&&` is exempt); a pipeline leaves
+    # `$_` alone, so after the first call it is the saved one either way.
     call = f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"'
-    restore = f"'{call} && {call}; '"  # same line: the command's line numbers stay
-    capture = "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1)'" if can_capture(command) else ""
+    if pipestatus and len(pipestatus) > 1:
+        stages = " | ".join(f"{RESTORE_FN} {int(c)}" for c in pipestatus[:_MAX_PIPESTATUS])
+        restore = f'{RESTORE_FN} 0 "${{{LAST_VAR}[1]-}}"; {stages} && {stages}'
+    else:
+        restore = f"{call} && {call}"
+    history = f'[[ -z ${HIST_VAR} ]] || {{ \\builtin set -o history; \\builtin history -s -- "${CMD_VAR}"; }}; '
+    prefix = f"'{history}{restore}; '"  # same line: the command's line numbers stay
+    capture = (
+        "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1 \"${{PIPESTATUS[@]}}\")'" if can_capture(command) else ""
+    )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
     stdin, before, after = NULL_FD, "", ""
     if tty:
         stdin, after = INPUT_FD, echo_off
         before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+    trap_back = ""
+    if debug_trap:
+        trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "
+    lift = (
+        f"{_printf(TRAP_BEGIN, nonce)}; \\builtin trap -p DEBUG >&{MARKER_FD}; {_printf(TRAP_END, nonce)}; "
+        f"\\builtin trap - DEBUG; [[ $- != *x* ]] || {{ {XTRACE_VAR}=1; \\builtin set +x; }}; "
+    )
+    end = (
+        f"\\builtin printf '\\033]6973;{END};{end_nonce};%d;%s;%q\\007' "
+        f'"${{{LAST_VAR}[0]}}" "${{{LAST_VAR}[*]:3}}" "$PWD" >&{MARKER_FD}; '
+        f"[[ -z ${XTRACE_VAR} ]] || {{ {XTRACE_VAR}=; \\builtin set -x; }}; "
+    )
     return (
-        f"{stty}{load}; \\builtin export -n {CMD_VAR}; {before}"
+        f"{stty}{_load(CMD_VAR, command)}; \\builtin export -n {CMD_VAR}; {trap_back}{before}"
         f"{_printf(BEGIN, nonce)}; "
-        f'! \\builtin eval {restore}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
-        f"{STATUS_VAR}=${{PIPESTATUS[0]}}; [[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" ''); "
-        f"{LAST_VAR}[2]=; {after}"
-        f'{_printf(END, nonce, f"${{{LAST_VAR}[0]}}")}; \\builtin unset -v {CMD_VAR}; '
+        f'! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF_OR_CLEAR}; "
+        f"[[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" '' 1 \"${STATUS_VAR}\"); "
+        f"{LAST_VAR}[2]=; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"
         f"{RESET_PROMPT}\n"
     )
 
@@ -303,18 +356,18 @@ class Scanner:
                 self._held = buf[i:]
                 return out
             m = _VALID.match(buf, i, end + 1) if end >= 0 else None
-            if m and m.group(5):
+            if m and m.group(6):
                 out.append(Marker(PROMPT, ""))
                 pos = m.end()
             elif m:
-                status = m.group(3)
-                cwd = m.group(4)
+                status, codes, cwd = m.group(3), m.group(4), m.group(5)
                 out.append(
                     Marker(
                         m.group(1).decode(),
                         m.group(2).decode(),
                         int(status) if status else None,
                         decode_cwd(cwd.decode("utf-8", "surrogateescape")) if cwd else None,
+                        tuple(int(c) for c in codes.split()) if codes and codes.strip() else None,
                     )
                 )
                 pos = m.end()

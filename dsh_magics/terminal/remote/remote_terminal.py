@@ -59,7 +59,7 @@ from ..result import (
 )
 from ..ring import Ring
 from . import inband
-from .inband import BEGIN, END, PROMPT, SYNC, Marker, new_nonce
+from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 from .targets import Target
 
 Emit = Callable[[dict[str, Any]], None]
@@ -99,6 +99,7 @@ class _Running:
     end_line: int | None = None
     ended_partial: bool = False
     sync_nonce: str | None = None
+    end_nonce: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -143,6 +144,9 @@ class RemoteTerminal:
         self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
         self._held: list[bytes] = []
         self._resync_echo = False
+        self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
+        self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
+        self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
         self._tail = bytearray()  # the last bytes after the last marker: the client's last words
         self._proc: PtyProcess | None = None
         self._pidfd: int | None = None
@@ -304,7 +308,7 @@ class RemoteTerminal:
                     session_id=self.session_id,
                     job_id=self._running.job.id,
                 )
-            nonce = new_nonce()
+            nonce, end_nonce = new_nonce(), new_nonce()
             job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
             self._running = _Running(
                 job=job,
@@ -313,10 +317,20 @@ class RemoteTerminal:
                 started_at=time.time(),
                 start_line=self._ring.next_line,
                 fresh_shell=fresh_shell,
+                end_nonce=end_nonce,
             )
             self._jobs.add(job)
-            text = inband.job_text(nonce, command, resync_echo=self._resync_echo, tty=tty)
+            text = inband.job_text(
+                nonce,
+                command,
+                end_nonce=end_nonce,
+                resync_echo=self._resync_echo,
+                tty=tty,
+                pipestatus=self._pipestatus,
+                debug_trap=self._debug_trap,
+            )
             self._resync_echo = False
+            self._pipestatus = self._debug_trap = None
             self._echo_nonce = nonce
         # Typed outside the terminal lock: a long command takes a while to go
         # through the client, and the reader must keep draining output.
@@ -530,6 +544,10 @@ class RemoteTerminal:
                 self._startup_raw += data
             probe = False
             for piece in self._scanner.feed(data):
+                if self._trap_text is not None and not (isinstance(piece, Marker) and piece.kind == TRAP_END):
+                    if isinstance(piece, bytes) and len(self._trap_text) < 1 << 20:
+                        self._trap_text += piece
+                    continue
                 if isinstance(piece, Marker):
                     self._tail.clear()
                     if piece.kind == PROMPT:
@@ -605,7 +623,14 @@ class RemoteTerminal:
             return
         if run is None:
             return
-        if m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
+        if m.kind == TRAP_BEGIN and m.nonce == run.nonce and run.end_line is None:
+            self._trap_text = bytearray()
+        elif m.kind == TRAP_END:
+            if m.nonce == run.nonce and self._trap_text is not None:
+                text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
+                run.extra["debug_trap"] = text or None
+            self._trap_text = None
+        elif m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
             self._flush_cleaner()
             self._ring.finish_partial()
             run.start_line = self._ring.next_line
@@ -613,7 +638,7 @@ class RemoteTerminal:
             run.extra["begin_at"] = now = time.monotonic()
             if run.extra.get("intr_pending"):
                 run.extra["intr_deadline"] = now + LAUNCH_HOLD_S
-        elif m.kind == END and m.nonce == run.nonce and run.end_line is None:
+        elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
             run.end_line = self._ring.next_line
@@ -621,6 +646,8 @@ class RemoteTerminal:
             status = COMPLETED
             if run.extra.get("interrupted") and code == 128 + signal.SIGINT:
                 status = INTERRUPTED
+            self._pipestatus = m.pipestatus
+            self._debug_trap = run.extra.get("debug_trap")
             self._finish(run, status, code, m.cwd)
         elif m.kind == SYNC and m.nonce == run.sync_nonce:
             note = UNSENT_SIGINT_NOTE if run.extra.get("unsent_sigint") else None
