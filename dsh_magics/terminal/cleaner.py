@@ -1,9 +1,5 @@
-"""Turn raw PTY bytes into clean text: UTF-8 decoding that never raises, and
-removal of ANSI escape sequences and stray control characters.
-
-Escape sequences and multi-byte characters can be split across reads, so both
-the decoder and the escape stripper carry state between calls.
-"""
+"""Raw PTY bytes to clean text: UTF-8 decoding that never raises, ANSI
+escapes and stray control characters removed, state kept across reads."""
 
 from __future__ import annotations
 

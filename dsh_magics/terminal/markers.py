@@ -1,21 +1,5 @@
-"""In-band markers in the PTY stream.
-
-The shell prints an OSC sequence ``ESC ] 6973 ; <kind> ; <nonce> [; <status> [; <pipestatus>]] BEL``
-at the start (B) and end (E, with the exit status and the last PIPESTATUS as
-space-separated numbers) of each job and for resync probes (S). The nonces are random per
-marker and only ever typed on the PTY (never stored in a variable, never
-echoed, not in the command file, hidden from traps: see ``shell._marker``), so a
-command cannot produce the marker of its own job: not by printing its
-environment, not by printing its script, not by replaying an earlier job's
-marker, not by imitating the format. The shell writes markers on a private
-duplicate of the PTY (fd 212), so a command that redirects its own stdout
-cannot swallow them, and because markers and output share one channel, the
-end marker also proves that every byte the job printed has been read.
-
-Why not a separate report pipe: on this project's machines every extra
-wake-up of the reader costs tens of microseconds; one channel is both simpler
-and faster, and the nonce is what makes completion unforgeable.
-"""
+"""In-band markers in the PTY stream (``ESC ] 6973 ; kind ; nonce ... BEL``)
+and the scanner that splits them from output (docs/internals.md: nonces)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
-"""Finding and killing everything a terminal started.
-
-Killing the shell's pid is not enough: background jobs live in their own
-process groups, and a child that called ``setsid`` has left the shell's
-session. So we collect the whole descendant tree from /proc before killing
-anything (killing first would reparent children to init and lose them), plus
-any process that still carries the terminal's private environment token,
-which catches daemons that double-forked away from the tree.
-"""
+"""What the engine asks about processes, answered from ``/proc`` (Linux): the
+process tree, what the shell and its foreground group are doing, small facts.
+``proclayer`` offers the same plain functions portably."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import time
 from collections.abc import Iterable
 
 _PROC = "/proc"
+#: The shell's private duplicate of its terminal input (``shell`` opens it).
+INPUT_FD = 210
 
 
 def _stat(pid: int) -> tuple[str, int] | None:
@@ -72,10 +69,13 @@ def tagged(token: str) -> list[int]:
     return out
 
 
-def alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """True if the process exists and is not a zombie."""
     st = _stat(pid)
     return st is not None and st[0] not in ("Z", "X")
+
+
+alive = pid_alive  # the name ``proclayer`` uses
 
 
 def _signal_all(pids: Iterable[int], sig: int) -> None:
@@ -90,8 +90,12 @@ def kill_tree(root: int | None, token: str | None = None, grace: float = 0.5) ->
     """SIGHUP the shell, its descendants and tagged processes; SIGKILL whatever
     is still alive after ``grace`` seconds. Returns the pids that were targeted.
 
-    SIGHUP first because that is what a closing terminal sends: well-behaved
-    programs flush and exit. Our own process is never targeted.
+    Killing the shell's pid is not enough: background jobs live in their own
+    process groups, and a child that called ``setsid`` has left the session.
+    So the whole tree is collected before anything is killed (killing first
+    would reparent children to init and lose them), plus any process still
+    carrying the terminal's token (daemons that double-forked away). SIGHUP
+    first, as a closing terminal sends it. Our own process is never targeted.
     """
     me = os.getpid()
     targets: list[int] = []
@@ -114,3 +118,176 @@ def kill_tree(root: int | None, token: str | None = None, grace: float = 0.5) ->
         time.sleep(0.01)
     _signal_all([p for p in targets if alive(p)], signal.SIGKILL)
     return targets
+
+
+def reap(proc, token: str | None, timeout: float) -> tuple[int, int | None]:  # type: ignore[no-untyped-def]
+    """Wait for a ``PtyProcess`` to exit (killing its tree if it will not)
+    and collect its status, so no zombie is left: (exit code, signal)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            running = proc.isalive()
+        except Exception:  # noqa: BLE001
+            running = False
+        if not running:
+            break
+        if time.monotonic() >= deadline:
+            kill_tree(proc.pid, token, grace=0.2)
+            deadline = time.monotonic() + 1.0
+        time.sleep(0.005)
+    sig = getattr(proc, "signalstatus", None)
+    if sig is not None:
+        return 128 + sig, sig
+    status = getattr(proc, "exitstatus", None)
+    return (status if status is not None else -1), None
+
+
+# ----------------------------------------------------------------------------
+# What the shell and its foreground group are doing (only after a quiet spell
+# in a running job, or to time an interrupt; never on a job's normal path).
+_SYSCALLS = {"x86_64": (0, 312, 61), "aarch64": (63, 272, 260)}  # (read, kcmp, wait4) per machine
+_READ_NR, _KCMP_NR, _WAIT4_NR = _SYSCALLS.get(os.uname().machine, (None, None, None))
+_KCMP_FILE = 0
+_libc: ctypes.CDLL | None = None
+
+TOP_LEVEL, TTY_READ_ELSEWHERE, BUSY_OR_UNKNOWN = "top_level", "tty_read_elsewhere", "busy"
+
+
+def identity(pid: int) -> tuple[str, bytes] | None:
+    """What the shell process is running (executable and argv), to notice
+    later that a command ``exec``-ed something else into its place: the pid
+    stays, so neither the pidfd nor a status change tells."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return exe, f.read()
+    except OSError:
+        return None
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid``."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def command_launched(pid: int, pgrp: int) -> bool | None:
+    """Has the shell finished starting its foreground command?
+
+    True once bash blocks in ``wait4`` (it waits only after every process of
+    a pipeline is forked and in its group) and none of its children in the
+    foreground group ``pgrp`` is still an un-``exec``-ed copy of the shell
+    (such a child still runs bash's own SIGINT handler, and loses the signal
+    when it then ``exec``-s). Until then a SIGINT to the foreground group can
+    miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
+    moment later reads EOF and exits 0, and the line carries on. A subshell
+    stays a copy of the shell for good; callers wait for it only briefly.
+    None when the machine is unknown or /proc cannot tell.
+    """
+    if _WAIT4_NR is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
+                return False
+        shell_exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    for child in children(pid):
+        try:
+            if os.getpgid(child) == pgrp and os.readlink(f"/proc/{child}/exe") == shell_exe:
+                return False
+        except OSError:
+            continue  # gone already
+    return True
+
+
+def _reads_a_terminal(pid: int) -> bool:
+    """Blocked in ``read`` on a terminal device (never on stdin: a job's
+    stdin is /dev/null, so this is something that opened the tty itself)."""
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+        if len(fields) < 2 or fields[0] != str(_READ_NR).encode():
+            return False
+        target = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+    except (OSError, ValueError):
+        return False
+    return target == "/dev/tty" or target.startswith("/dev/pts/")
+
+
+def command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
+    """A process of the terminal's foreground group ``pgrp`` (below the
+    shell) that sits in ``read`` on the terminal: a password or confirmation
+    prompt (``sudo``, ``ssh``, ``passwd``, ``read </dev/tty``). Nothing types
+    into a job's terminal, so such a job waits until it is interrupted; the
+    engine says so instead of leaving its user to guess why it is quiet.
+    """
+    if _READ_NR is None:
+        return None
+    queue, seen = children(shell_pid), 0
+    while queue and seen < 256:
+        pid = queue.pop(0)
+        seen += 1
+        try:
+            in_group = os.getpgid(pid) == pgrp
+        except OSError:
+            continue
+        if in_group and _reads_a_terminal(pid):
+            return pid
+        queue.extend(children(pid))
+    return None
+
+
+def input_state(pid: int) -> str:
+    """Is the shell blocked reading its own terminal input at top level?
+
+    /proc/<pid>/syscall tells that it sleeps in ``read`` on fd 0. That alone
+    is not enough: a job running the builtin ``read x </dev/tty`` also reads
+    fd 0 of the same terminal, and a probe typed then would become that
+    read's input. Bash's top-level fd 0 is the very open file description
+    that fd ``INPUT_FD`` duplicates (set up once; the prompt guard restores
+    fd 0 from it), whereas ``</dev/tty`` opens a new one; ``kcmp`` compares
+    exactly that. Without ``kcmp`` (or on an unknown machine) the answer is
+    ``BUSY_OR_UNKNOWN``, so no probe is ever typed on a guess.
+    """
+    global _libc
+    if _READ_NR is None:
+        return BUSY_OR_UNKNOWN
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+    except OSError:
+        return BUSY_OR_UNKNOWN
+    if len(fields) < 2 or fields[0] != str(_READ_NR).encode() or int(fields[1], 16) != 0:
+        return BUSY_OR_UNKNOWN
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
+    except Exception:  # noqa: BLE001 - no kcmp: never guess
+        return BUSY_OR_UNKNOWN
+    if same == 0:
+        return TOP_LEVEL
+    return TTY_READ_ELSEWHERE if same > 0 else BUSY_OR_UNKNOWN
+
+
+
+def cwd(pid: int) -> str | None:
+    """Current directory of ``pid`` (without a `` (deleted)`` suffix), or None."""
+    try:
+        path = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    return path[: -len(" (deleted)")] if path.endswith(" (deleted)") else path

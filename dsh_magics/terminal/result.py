@@ -1,9 +1,5 @@
-"""Plain, serialisable values the engine hands out: job results, terminal
-listings and ring reads.
-
-They are dataclasses with ``to_dict()`` so the same values can cross the host
-socket, be returned by agent tools as JSON, and be shown in notebooks.
-"""
+"""Plain, serialisable values the engine hands out (job results, terminal
+listings, ring reads), with ``to_dict()`` for the host, tools and notebooks."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The bounded line ring that holds a terminal's retained output.
-
-Lines get monotonic numbers for the life of the terminal, so readers can ask
-"what is new since line N" and learn exactly how much they missed. Memory is
-bounded two ways: at most ``max_lines`` lines, and roughly ``max_chars``
-characters in total (a few enormous lines must not pin hundreds of MB).
-
-Carriage returns and backspaces are applied the way a terminal would apply
-them to the current line (overwrite from the cursor), so a progress bar that
-redraws itself 100,000 times collapses to its final state.
-"""
+"""The bounded line ring of a terminal's retained output: numbered lines,
+bounded by lines and characters; carriage return and backspace act as on a terminal."""
 
 from __future__ import annotations
 

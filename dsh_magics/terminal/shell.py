@@ -1,19 +1,5 @@
-"""Spawning the shell and the exact text we type into it.
-
-The user's profile runs first (login shell by default, so conda, nvm and
-friends are set up as in their own terminal); then our setup runs and wins:
-no line editing (so nothing is echoed and bracketed paste cannot leak), no
-prompt, no history file, strict modes and hooks from the profile removed,
-pagers neutralised. Every job is then one typed line that evaluates the
-command (read from a private file) with stdin from /dev/null and reports
-through markers with a per-job secret nonce (see ``markers``).
-
-The shell's own stdout and stderr point at /dev/null; only a job's ``eval``
-and the markers write to the PTY. Whatever bash prints at top level around
-the engine's line (a user's DEBUG trap firing before each of our commands,
-``set -x``/``set -v`` traces of our line, prompts) therefore never lands in
-a job's output or in the terminal's retained output.
-"""
+"""Spawning the shell and every byte of text typed into it: setup, the job
+line, probes (docs/internals.md explains each part of the job line)."""
 
 from __future__ import annotations
 
@@ -27,10 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ptyprocess import PtyProcess
 
+from . import procs
 from .config import TerminalConfig
 from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
-INPUT_FD = 210  # a private duplicate of the PTY as the shell's input
+INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
 NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job
 # The variable the command file sets; the job line evaluates it and unsets it.
 CMD_VAR = "__dsh_magics_cmd"
@@ -418,143 +405,3 @@ def quiet_tty(fd: int) -> bool:
 
 
 RESYNC_TTY = "\\builtin command stty -echo icanon </dev/tty >/dev/null 2>&1;"
-
-
-# ----------------------------------------------------------------------------
-# Looking at the shell process from outside (only after a quiet spell in a
-# running job, never on a job's normal path).
-_SYSCALLS = {"x86_64": (0, 312, 61), "aarch64": (63, 272, 260)}  # (read, kcmp, wait4) per machine
-_READ_NR, _KCMP_NR, _WAIT4_NR = _SYSCALLS.get(os.uname().machine, (None, None, None))
-_KCMP_FILE = 0
-_libc: ctypes.CDLL | None = None
-
-TOP_LEVEL, TTY_READ_ELSEWHERE, BUSY_OR_UNKNOWN = "top_level", "tty_read_elsewhere", "busy"
-
-
-def identity(pid: int) -> tuple[str, bytes] | None:
-    """What the shell process is running (executable and argv), to notice
-    later that a command ``exec``-ed something else into its place: the pid
-    stays, so neither the pidfd nor a status change tells."""
-    try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return exe, f.read()
-    except OSError:
-        return None
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            return [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def command_launched(pid: int, pgrp: int) -> bool | None:
-    """Has the shell finished starting its foreground command?
-
-    True once bash blocks in ``wait4`` (it waits only after every process of
-    a pipeline is forked and in its group) and none of its children in the
-    foreground group ``pgrp`` is still an un-``exec``-ed copy of the shell
-    (such a child still runs bash's own SIGINT handler, and loses the signal
-    when it then ``exec``-s). Until then a SIGINT to the foreground group can
-    miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
-    moment later reads EOF and exits 0, and the line carries on. A subshell
-    stays a copy of the shell for good; callers wait for it only briefly.
-    None when the machine is unknown or /proc cannot tell.
-    """
-    if _WAIT4_NR is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/syscall", "rb") as f:
-            if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
-                return False
-        shell_exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        return None
-    for child in _children(pid):
-        try:
-            if os.getpgid(child) == pgrp and os.readlink(f"/proc/{child}/exe") == shell_exe:
-                return False
-        except OSError:
-            continue  # gone already
-    return True
-
-
-def _reads_a_terminal(pid: int) -> bool:
-    """Blocked in ``read`` on a terminal device (never on stdin: a job's
-    stdin is /dev/null, so this is something that opened the tty itself)."""
-    try:
-        with open(f"/proc/{pid}/syscall", "rb") as f:
-            fields = f.read().split()
-        if len(fields) < 2 or fields[0] != str(_READ_NR).encode():
-            return False
-        target = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
-    except (OSError, ValueError):
-        return False
-    return target == "/dev/tty" or target.startswith("/dev/pts/")
-
-
-def command_name(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() or "?"
-    except OSError:
-        return "?"
-
-
-def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
-    """A process of the terminal's foreground group ``pgrp`` (below the
-    shell) that sits in ``read`` on the terminal: a password or confirmation
-    prompt (``sudo``, ``ssh``, ``passwd``, ``read </dev/tty``). Nothing types
-    into a job's terminal, so such a job waits until it is interrupted; the
-    engine says so instead of leaving its user to guess why it is quiet.
-    """
-    if _READ_NR is None:
-        return None
-    queue, seen = _children(shell_pid), 0
-    while queue and seen < 256:
-        pid = queue.pop(0)
-        seen += 1
-        try:
-            in_group = os.getpgid(pid) == pgrp
-        except OSError:
-            continue
-        if in_group and _reads_a_terminal(pid):
-            return pid
-        queue.extend(_children(pid))
-    return None
-
-
-def input_state(pid: int) -> str:
-    """Is the shell blocked reading its own terminal input at top level?
-
-    /proc/<pid>/syscall tells that it sleeps in ``read`` on fd 0. That alone
-    is not enough: a job running the builtin ``read x </dev/tty`` also reads
-    fd 0 of the same terminal, and a probe typed then would become that
-    read's input. Bash's top-level fd 0 is the very open file description
-    that fd ``INPUT_FD`` duplicates (set up once; the prompt guard restores
-    fd 0 from it), whereas ``</dev/tty`` opens a new one; ``kcmp`` compares
-    exactly that. Without ``kcmp`` (or on an unknown machine) the answer is
-    ``BUSY_OR_UNKNOWN``, so no probe is ever typed on a guess.
-    """
-    global _libc
-    if _READ_NR is None:
-        return BUSY_OR_UNKNOWN
-    try:
-        with open(f"/proc/{pid}/syscall", "rb") as f:
-            fields = f.read().split()
-    except OSError:
-        return BUSY_OR_UNKNOWN
-    if len(fields) < 2 or fields[0] != str(_READ_NR).encode() or int(fields[1], 16) != 0:
-        return BUSY_OR_UNKNOWN
-    try:
-        if _libc is None:
-            _libc = ctypes.CDLL(None, use_errno=True)
-        same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
-    except Exception:  # noqa: BLE001 - no kcmp: never guess
-        return BUSY_OR_UNKNOWN
-    if same == 0:
-        return TOP_LEVEL
-    return TTY_READ_ELSEWHERE if same > 0 else BUSY_OR_UNKNOWN

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal import shell as shell_mod
+from dsh_magics.terminal import procs
 from tests.conftest import live_pids, wait_until
 
 
@@ -82,7 +82,7 @@ def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> Non
     run = term._running
     assert run is not None
     wait_until(
-        lambda: run.extra.get("quiet_verdict") == shell_mod.TTY_READ_ELSEWHERE,
+        lambda: run.quiet.verdict == procs.TTY_READ_ELSEWHERE,
         10,
         msg="a quiet check saw the job's read of the terminal",
     )

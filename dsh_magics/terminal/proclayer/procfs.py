@@ -1,5 +1,5 @@
 """The ``/proc`` process layer: the engine's own probes, as written in
-``procs`` (tree, tokens, liveness) and ``shell`` (what the shell and its
+``procs`` (tree, tokens, liveness, and what the shell and its
 foreground group are doing). Linux only.
 """
 
@@ -8,17 +8,16 @@ from __future__ import annotations
 import os
 
 from .. import procs as _procs
-from .. import shell as _shell
 
 descendants = _procs.descendants
 tagged = _procs.tagged
 alive = _procs.alive
-children = _shell._children
-identity = _shell.identity
-command_launched = _shell.command_launched
-terminal_reader = _shell.terminal_reader
-input_state = _shell.input_state
-command_name = _shell.command_name
+children = _procs.children
+identity = _procs.identity
+command_launched = _procs.command_launched
+terminal_reader = _procs.terminal_reader
+input_state = _procs.input_state
+command_name = _procs.command_name
 
 
 def cwd(pid: int) -> str | None:

@@ -1,24 +1,16 @@
-"""A watchdog process that cleans up if the owning interpreter dies abruptly.
-
-``atexit`` and the SIGTERM handler cover orderly exits. They do not run when
-the kernel is SIGKILLed or leaves through ``os._exit`` (ipykernel does that
-when its Jupyter server vanishes). The shell then still gets SIGHUP
-(``PR_SET_PDEATHSIG``), but its running job or a ``setsid`` child can outlive
-it. So the first terminal starts one small watchdog per process: it holds
-the read end of a pipe, learns each terminal's private environment token,
-and when the pipe reaches EOF (its owner is gone, however it died) it kills
-every process still carrying one of those tokens.
-
-Protocol on the watchdog's stdin: ``+<token>[<TAB><scratch dir>]`` and
-``-<token>`` lines.
-"""
+"""The owner watchdog: a small process that kills a dead owner's terminals
+(however it died), and the guard that lets ``close`` finish under Ctrl-C.
+Why both exist: docs/internals.md ("When the owner dies")."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
@@ -34,7 +26,7 @@ def _ensure() -> subprocess.Popen | None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": root}
     try:
         _proc = subprocess.Popen(
-            [sys.executable, "-m", "dsh_magics.terminal.reaper"],
+            [sys.executable, "-m", "dsh_magics.terminal.watchdog"],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -70,7 +62,35 @@ def forget(token: str) -> None:
     _send("-" + token)
 
 
+@contextlib.contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Postpone KeyboardInterrupt in the main thread for the duration (a
+    half-finished close is exactly how processes get orphaned)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.default_int_handler:
+            yield
+            return
+        caught: list[int] = []
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
 def _main() -> None:
+    """The watchdog itself. Its stdin carries ``+<token>[<TAB><scratch dir>]``
+    and ``-<token>`` lines; at EOF (the owner is gone) it kills every process
+    still carrying a watched token and removes the scratch directories."""
     import shutil
 
     from .procs import kill_tree

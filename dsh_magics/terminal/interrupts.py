@@ -1,0 +1,181 @@
+"""One Ctrl-C for a running job: when to send SIGINT, and when once more.
+
+The states and why each exists are drawn in docs/internals.md.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from . import procs
+
+# How long an interrupt may be held back while bash forks a pipeline, and how
+# often it looks (tests/reliability/test_interrupt_race.py, pipeline cases).
+LAUNCH_GRACE_S = 0.03
+LAUNCH_POLL_S = 0.002
+# How soon an unconfirmed SIGINT is checked, and how early in a job a
+# signal may have fallen between fork and exec of its first command.
+VERIFY_AFTER_S = 0.1
+EARLY_S = 0.05
+
+
+class Phase(Enum):
+    IDLE = "idle"  # no interrupt asked for
+    AWAIT_BEGIN = "await_begin"  # asked while bash may still read the job's line
+    HOLD = "hold"  # waiting (briefly) until the command is fully launched
+    VERIFY = "verify"  # sent without proof it reached the command: look again once
+    SENT = "sent"  # delivered; nothing more to do
+
+
+@dataclass
+class InterruptState:
+    """Interrupt bookkeeping of one running job."""
+
+    requested: bool = False
+    phase: Phase = Phase.IDLE
+    due: float | None = None  # when the reader thread should call ``step``
+    hold_until: float | None = None
+    sent_pgrp: int | None = None
+    early: bool = False
+
+
+class _Run(Protocol):
+    intr: InterruptState
+    saw_begin: bool
+    begin_at: float | None
+
+
+class Interrupter:
+    """Sends a terminal's SIGINTs. Holds no lock: the terminal calls it under
+    its own, and the reader thread calls ``step`` once ``state.due`` passes."""
+
+    def __init__(self, shell_pid: int, pty_fd: int, poke: Callable[[], None]) -> None:
+        self._pid = shell_pid
+        self._fd = pty_fd
+        self._poke = poke
+
+    def request(self, run: _Run) -> None:
+        """``interrupt()`` was called for ``run``."""
+        st = run.intr
+        st.requested = True
+        if run.saw_begin or self._foreground_is_command():
+            self._send_when_launched(run)
+        else:
+            # The shell may still be reading the job's line. A SIGINT then
+            # makes bash throw away the input it has queued (the job's line),
+            # so the command would never run or never be reported. Deliver
+            # it when the begin marker proves the line runs (or a command has
+            # taken the terminal, if the begin marker cannot arrive).
+            self._schedule(st, Phase.AWAIT_BEGIN, VERIFY_AFTER_S)
+
+    def on_begin(self, run: _Run) -> None:
+        if run.intr.phase is Phase.AWAIT_BEGIN:
+            self._send_when_launched(run)
+
+    def step(self, run: _Run) -> None:
+        """The reader's call once ``run.intr.due`` has passed."""
+        st = run.intr
+        st.due = None
+        if st.phase is Phase.HOLD:
+            launched, checked = self._launched()
+            if launched is not False or time.monotonic() >= (st.hold_until or 0.0):
+                self._send(run, checked)
+            else:
+                self._schedule(st, Phase.HOLD, LAUNCH_POLL_S)
+        elif st.phase is Phase.AWAIT_BEGIN:
+            if self._foreground_is_command():
+                self._send_when_launched(run)
+            else:
+                self._schedule(st, Phase.AWAIT_BEGIN, VERIFY_AFTER_S)
+        elif st.phase is Phase.VERIFY:
+            st.phase = Phase.SENT
+            try:
+                pgrp = os.tcgetpgrp(self._fd)
+            except OSError:
+                return
+            if pgrp != st.sent_pgrp or st.early:
+                _killpg(pgrp)
+
+    # ------------------------------------------------------------------
+    def _send_when_launched(self, run: _Run) -> None:
+        """SIGINT now if the shell has finished starting its command, else soon.
+
+        While bash is still forking the members of a pipeline (or a member
+        has not ``exec``-ed yet), a Ctrl-C can miss one of them (see
+        ``procs.command_launched``). So the signal is held back, re-checked
+        every ``LAUNCH_POLL_S``, for at most ``LAUNCH_GRACE_S``: a shell
+        busy with a builtin loop or reading a terminal never waits, and a
+        subshell never ``exec``-s; they get the signal then.
+        """
+        launched, checked = self._launched()
+        if launched is not False:
+            self._send(run, checked)
+            return
+        run.intr.hold_until = time.monotonic() + LAUNCH_GRACE_S
+        self._schedule(run.intr, Phase.HOLD, LAUNCH_POLL_S)
+
+    def _send(self, run: _Run, checked: int | None) -> None:
+        """SIGINT to the foreground process group, once.
+
+        ``checked``: the group of a fully launched command that had the
+        terminal while the shell waited for it. If that group still has it,
+        the signal reached every member and nothing is re-sent (a program
+        that counts its Ctrl-Cs sees exactly one; pinned by
+        tests/contract/test_fidelity.py::test_one_interrupt_is_one_sigint).
+        Otherwise the signal may have fallen between bash forking a command
+        and handing it the terminal (it then reaches only bash, which lets
+        the child run) or between fork and exec (the child still has bash's
+        handlers): if the job still runs a moment later, the group of that
+        moment gets one more SIGINT (tests/reliability/test_interrupt_race.py).
+        """
+        st = run.intr
+        try:
+            pgrp = os.tcgetpgrp(self._fd)
+        except OSError:
+            pgrp = self._pid
+        _killpg(pgrp)
+        if pgrp == checked:
+            st.phase, st.due = Phase.SENT, None
+            return
+        now = time.monotonic()
+        st.sent_pgrp = pgrp
+        st.early = not run.saw_begin or now - (run.begin_at or now) < EARLY_S
+        self._schedule(st, Phase.VERIFY, VERIFY_AFTER_S)
+
+    def _schedule(self, st: InterruptState, phase: Phase, after: float) -> None:
+        st.phase, st.due = phase, time.monotonic() + after
+        self._poke()
+
+    def _launched(self) -> tuple[bool | None, int | None]:
+        """(has the shell finished starting its command, the foreground
+        group that was checked); the group is None unless it was a command's
+        (not the shell's own), which a launched check can then vouch for."""
+        try:
+            pgrp = os.tcgetpgrp(self._fd)
+        except OSError:
+            return None, None
+        launched = procs.command_launched(self._pid, pgrp)
+        try:
+            own = os.getpgid(self._pid)
+        except OSError:
+            own = pgrp
+        return launched, (pgrp if launched is True and pgrp != own else None)
+
+    def _foreground_is_command(self) -> bool:
+        try:
+            return os.tcgetpgrp(self._fd) != os.getpgid(self._pid)
+        except OSError:
+            return False
+
+
+def _killpg(pgrp: int) -> None:
+    try:
+        os.killpg(pgrp, signal.SIGINT)
+    except (ProcessLookupError, PermissionError):
+        pass

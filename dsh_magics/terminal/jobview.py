@@ -1,0 +1,141 @@
+"""A running job's engine-side state, and the results and reads assembled
+from it and the terminal's line ring."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .. import jobs
+from ..errors import InvalidArgument
+from .interrupts import InterruptState
+from .quiet import QuietState
+from .result import ReadResult, Result
+from .ring import Ring
+
+
+@dataclass
+class Running:
+    """The job currently in a terminal's shell."""
+
+    job: jobs.Job
+    command: str
+    nonce: str
+    end_nonce: str
+    started_at: float
+    start_line: int
+    fresh_shell: bool
+    saw_begin: bool = False
+    begin_at: float | None = None
+    end_line: int | None = None
+    ended_partial: bool = False
+    sync_nonce: str | None = None
+    intr: InterruptState = field(default_factory=InterruptState)
+    quiet: QuietState = field(default_factory=QuietState)
+
+
+def running_result(session_id: str, run: Running, ring: Ring, cwd: str) -> Result:
+    """The job's result so far (its output includes an unfinished last line)."""
+    lines, dropped = ring.get(run.start_line)
+    text = "\n".join(lines)
+    if ring.partial:
+        text = text + ("\n" if lines else "") + ring.partial
+    elif lines:
+        text += "\n"
+    return Result(
+        job_id=run.job.id,
+        session_id=session_id,
+        command=run.command,
+        status=run.job.status,
+        exit_code=None,
+        output=text,
+        timed_out=True,
+        started_at=run.started_at,
+        ended_at=None,
+        cwd=cwd,
+        dropped_lines=dropped,
+        fresh_shell=run.fresh_shell,
+        start_line=run.start_line,
+        note=run.quiet.read_note(),
+    )
+
+
+def final_result(
+    session_id: str,
+    run: Running,
+    ring: Ring,
+    status: str,
+    code: int | None,
+    cwd: str | None,
+    signal_no: int | None,
+    note: str | None,
+) -> Result:
+    """The settled job's result: its lines from its begin to its end marker."""
+    if run.end_line is None:
+        run.ended_partial = ring.finish_partial()
+        run.end_line = ring.next_line
+    lines, dropped = ring.get(run.start_line, run.end_line)
+    output = "\n".join(lines)
+    if lines and not run.ended_partial:
+        output += "\n"
+    return Result(
+        job_id=run.job.id,
+        session_id=session_id,
+        command=run.command,
+        status=status,
+        exit_code=code,
+        output=output,
+        timed_out=False,
+        started_at=run.started_at,
+        ended_at=time.time(),
+        cwd=cwd,
+        dropped_lines=dropped,
+        fresh_shell=run.fresh_shell,
+        signal=signal_no,
+        note=note,
+        start_line=run.start_line,
+    )
+
+
+def orphan_result(session_id: str, job: jobs.Job, cwd: str) -> Result:
+    """A job this terminal no longer runs and that never settled here."""
+    return Result(
+        job_id=job.id,
+        session_id=session_id,
+        command=job.label,
+        status=job.status,
+        exit_code=None,
+        output="",
+        timed_out=True,
+        started_at=job.created_at,
+        ended_at=None,
+        cwd=cwd,
+    )
+
+
+def read_result(session_id: str, ring: Ring, since: int | None, last: int | None, job_id: str | None) -> ReadResult:
+    """The retained output from line ``since`` (or the oldest), its last ``last`` lines."""
+    if since is None:
+        start = ring.first_line
+    else:
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise InvalidArgument("since must be a line number >= 0")
+        start = since
+    lines, dropped = ring.get(start)
+    if last is not None:
+        if isinstance(last, bool) or not isinstance(last, int) or last < 0:
+            raise InvalidArgument("last must be an integer >= 0")
+        if last < len(lines):
+            lines = lines[len(lines) - last :] if last else []
+            start = ring.next_line - len(lines)
+            dropped = 0 if since is None else dropped
+    first = max(start, ring.first_line) if lines else ring.next_line
+    return ReadResult(
+        session_id=session_id,
+        lines=lines,
+        first_line=first,
+        next_line=ring.next_line,
+        dropped=dropped,
+        partial=ring.partial,
+        job_id=job_id,
+    )

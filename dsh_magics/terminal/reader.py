@@ -1,0 +1,79 @@
+"""The reader thread's loop: it blocks in ``select`` on the PTY, a wake-up
+pipe and the shell's pidfd (no polling, so an idle terminal costs no CPU)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def loop(
+    proc: Any,
+    pidfd: int | None,
+    wake: int,
+    *,
+    closed: Callable[[], bool],
+    next_due: Callable[[], float | None],
+    on_data: Callable[[bytes], None],
+    on_due: Callable[[], None],
+    on_gone: Callable[[], None],
+) -> None:
+    """Read ``proc``'s PTY until the shell is gone (``on_gone`` once) or the
+    terminal is closed; ``on_due`` runs when ``next_due()`` (a monotonic
+    deadline of the running job: an interrupt or quiet check) has passed.
+    Without a pidfd, the shell's exit shows as EOF, or a 0.5 s look."""
+    fd = proc.fd
+    watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
+    while not closed():
+        due = next_due()
+        timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
+        try:
+            readable, _, _ = select.select(watch, [], [], timeout)
+        except (OSError, ValueError):
+            return
+        if wake in readable:
+            try:
+                os.read(wake, 4096)
+            except OSError:
+                pass
+        if fd in readable:
+            try:
+                data = os.read(fd, 65536)
+            except OSError as e:
+                data = b""
+                if e.errno not in (errno.EIO, errno.EBADF):
+                    raise
+            if data:
+                on_data(data)
+            elif pidfd is None:
+                on_gone()
+                return
+            else:
+                watch.remove(fd)
+        if (pidfd is not None and pidfd in readable) or (pidfd is None and not readable and not proc.isalive()):
+            on_gone()
+            return
+        due = next_due()
+        if due is not None and due <= time.monotonic():
+            on_due()
+
+
+def drain(fd: int, on_data: Callable[[bytes], None], within: float = 0.2) -> None:
+    """Read what a dead shell wrote, without blocking forever: background
+    children may keep the PTY open."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not r:
+                return
+            data = os.read(fd, 65536)
+        except OSError:
+            return
+        if not data:
+            return
+        on_data(data)
