@@ -13,13 +13,14 @@ The server and the browser are started once per session, lazily (only when a
 browser test actually runs), and always stopped in ``finally`` blocks; the
 session fails if anything the server started is still alive afterwards.
 Screenshots go to ``$DSH_TEST_OUTPUT/screenshots`` (default
-``test-output/screenshots`` at the repository root).
+``<tmp>/dsh-magics-test-output/screenshots``: tests never write into the checkout).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def test_output_dir() -> Path:
-    out = Path(os.environ.get("DSH_TEST_OUTPUT", REPO / "test-output"))
+    out = Path(os.environ.get("DSH_TEST_OUTPUT") or Path(tempfile.gettempdir()) / "dsh-magics-test-output")
     out.mkdir(parents=True, exist_ok=True)
     return out
 

@@ -6,7 +6,7 @@ display of the same panel) shows it, scrolled to its end; start ``sleep 30``,
 see the busy row and an inline ``SESSION_BUSY``, press Interrupt and see the
 job settle as interrupted; attach a second session with a cwd and close it.
 Every click travels as an ipywidgets comm message, the panel's only channel.
-Screenshots go to ``test-output/screenshots/panel-*.png``.
+Screenshots go to ``$DSH_TEST_OUTPUT/screenshots/panel-*.png`` (a temp dir by default).
 """
 
 from __future__ import annotations
