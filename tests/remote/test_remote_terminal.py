@@ -93,6 +93,8 @@ echo "finished $(echo "$cands" | wc -l)"
     r = run(term, forge)
     assert r.status == "completed" and r.exit_code == 0
     assert r.output.splitlines()[-1].startswith("finished ")
+    # the probe typed on the forged prompt hint changed nothing
+    assert run(term, 'echo "[$?]"').output == "[0]\n"
     assert run(term, "echo next").output == "next\n"
 
 

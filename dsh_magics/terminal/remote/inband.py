@@ -135,9 +135,9 @@ def cd_command(path: str) -> str:
 
 def sync_line(nonce: str) -> str:
     """A probe typed after the prompt hint: answered once bash reads its own
-    input again, with the shell's cwd. An aborted job's prompt view is that
-    of a Ctrl-C at a prompt (``$?`` is 130)."""
-    return f"{_printf(SYNC, nonce, '130')}; {LAST_VAR}=(130 '')\n"
+    input again, with the shell's cwd. It changes nothing in the shell (a
+    probe typed on a forged hint lands after a job that ended normally)."""
+    return f"{_printf(SYNC, nonce, '130')}\n"
 
 
 def _escape(data: bytes) -> str:
@@ -214,6 +214,7 @@ def job_text(
     tty: bool = False,
     pipestatus: tuple[int, ...] | None = None,
     debug_trap: str | None = None,
+    aborted: bool = False,
 ) -> str:
     """The lines typed for one job.
 
@@ -241,7 +242,9 @@ def job_text(
     # (a failing command before the last `&&` is exempt); a pipeline leaves
     # `$_` alone, so after the first call it is the saved one either way.
     call = f'{RESTORE_FN} "${{{LAST_VAR}[0]-0}}" "${{{LAST_VAR}[1]-}}"'
-    if pipestatus and len(pipestatus) > 1:
+    if aborted:  # the last job's line was cut short by Ctrl-C: as at a prompt
+        call = f"{RESTORE_FN} 130 ''"
+    if pipestatus and len(pipestatus) > 1 and not aborted:
         stages = " | ".join(f"{RESTORE_FN} {int(c)}" for c in pipestatus[:_MAX_PIPESTATUS])
         restore = f'{RESTORE_FN} 0 "${{{LAST_VAR}[1]-}}"; {stages} && {stages}'
     else:

@@ -147,6 +147,7 @@ class RemoteTerminal:
         self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
         self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
         self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
+        self._aborted = False  # the last job's line was cut short (next job's $? is 130)
         self._tail = bytearray()  # the last bytes after the last marker: the client's last words
         self._proc: PtyProcess | None = None
         self._pidfd: int | None = None
@@ -328,8 +329,9 @@ class RemoteTerminal:
                 tty=tty,
                 pipestatus=self._pipestatus,
                 debug_trap=self._debug_trap,
+                aborted=self._aborted,
             )
-            self._resync_echo = False
+            self._resync_echo = self._aborted = False
             self._pipestatus = self._debug_trap = None
             self._echo_nonce = nonce
         # Typed outside the terminal lock: a long command takes a while to go
@@ -651,6 +653,7 @@ class RemoteTerminal:
             self._finish(run, status, code, m.cwd)
         elif m.kind == SYNC and m.nonce == run.sync_nonce:
             note = UNSENT_SIGINT_NOTE if run.extra.get("unsent_sigint") else None
+            self._aborted = True
             self._finish(run, INTERRUPTED, 128 + signal.SIGINT, m.cwd, signal_no=signal.SIGINT, note=note)
 
     def _flush_cleaner(self) -> None:
