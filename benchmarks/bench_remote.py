@@ -9,7 +9,8 @@ uses your own ssh setup (agent, config) for both contenders.
 
 - Round trip of ``true``: ``RemoteTerminal.exec`` + wait on a warm terminal,
   against ``ssh ... true`` (connect, authenticate, run, disconnect), median,
-  interleaved.
+  interleaved. A fresh ssh also pays for the remote user's ~/.bashrc, which
+  bash reads when sshd runs it with -c.
 - Throughput of ``seq 1 N``: the terminal (through the remote PTY and the
   in-band transport) against ``ssh ... seq 1 N`` read from a pipe, MB/s of
   seq's output, best of 3.
@@ -45,11 +46,6 @@ def _ssh_argv(target: str, command: str) -> list[str]:
     if t.user:
         argv += ["-l", t.user]
     return [*argv, "--", t.host or "", command]
-
-
-def _is_local(target: str) -> bool:
-    t = parse_target(target)
-    return t is not None and (t.host or "") in ("127.0.0.1", "localhost", "::1")
 
 
 def _ms(fn) -> float:
@@ -90,19 +86,6 @@ def measure(target: str, quick: bool = False) -> dict:
             out = subprocess.run(_ssh_argv(target, f"seq 1 {seq_n}"), check=True, stdin=subprocess.DEVNULL, capture_output=True).stdout
             assert len(out) == seq_bytes
 
-        # What the remote side adds to every fresh `ssh host cmd` on its own:
-        # bash run by sshd with -c reads ~/.bashrc. Measured here for a local
-        # target only (same machine, same user), as bash -c with and without
-        # the variable that tells bash it runs under sshd.
-        rc_ms = None
-        if _is_local(target):
-            env = {k: v for k, v in os.environ.items() if not k.startswith("SSH_")}
-            plain = dict(env, SHLVL="0")
-            under_sshd = dict(plain, SSH_CLIENT="127.0.0.1 1 22")
-            with_rc = [_ms(lambda: subprocess.run(["bash", "-c", "true"], env=under_sshd, stderr=subprocess.DEVNULL)) for _ in range(5)]
-            without = [_ms(lambda: subprocess.run(["bash", "-c", "true"], env=plain, stderr=subprocess.DEVNULL)) for _ in range(5)]
-            rc_ms = max(0.0, statistics.median(with_rc) - statistics.median(without))
-
         seq_t, seq_f = [], []
         for _ in range(3):
             seq_t.append(_ms(seq_terminal))
@@ -117,8 +100,6 @@ def measure(target: str, quick: bool = False) -> dict:
             "terminal": round(rt_t, 3),
             "fresh_ssh": round(rt_f, 3),
             "speedup": round(rt_f / rt_t, 1),
-            "remote_bashrc": None if rc_ms is None else round(rc_ms, 1),
-            "speedup_without_bashrc": None if rc_ms is None else round((rt_f - rc_ms) / rt_t, 1),
         },
         "throughput_mb_s": {
             "terminal": round(mbps_t, 1),
@@ -159,11 +140,6 @@ def main() -> None:
     r, t = res["round_trip_ms"], res["throughput_mb_s"]
     print(f"target: {res['target']}  (load avg {res['load_avg'][0]:.2f})")
     print(f"round trip of `true`: terminal {r['terminal']:.3f} ms, fresh `ssh host true` {r['fresh_ssh']:.1f} ms -> {r['speedup']}x faster")
-    if r["remote_bashrc"] is not None:
-        print(
-            f"  of a fresh ssh, the remote ~/.bashrc (bash under sshd reads it): {r['remote_bashrc']} ms; "
-            f"without it {r['speedup_without_bashrc']}x faster"
-        )
     print(
         f"throughput of seq 1 {t['seq_n']} ({t['mb']} MB): terminal {t['terminal']} MB/s, "
         f"`ssh host seq` to a pipe {t['fresh_ssh_pipe']} MB/s -> ratio {t['ratio']}"
