@@ -291,3 +291,40 @@ def cwd(pid: int) -> str | None:
     except OSError:
         return None
     return path[: -len(" (deleted)")] if path.endswith(" (deleted)") else path
+
+
+# ----------------------------------------------------------------------------
+# Where /proc is missing (macOS), or with DSH_MAGICS_PROCFS=0, the portable
+# layer (psutil and ps) answers the same questions instead; docs/portability.md
+# says where it is weaker. ``kill_tree`` and ``reap`` use whichever answers are
+# bound here; ``PROCFS`` keeps the /proc ones (``proclayer.procfs``).
+from . import proclayer as _proclayer  # noqa: E402
+
+PROCFS = {
+    "alive": alive,
+    "children": children,
+    "command_launched": command_launched,
+    "command_name": command_name,
+    "cwd": cwd,
+    "descendants": descendants,
+    "identity": identity,
+    "input_state": input_state,
+    "tagged": tagged,
+    "terminal_reader": terminal_reader,
+}
+
+if not _proclayer.use_procfs():
+    from .proclayer.portable import (  # noqa: E402, F401, F811
+        alive,
+        children,
+        command_launched,
+        command_name,
+        cwd,
+        descendants,
+        identity,
+        input_state,
+        tagged,
+        terminal_reader,
+    )
+
+    pid_alive = alive

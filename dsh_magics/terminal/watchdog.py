@@ -24,6 +24,8 @@ def _ensure() -> subprocess.Popen | None:
     # processes it (or a test) is looking for.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": root}
+    if os.environ.get("DSH_MAGICS_PROCFS"):  # the owner's process layer (proclayer)
+        env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
     try:
         _proc = subprocess.Popen(
             [sys.executable, "-m", "dsh_magics.terminal.watchdog"],

@@ -1,28 +1,21 @@
 """The ``/proc`` process layer: the engine's own probes, as written in
-``procs`` (tree, tokens, liveness, and what the shell and its
-foreground group are doing). Linux only.
+``procs`` (tree, tokens, liveness, and what the shell and its foreground
+group are doing). Linux only. ``procs.PROCFS`` holds them before ``procs``
+binds the portable answers in their place (``DSH_MAGICS_PROCFS=0``), so the
+names here are the /proc ones whichever layer the engine uses.
 """
 
 from __future__ import annotations
 
-import os
+from ..procs import PROCFS as _P
 
-from .. import procs as _procs
-
-descendants = _procs.descendants
-tagged = _procs.tagged
-alive = _procs.alive
-children = _procs.children
-identity = _procs.identity
-command_launched = _procs.command_launched
-terminal_reader = _procs.terminal_reader
-input_state = _procs.input_state
-command_name = _procs.command_name
-
-
-def cwd(pid: int) -> str | None:
-    try:
-        path = os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return None
-    return path[: -len(" (deleted)")] if path.endswith(" (deleted)") else path
+alive = _P["alive"]
+children = _P["children"]
+command_launched = _P["command_launched"]
+command_name = _P["command_name"]
+cwd = _P["cwd"]
+descendants = _P["descendants"]
+identity = _P["identity"]
+input_state = _P["input_state"]
+tagged = _P["tagged"]
+terminal_reader = _P["terminal_reader"]
