@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ptyprocess import PtyProcess
 
-from . import procs
+from . import bash_version, procs
 from .config import TerminalConfig
 from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
@@ -125,6 +125,7 @@ def shell_env(session_id: str, token: str) -> dict[str, str]:
 
 
 def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
+    bash_version.require(config.shell)  # SHELL_UNSUPPORTED for a bash too old
     argv = [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
 
     def go() -> PtyProcess:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_magics import tools
 from dsh_magics.errors import ShellUnsupported
-from dsh_magics.terminal import bash_version
+from dsh_magics.terminal import Registry, bash_version
 
 REAL_BASH = shutil.which("bash") or "/bin/bash"
 
@@ -90,3 +91,42 @@ def test_checked_once_per_executable(tmp_path: Path) -> None:
     with pytest.raises(ShellUnsupported):
         bash_version.require(path)
     assert _calls(log) == 2
+
+
+def test_a_terminal_on_an_old_bash_does_not_start(tmp_path: Path) -> None:
+    path, _ = standin(tmp_path, "GNU bash, version 3.2.57(1)-release (arm64-apple-darwin23)")
+    reg = Registry(login=False, shell=path)
+    try:
+        with pytest.raises(ShellUnsupported, match=r"bash 3\.2\.57; dsh-magics needs bash 4\.3"):
+            reg.attach("old")
+        assert reg.list() == []
+        # The agent tools say it with the stable code.
+        res = tools.call("bash_attach", {"session_id": "old"}, registry=reg)
+        assert res["error"]["code"] == "SHELL_UNSUPPORTED", res
+        assert "DSH_MAGICS_SHELL" in res["error"]["message"]
+    finally:
+        reg.close_all()
+
+
+def test_dsh_magics_shell_names_the_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, _ = standin(tmp_path, "GNU bash, version 4.2.53(1)-release")
+    monkeypatch.setenv("DSH_MAGICS_SHELL", path)
+    reg = Registry(login=False)
+    try:
+        with pytest.raises(ShellUnsupported, match=r"bash 4\.2\.53"):
+            reg.attach("old")
+    finally:
+        reg.close_all()
+
+
+def test_a_new_enough_bash_starts_and_is_asked_once(tmp_path: Path) -> None:
+    path, log = standin(tmp_path, "GNU bash, version 4.3.48(1)-release")
+    reg = Registry(login=False, shell=path)
+    try:
+        for i in range(3):
+            reg.attach(f"new-{i}")
+        res = reg.exec("new-0", "echo ok", wait_ms=20_000)
+        assert (res.exit_code, res.output) == (0, "ok\n")
+        assert _calls(log) == 1
+    finally:
+        reg.close_all()
