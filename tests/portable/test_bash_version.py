@@ -65,10 +65,10 @@ def test_an_old_bash_is_refused_with_what_to_do(tmp_path: Path) -> None:
         bash_version.require(path)
     err = caught.value
     assert err.code == "SHELL_UNSUPPORTED"
-    assert "bash 3.2.57" in err.message and "bash 4.3 or newer" in err.message, err.message
+    assert "bash 3.2.57" in err.message and "bash 5.0 or newer" in err.message, err.message
     assert "DSH_MAGICS_SHELL" in err.message and "/opt/homebrew/bin/bash" in err.message
-    assert err.details == {"shell": path, "found": "3.2.57", "required": "4.3"}
-    assert bash_version.parse("GNU bash, version 4.2.53") < bash_version.MIN_VERSION <= (4, 3, 0)
+    assert err.details == {"shell": path, "found": "3.2.57", "required": "5.0"}
+    assert bash_version.parse("GNU bash, version 4.4.23") < bash_version.MIN_VERSION <= (5, 0, 0)
 
 
 def test_another_shell_is_refused(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_another_shell_is_refused(tmp_path: Path) -> None:
 
 
 def test_checked_once_per_executable(tmp_path: Path) -> None:
-    path, log = standin(tmp_path, "GNU bash, version 4.3.0(1)-release")
+    path, log = standin(tmp_path, "GNU bash, version 5.0.0(1)-release")
     bash_version.require(path)
     bash_version.require(path)
     assert _calls(log) == 1
@@ -97,7 +97,7 @@ def test_a_terminal_on_an_old_bash_does_not_start(tmp_path: Path) -> None:
     path, _ = standin(tmp_path, "GNU bash, version 3.2.57(1)-release (arm64-apple-darwin23)")
     reg = Registry(login=False, shell=path)
     try:
-        with pytest.raises(ShellUnsupported, match=r"bash 3\.2\.57; dsh-magics needs bash 4\.3"):
+        with pytest.raises(ShellUnsupported, match=r"bash 3\.2\.57; dsh-magics needs bash 5\.0"):
             reg.attach("old")
         assert reg.list() == []
         # The agent tools say it with the stable code.
@@ -109,18 +109,18 @@ def test_a_terminal_on_an_old_bash_does_not_start(tmp_path: Path) -> None:
 
 
 def test_dsh_magics_shell_names_the_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path, _ = standin(tmp_path, "GNU bash, version 4.2.53(1)-release")
+    path, _ = standin(tmp_path, "GNU bash, version 4.4.23(1)-release")
     monkeypatch.setenv("DSH_MAGICS_SHELL", path)
     reg = Registry(login=False)
     try:
-        with pytest.raises(ShellUnsupported, match=r"bash 4\.2\.53"):
+        with pytest.raises(ShellUnsupported, match=r"bash 4\.4\.23"):
             reg.attach("old")
     finally:
         reg.close_all()
 
 
 def test_a_new_enough_bash_starts_and_is_asked_once(tmp_path: Path) -> None:
-    path, log = standin(tmp_path, "GNU bash, version 4.3.48(1)-release")
+    path, log = standin(tmp_path, "GNU bash, version 5.0.17(1)-release")
     reg = Registry(login=False, shell=path)
     try:
         for i in range(3):
