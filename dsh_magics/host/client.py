@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import jobs, shutdown
 from ..errors import DshError, HostUnavailable, NoSuchJob
+from ..terminal import interaction, waits
 from ..terminal import validation as V
 from ..terminal.api import Engine
 from ..terminal.config import TerminalConfig
@@ -570,10 +571,13 @@ class HostClient:
             self._known_sessions.add(session_id)
         return info  # type: ignore[no-any-return]
 
-    def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:  # noqa: A003
+    def exec(  # noqa: A003
+        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+    ) -> jobs.Job | Result:
         V.session_id(session_id)
         V.command(command)
         V.wait_ms(wait_ms)  # in the engine's order, before capping it
+        V.flag(tty, "tty")
         started = time.monotonic()
         value = self._op(
             "exec",
@@ -581,6 +585,7 @@ class HostClient:
             command=command,
             wait_ms=None if wait_ms is None else min(wait_ms, _BLOCK * 1000),
             base_cwd=_cwd(),
+            tty=tty or None,
         )
         noted = self._note_session(session_id)
         if "result" in value:
@@ -597,14 +602,48 @@ class HostClient:
                 return job.result
         return job
 
-    def wait(self, job_id: str, timeout: float | None = None) -> Result:
-        """Waits on the local job proxy (settled by the host's ``job_done``
-        event), so no request blocks a host thread."""
-        V.timeout(timeout)
-        job = self.job(job_id)
-        if job.wait(timeout):
-            return job.result
-        return self.result(job_id)
+    def wait(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        until: str | None = None,
+        idle_ms: int | None = None,
+        on_input: bool = True,
+    ) -> Result:
+        """Runs here, over ``job``/``info``/``read``/``wait_output`` (see
+        :mod:`dsh_magics.terminal.waits`): the local job proxy is settled by
+        the host's ``job_done`` event, so no request blocks a host thread for
+        longer than a ``wait_output`` slice."""
+        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+
+    def send(
+        self,
+        session_id: str,
+        text: str | None = None,
+        key: str | None = None,
+        enter: bool = True,
+        wait_ms: int | None = interaction.DEFAULT_SEND_WAIT_MS,
+        source: str = interaction.PERSON,
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> Result:
+        """As in-process; the host waits at most one slice (25 s) for the job to react."""
+        V.session_id(session_id)
+        V.wait_ms(wait_ms)
+        interaction.check_send(source=source, caller=caller, secret=secret, allow_secret=allow_secret)
+        return self._op(  # type: ignore[no-any-return]
+            "send",
+            session_id=session_id,
+            text=text,
+            key=key,
+            enter=enter,
+            wait_ms=0 if wait_ms is None else min(wait_ms, _BLOCK * 1000),
+            source=source,
+            caller=caller,
+            secret=secret,
+            allow_secret=allow_secret,
+        )
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
         V.count(tail_lines, "tail_lines")

@@ -81,14 +81,47 @@ class Engine(Protocol):
         ...
 
     # -- jobs --------------------------------------------------------------
-    def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:
+    def exec(
+        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+    ) -> jobs.Job | Result:
         """Start ``command`` (SESSION_BUSY if a job runs); its Job at once,
-        or its Result if it settled within ``wait_ms`` milliseconds."""
+        or its Result if it settled within ``wait_ms`` milliseconds. Its
+        stdin is /dev/null, or the terminal with ``tty=True`` (REPLs, y/N)."""
         ...
 
-    def wait(self, job_id: str, timeout: float | None = None) -> Result:
-        """The settled Result, or after ``timeout`` seconds a snapshot with
-        ``timed_out=True`` while the command keeps running."""
+    def wait(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        until: str | None = None,
+        idle_ms: int | None = None,
+        on_input: bool = True,
+    ) -> Result:
+        """The settled Result, or a snapshot while the command keeps running
+        once output after the call matches ``until`` (``match_line``), no
+        output came for ``idle_ms``, the job waits for typed input
+        (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
+        ``reason`` names which. A bad regex is INVALID_ARGUMENT."""
+        ...
+
+    def send(
+        self,
+        session_id: str,
+        text: str | None = None,
+        key: str | None = None,
+        enter: bool = True,
+        wait_ms: int | None = 2000,
+        source: str = "person",
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> Result:
+        """Type a line (Enter after it unless ``enter=False``) or a named key
+        into the running job (NOT_RUNNING if none); recorded in the job's
+        ``inputs`` with ``source`` and ``caller``, secret text redacted.
+        Waits up to ``wait_ms`` for the job to settle or await input again;
+        ``output`` is what the terminal showed after the input. Text while
+        the job asks for hidden entry is SECRET_INPUT unless ``allow_secret``."""
         ...
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:

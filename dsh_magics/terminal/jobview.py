@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import jobs
 from ..errors import InvalidArgument
+from . import interaction
 from .interrupts import InterruptState
 from .quiet import QuietState
 from .result import ReadResult, Result
@@ -32,6 +33,10 @@ class Running:
     sync_nonce: str | None = None
     intr: InterruptState = field(default_factory=InterruptState)
     quiet: QuietState = field(default_factory=QuietState)
+    tty: bool = False  # the job reads the terminal (``exec(..., tty=True)``)
+    echo_on: bool = False  # the engine switched echo on for it (interaction.Gate)
+    inputs: list[interaction.InputRecord] = field(default_factory=list)
+    awaiting: interaction.AwaitingInput | None = None  # it waits for typed input now
 
 
 def running_result(session_id: str, run: Running, ring: Ring, cwd: str) -> Result:
@@ -56,7 +61,9 @@ def running_result(session_id: str, run: Running, ring: Ring, cwd: str) -> Resul
         dropped_lines=dropped,
         fresh_shell=run.fresh_shell,
         start_line=run.start_line,
-        note=run.quiet.read_note(),
+        note=run.quiet.read_note(secret=bool(run.awaiting and run.awaiting.secret)),
+        awaiting_input=run.awaiting.to_dict() if run.awaiting else None,
+        inputs=[r.to_dict() for r in run.inputs],
     )
 
 
@@ -94,6 +101,7 @@ def final_result(
         signal=signal_no,
         note=note,
         start_line=run.start_line,
+        inputs=[r.to_dict() for r in run.inputs],
     )
 
 

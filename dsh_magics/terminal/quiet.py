@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 
-from . import procs
+from . import interaction, procs
 
 QUIET_S = 0.05
 """Quiet spell after a running job's last output before the check."""
@@ -70,15 +70,20 @@ class QuietState:
             self.tries += 1
             self.at = time.monotonic() + QUIET_S * 2**self.tries
 
-    def read_note(self) -> str | None:
+    def read_note(self, secret: bool = False) -> str | None:
         """For a running job's snapshot: it waits for typed input."""
         if self.reader is None:
             return None
         pid, name = self.reader
+        if secret:
+            return (
+                f"waiting for input on the terminal: {name} (pid {pid}) asks for hidden entry "
+                "(a password); a person must answer it (%bash_send --secret, the panel), or "
+                "interrupt the job"
+            )
         return (
-            f"waiting for input on the terminal: {name} (pid {pid}) is reading it, likely a password "
-            "or confirmation prompt. Nothing types into it here: interrupt the job, or run the "
-            "command so that it does not ask (sudo -n, ssh -o BatchMode=yes, apt-get -y)"
+            f"waiting for input on the terminal: {name} (pid {pid}) is reading it; answer with "
+            "send (%bash_send, bash_send), or interrupt the job"
         )
 
 
@@ -88,6 +93,7 @@ def check(
     pty_fd: int,
     identity: tuple[str, bytes] | None,
     probe_pending: bool = False,
+    tty: str | None = None,
 ) -> Verdict:
     """Look at the shell from outside (a few /proc reads; only after output
     or an interrupt, so an idle terminal and a quick job pay nothing).
@@ -113,7 +119,8 @@ def check(
     except OSError:
         return Verdict.NOTHING
     if fg != shell_pid:
-        reader = procs.terminal_reader(shell_pid, fg)
+        # read, select, poll or epoll on the terminal only (interaction.detect)
+        reader = interaction.foreground_reader(shell_pid, pty_fd, tty)
         return Verdict.LATER if reader is None else _waiting(state, reader)
     verdict = procs.input_state(shell_pid)
     state.verdict = verdict

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import jobs, shutdown
 from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
+from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
@@ -69,13 +70,16 @@ class Registry:
                 raise InvalidArgument(f"cannot cd to {cwd!r}: {result.output.strip()}")
         return self._terms[session_id].info()
 
-    def exec(self, session_id: str, command: str, wait_ms: int | None = None) -> jobs.Job | Result:
+    def exec(
+        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+    ) -> jobs.Job | Result:
         """Start ``command``; return its Job at once, or its Result if it
         finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
         fresh one first (the Result says ``fresh_shell=True``)."""
         V.session_id(session_id)
         V.command(command)
         V.wait_ms(wait_ms)
+        V.flag(tty, "tty")
         term = self._terms.get(session_id)
         fresh = False
         if term is None:
@@ -83,19 +87,66 @@ class Registry:
         elif term.dead:
             term = self._replace(session_id, term.cwd)
             fresh = True
-        job = term.exec(command, fresh_shell=fresh)
+        job = term.exec(command, fresh_shell=fresh, tty=tty)
         if wait_ms is not None and job.wait(wait_ms / 1000.0):
             return job.result
         return job
 
-    def wait(self, job_id: str, timeout: float | None = None) -> Result:
-        """The job's result once settled, or after ``timeout`` seconds a
-        snapshot with ``timed_out=True`` (the command keeps running)."""
-        V.timeout(timeout)
-        job = self.job(job_id)
-        if job.wait(timeout):
-            return job.result
-        return self.result(job_id)
+    def wait(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        until: str | None = None,
+        idle_ms: int | None = None,
+        on_input: bool = True,
+    ) -> Result:
+        """The job's result once settled, or a snapshot (the command keeps
+        running) when the first of these comes: output matching ``until``,
+        ``idle_ms`` without output, the job waiting for typed input
+        (``on_input``), or ``timeout`` seconds (``timed_out=True``).
+        ``reason`` says which (see :mod:`.waits`)."""
+        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+
+    def send(
+        self,
+        session_id: str,
+        text: str | None = None,
+        key: str | None = None,
+        enter: bool = True,
+        wait_ms: int | None = interaction.DEFAULT_SEND_WAIT_MS,
+        source: str = interaction.PERSON,
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> Result:
+        """Type ``text`` (then Enter, unless ``enter=False``) or one named
+        ``key`` into the session's running job; see :mod:`.interaction`.
+
+        Waits up to ``wait_ms`` for the job to settle or wait for input
+        again, and returns its result with ``output`` holding only what the
+        terminal showed after the input (``start_line`` is its first line).
+        NOT_RUNNING with no job running; SECRET_INPUT for text while the job
+        asks for hidden entry and ``allow_secret`` is false (agent tools).
+        ``secret=True`` keeps the text out of the job's input record (as does
+        a terminal with echo off)."""
+        V.wait_ms(wait_ms)
+        interaction.check_send(source=source, caller=caller, secret=secret, allow_secret=allow_secret)
+        term = self._term(session_id)
+        job, start_line, prompt = term.send(
+            text,
+            key=key,
+            enter=enter,
+            source=source,
+            caller=caller,
+            secret=secret,
+            allow_secret=allow_secret,
+        )
+        if wait_ms:
+            res = waits.wait(self, job.id, wait_ms / 1000.0, on_input=True)
+        else:
+            res = self.result(job.id)
+        rr = term.read(since=start_line)
+        return interaction.since_input(res, rr, start_line, prompt)
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
         """Snapshot of a job without waiting; ``tail_lines=N`` keeps only the

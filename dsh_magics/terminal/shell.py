@@ -195,9 +195,10 @@ def _variables(scratch: str) -> str:
     )
 
 
-def setup_script(cwd: str, scratch: str) -> str:
+def setup_script(cwd: str, scratch: str, gate_open: str = "") -> str:
     """Runs after the user's profile, inside the shell, once. ``scratch`` is
-    the terminal's private directory (for ``SEEN_FILE`` and ``TRAPS_FILE``)."""
+    the terminal's private directory (for ``SEEN_FILE`` and ``TRAPS_FILE``);
+    ``gate_open`` opens the job gate (see ``interaction.Gate``)."""
     q = shlex.quote
     return "\n".join(
         [
@@ -212,6 +213,7 @@ def setup_script(cwd: str, scratch: str) -> str:
             "stty -echo 2>/dev/null",
             f"\\builtin cd -- {q(cwd)} 2>/dev/null",
             _variables(scratch),
+            gate_open,
             _functions(),
             # Last: from here on only jobs and markers reach the PTY.
             f'exec 1>>"${SEEN}" 2>/dev/null',
@@ -326,6 +328,9 @@ def job_line(
     end_nonce: str | None = None,
     status: int | None = None,
     pipestatus: list[int] | None = None,
+    gate: str = "",
+    gate_end: str = "",
+    tty: bool = False,
 ) -> str:
     """One physical line per job: load the command, begin marker, restore
     the prompt's view, the command evaluated with stdin from /dev/null and
@@ -355,9 +360,12 @@ def job_line(
     ending a shell under ``set -e``.
     """
     end_nonce = end_nonce or nonce
+    # A tty job reads a fresh open of the terminal (never the shell's own
+    # input description: see ``input_state``); others read /dev/null.
+    stdin = "</dev/tty" if tty else f"<&{NULL_FD}"
     run = (
         f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{ADD_VAR}-}}" '
-        f"<&{NULL_FD} >&{MARKER_FD} 2>&{MARKER_FD}"
+        f"{stdin} >&{MARKER_FD} 2>&{MARKER_FD}"
     )
     if pipestatus and len(pipestatus) > 1:
         # After the last argument is set: a pipeline leaves ``$_`` alone.
@@ -368,10 +376,19 @@ def job_line(
     else:
         restore = f'{RESTORE_FN} {int(status)} "${LA}" {"||" if status else "&&"} {run}'
     end = printf_marker(END, end_nonce, status=f'"${ST}"', pipestatus=f'"${PS}"')
+    # ``gate`` (``interaction.Gate.shell_wait()``) holds the command after
+    # its begin marker until the engine has switched echo on for the job; a
+    # tty job waits there once more after its end marker, while the engine
+    # throws away input nobody read. With the gate the job runs with echo on,
+    # so a resync must not turn it off.
+    resync = (RESYNC_TTY_ECHO if gate else RESYNC_TTY) if resync_tty else ""
     return (
-        (RESYNC_TTY if resync_tty else "")
+        resync
         + f"\\builtin . {shlex.quote(script_path)} || :; {printf_marker(BEGIN, nonce)}; "
-        f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; {_hidden(end)}\n'
+        + (f"{gate}; " if gate else "")
+        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; {_hidden(end)}'
+        + (f"; {gate_end}" if gate_end and tty else "")
+        + "\n"
     )
 
 
@@ -406,3 +423,4 @@ def quiet_tty(fd: int) -> bool:
 
 
 RESYNC_TTY = "\\builtin command stty -echo icanon </dev/tty >/dev/null 2>&1;"
+RESYNC_TTY_ECHO = "\\builtin command stty echo icanon </dev/tty >/dev/null 2>&1;"

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import jobs
-from ..errors import InvalidArgument, SessionBusy, ShellExited
-from . import procs, quiet, reader, shell, watchdog
+from ..errors import InvalidArgument, NotRunning, SecretInput, SessionBusy, ShellExited
+from . import interaction, procs, quiet, reader, shell, watchdog
 from .cleaner import Cleaner
 from .config import TerminalConfig
 from .interrupts import Interrupter
@@ -84,6 +84,11 @@ class Terminal:
         self._last_status: int | None = None
         self._pipestatus: list[int] | None = None
         self._interrupter: Interrupter | None = None
+        self._gate: interaction.Gate | None = None
+        self._tty: str | None = None  # the terminal's device path (/dev/pts/N)
+        self._tty_fd: int | None = None  # its slave side, for interaction.line_taken
+        self._typed = False  # input was sent since the engine last typed a line
+        self._send_lock = threading.Lock()
         self._start()
 
     # ------------------------------------------------------------------
@@ -104,7 +109,10 @@ class Terminal:
         except (AttributeError, OSError):
             self._pidfd = None
         self._ready_nonce = new_nonce()
-        setup = self._scratch.write_file("setup.sh", shell.setup_script(self._cwd, self._tmpdir))
+        self._gate = interaction.Gate(self._tmpdir)
+        setup = self._scratch.write_file(
+            "setup.sh", shell.setup_script(self._cwd, self._tmpdir, self._gate.shell_open())
+        )
         self._reader = threading.Thread(
             target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
         )
@@ -127,6 +135,12 @@ class Terminal:
             raise ShellExited(why, session_id=self.session_id)
         unlink(setup)
         self._identity = procs.identity(self._proc.pid)
+        self._gate.unlink()  # the shell has both gates open by now
+        self._tty = interaction.tty_path(self._proc.pid)
+        if self._pidfd is not None:
+            # Held open only where the pidfd reports the shell's exit: an
+            # open slave keeps the master from reading EOF.
+            self._tty_fd = interaction.open_tty(self._tty)
 
     def close(self) -> None:
         """Kill the shell and every process it started; remove temp files
@@ -146,9 +160,11 @@ class Terminal:
         self._mark_dead(note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
             self._reader.join(timeout=2.0)
-        for fd in (self._pidfd, self._wake_r, self._wake_w):
+        for fd in (self._pidfd, self._wake_r, self._wake_w, self._tty_fd):
             close_fd(fd)
-        self._pidfd = self._wake_r = self._wake_w = None
+        self._pidfd = self._wake_r = self._wake_w = self._tty_fd = None
+        if self._gate is not None:
+            self._gate.close()
         with contextlib.suppress(Exception):
             if self._proc is not None:
                 self._proc.close(force=True)
@@ -168,7 +184,7 @@ class Terminal:
 
     # ------------------------------------------------------------------
     # public operations
-    def exec(self, command: str, *, fresh_shell: bool = False) -> jobs.Job:
+    def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
         if not isinstance(command, str):
             raise InvalidArgument("command must be a string")
         if not command.strip():
@@ -196,11 +212,21 @@ class Terminal:
                 started_at=time.time(),
                 start_line=self._ring.next_line,
                 fresh_shell=fresh_shell,
+                tty=bool(tty),
             )
             self._jobs.add(job)
+            self._before_typing()
             resync = shell.quiet_tty(self._proc.fd)
+            if self._gate is not None:
+                self._gate.drain()
+            gates = {
+                "gate": self._gate.shell_wait() if self._gate else "",
+                "gate_end": self._gate.shell_wait(end=True) if self._gate else "",
+                "tty": bool(tty),
+            }
             last = {"status": self._last_status, "pipestatus": self._pipestatus}
-            self._type(shell.job_line(nonce, script, resync_tty=resync, end_nonce=end_nonce, **last))
+            self._type(shell.job_line(nonce, script, resync_tty=resync, end_nonce=end_nonce, **last, **gates))
+            self._echo_for_job(self._running)
         self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
         return job
 
@@ -212,12 +238,114 @@ class Terminal:
             if run is None or self._dead:
                 return None
             assert self._interrupter is not None
+            run.awaiting = None  # what it waited for is being interrupted
+            run.quiet.reader = None
+            if run.tty or run.inputs:
+                # Type-ahead nobody read would reach the shell once the line is aborted.
+                interaction.discard_typed_input(self._tty)
             self._interrupter.request(run)
             # No probe is typed here (a program reading the terminal would take
             # it as input): the quiet check types one once the shell reads.
             run.quiet.at = time.monotonic() + quiet.AFTER_INTERRUPT_S
             self._poke_reader()
             return run.job
+
+    def send(
+        self,
+        text: str | None = None,
+        *,
+        key: str | None = None,
+        enter: bool = True,
+        source: str = interaction.PERSON,
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> tuple[jobs.Job, int, str]:
+        """Type into the running job's terminal, as a person at its keyboard.
+
+        Returns the job, the ring line number where output after the input
+        starts, and the unfinished line the input was typed onto (the prompt).
+        With no job running, typed text would become a command line of the
+        shell itself: NOT_RUNNING. ``allow_secret=False`` (the agent tools)
+        refuses text while the job asks for hidden entry, read from the
+        terminal at this very moment: SECRET_INPUT.
+        """
+        data = interaction.encode(text, enter=enter, key=key)
+        with self._lock:
+            run = self._running
+            if run is None or self._dead:
+                raise NotRunning(
+                    f"session {self.session_id!r} runs no job: typed text would be a command "
+                    "of the shell itself; start the program with exec first",
+                    session_id=self.session_id,
+                )
+            hidden = run.echo_on and interaction.hidden_entry(self._proc.fd)
+            if key is None and hidden and not allow_secret:
+                raise SecretInput(
+                    f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
+                    "must answer it (%bash_send --secret, or the panel's password box); an agent "
+                    "may only send keys such as ctrl-c",
+                    session_id=self.session_id,
+                    job_id=run.job.id,
+                )
+            record = interaction.InputRecord.make(
+                source, text, secret=key is None and (secret or hidden), key=key, caller=caller, enter=enter
+            )
+            run.inputs.append(record)
+            run.awaiting = None
+            run.quiet.reader = None
+            if key == "ctrl-c":
+                run.intr.requested = True  # the line it aborts was ours to abort
+            start_line, prompt = self._ring.next_line, self._ring.partial
+            self._typed = True
+            # Look again once the program has had a moment with the input.
+            run.quiet.at = time.monotonic() + quiet.QUIET_S
+            run.quiet.tries = 0
+            job = run.job
+        with self._send_lock:  # outside the engine lock: a full input queue blocks the write
+            self._write_bytes(data)
+        self._poke_reader()
+        self._emit({"type": "input", "session_id": self.session_id, "job_id": job.id, "input": record.to_dict()})
+        return job, start_line, prompt
+
+    def _echo_for_job(self, run: Running) -> None:
+        """Echo on for the job, then open its gate (see interaction.Gate):
+        the job line was typed with echo off, and the kernel is made to take
+        it first, so it is never echoed."""
+        if self._gate is None:
+            return
+        fd = self._tty_fd if self._tty_fd is not None else interaction.open_tty(self._tty)
+        try:
+            interaction.line_taken(fd)
+            interaction.set_echo(self._proc.fd, True)
+        finally:
+            if fd is not None and fd != self._tty_fd:
+                close_fd(fd)
+        run.echo_on = True
+        self._gate.release()
+
+    def _before_typing(self) -> None:
+        """Before the engine types a line: input sent to the last job that
+        nobody read would otherwise run as (or corrupt) the shell's next line."""
+        if self._typed:
+            self._typed = False
+            interaction.discard_typed_input(self._tty)
+
+    def _note_awaiting(self, run: Running) -> None:
+        """The job waits for typed input: say what for (in its snapshots and
+        the terminal's row), and wake waits that end on it."""
+        assert run.quiet.reader is not None
+        pid, name = run.quiet.reader
+        run.awaiting = interaction.AwaitingInput(
+            pid=pid,
+            name=name,
+            prompt=self._ring.partial[-interaction.MAX_PROMPT_CHARS :],
+            # Echo off means the program asked for it only once the engine
+            # switched echo on for the job (interaction.Gate).
+            secret=run.echo_on and interaction.hidden_entry(self._proc.fd),
+        )
+        self._output_seq += 1
+        self._out_cond.notify_all()
 
     def _poke_reader(self) -> None:
         """Wake the reader so it picks up a new deadline."""
@@ -256,6 +384,7 @@ class Terminal:
                 job_started_at=run.started_at if run else None,
                 exit_code=self._exit_code if self._dead else None,
                 lines=self._ring.next_line,
+                awaiting_input=run.awaiting.to_dict() if run and run.awaiting else None,
             )
 
     @property
@@ -323,7 +452,9 @@ class Terminal:
                 return
             self._quiet_checks += 1
             pid = self._proc.pid
-            verdict = quiet.check(run.quiet, pid, self._proc.fd, self._identity, run.sync_nonce is not None)
+            verdict = quiet.check(
+                run.quiet, pid, self._proc.fd, self._identity, run.sync_nonce is not None, tty=self._tty
+            )
             if verdict is quiet.Verdict.LATER:
                 run.quiet.again_later()
             elif verdict is quiet.Verdict.ABORTED:
@@ -331,8 +462,12 @@ class Terminal:
                 # its line was aborted. A probe (no signal) confirms it.
                 run.quiet.unsent_sigint = True
                 run.sync_nonce = new_nonce()
+                self._before_typing()
                 shell.quiet_tty(self._proc.fd)
                 self._type(shell.sync_line(run.sync_nonce))
+            elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
+                if run.awaiting is None:
+                    self._note_awaiting(run)
             elif verdict is quiet.Verdict.REPLACED:
                 self._finish(run, SHELL_EXITED, None, self._cwd, note=quiet.REPLACED_NOTE)
                 self._dead = True
@@ -363,6 +498,7 @@ class Terminal:
             run = self._running
             if run is not None:
                 run.quiet.after_output(hint)
+                run.awaiting = None
         self._emit({"type": "output", "session_id": self.session_id})
         self._deliver()
 
@@ -399,6 +535,15 @@ class Terminal:
             if self._interrupter is not None:
                 self._interrupter.on_begin(run)
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
+            interaction.set_echo(self._proc.fd, False)
+            if run.tty:
+                # The shell waits at the end gate: drop input nobody read, then let it go on.
+                self._typed = False
+                interaction.discard_typed_input(self._tty)
+                if self._gate is not None:
+                    self._gate.release(end=True)
+            elif self._typed:
+                interaction.discard_typed_input(self._tty)
             self._last_status = m.status
             self._pipestatus = list(m.pipestatus) if m.pipestatus else None
             self._flush_cleaner()
@@ -444,6 +589,11 @@ class Terminal:
         self._settled.append((run.job, status, result))
 
     def _on_shell_gone(self, fd: int) -> None:
+        # Our slave descriptor would keep the master from reading EOF (and
+        # the drain would wait out its deadline).
+        with self._lock:
+            tty_fd, self._tty_fd = self._tty_fd, None
+        close_fd(tty_fd)
         reader.drain(fd, self._on_pty)
         self._reap(timeout=2.0)
         with self._lock:
@@ -479,7 +629,9 @@ class Terminal:
     # ------------------------------------------------------------------
     # helpers
     def _type(self, text: str) -> None:
-        data = text.encode("utf-8", "surrogateescape")
+        self._write_bytes(text.encode("utf-8", "surrogateescape"))
+
+    def _write_bytes(self, data: bytes) -> None:
         while data:
             try:
                 n = os.write(self._proc.fd, data)

@@ -27,7 +27,7 @@ def test_a_prompt_on_the_terminal_is_named_and_ctrl_c_lands(reg: Registry, comma
     job = reg.exec("ask", command)
     note = wait_until(lambda: reg.result(job.id).note, 10, msg="the job is seen waiting for input")
     assert "waiting for input on the terminal" in note and "interrupt" in note, note
-    res = reg.wait(job.id, timeout=0.05)
+    res = reg.wait(job.id, timeout=0.05, on_input=False)
     assert res.timed_out and res.status == "running" and res.note == note
     assert reg.interrupt("ask") is job
     res = reg.wait(job.id, timeout=10)
