@@ -1,4 +1,4 @@
-"""Agent tools: the seven ``bash_*`` tools for LLM agents, over the engine.
+"""Agent tools: the ``bash_*`` tools for LLM agents, over the engine.
 
 The same terminals that people drive with magics, driven by a model through
 tool calls::

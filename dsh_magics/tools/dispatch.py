@@ -21,10 +21,17 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
-from ..terminal import Engine, Result, TerminalInfo, default_registry
+from ..terminal import Engine, Result, TerminalInfo, default_registry, waits
 from ..terminal import validation as V
+from ..terminal.result import iso_time
 from .output_schemas import INTERNAL_ERROR_CODE
-from .schemas import DEFAULT_WAIT_TIMEOUT_MS, SPECS, TOOL_NAMES, validation_schema
+from .schemas import (
+    DEFAULT_SEND_WAIT_MS,
+    DEFAULT_WAIT_TIMEOUT_MS,
+    SPECS,
+    TOOL_NAMES,
+    validation_schema,
+)
 from .truncate import MIN_BUDGET_CHARS, OUTPUT_BUDGET_CHARS, bound
 
 log = logging.getLogger(__name__)
@@ -249,11 +256,51 @@ def _job_result(res: Result, budget: int) -> dict[str, Any]:
         d["note"] = res.note
     if res.fresh_shell:
         d["fresh_shell"] = True
+    d.update(_interaction_fields(res))
     return d
 
 
-def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
+def _interaction_fields(res: Result) -> dict[str, Any]:
+    """awaiting_input, reason, match_line/text and inputs, only when relevant."""
+    d: dict[str, Any] = {}
+    if res.awaiting_input:
+        d["awaiting_input"] = _awaiting(res.awaiting_input)
+    if res.reason:
+        d["reason"] = res.reason
+    if res.match_line is not None:
+        d["match_line"] = int(res.match_line)
+        d["match_text"] = res.match_text or ""
+    if res.inputs:
+        d["inputs"] = [_input_row(r) for r in res.inputs]
+    return d
+
+
+def _awaiting(a: dict[str, Any]) -> dict[str, Any]:
     return {
+        "pid": int(a["pid"]),
+        "name": str(a["name"]),
+        "prompt": str(a["prompt"]),
+        "secret": bool(a["secret"]),
+    }
+
+
+def _input_row(r: dict[str, Any]) -> dict[str, Any]:
+    row = {
+        "source": r["source"],
+        "at": iso_time(r["at"]) or "",
+        "text": r["text"],
+        "secret": bool(r["secret"]),
+        "enter": bool(r.get("enter", True)),
+    }
+    if r.get("key"):
+        row["key"] = r["key"]
+    if r.get("caller"):
+        row["caller"] = r["caller"]
+    return row
+
+
+def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
+    row = {
         "session_id": info.session_id,
         "status": info.status,
         "cwd": info.cwd,
@@ -262,9 +309,12 @@ def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
         "pid": info.pid,
         "own": info.session_id == caller,
     }
+    if info.awaiting_input:
+        row["awaiting_input"] = _awaiting(info.awaiting_input)
+    return row
 
 
-# -- the seven tools ------------------------------------------------------------
+# -- the tools -------------------------------------------------------------------
 def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
     reg = ctx.registry
@@ -276,7 +326,10 @@ def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
     command = _checked(V.command, args["command"], "command")
-    res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"))
+    if args.get("tty"):
+        res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"), tty=True)
+    else:
+        res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"))
     if isinstance(res, Result):
         return _job_result(res, ctx.budget)
     return {"job_id": res.id, "session_id": res.owner, "status": res.status}
@@ -295,7 +348,32 @@ def _wait(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
             field="job_id",
         )
     timeout_ms = args.get("timeout_ms", DEFAULT_WAIT_TIMEOUT_MS)
-    return _job_result(ctx.registry.wait(job.id, timeout=timeout_ms / 1000.0), ctx.budget)
+    res = waits.wait(
+        ctx.registry,
+        job.id,
+        timeout_ms / 1000.0,
+        until=args.get("until"),
+        idle_ms=args.get("idle_ms"),
+        on_input=bool(args.get("on_input", True)),
+    )
+    return _job_result(res, ctx.budget)
+
+
+def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    if "key" in args and args.get("text"):
+        raise InvalidArgument("key: send either text or a key, not both", field="key")
+    res = ctx.registry.send(
+        sid,
+        args.get("text"),
+        key=args.get("key"),
+        enter=bool(args.get("enter", True)),
+        wait_ms=args.get("wait_ms", DEFAULT_SEND_WAIT_MS),
+        source="agent",
+        caller=ctx.caller,
+        allow_secret=False,  # a model never types a password: a person must
+    )
+    return _job_result(res, ctx.budget)
 
 
 def _read(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -396,5 +474,6 @@ _HANDLERS: dict[str, Callable[[_Ctx, dict[str, Any]], dict[str, Any]]] = {
     "bash_interrupt": _interrupt,
     "bash_close": _close,
     "bash_list": _list,
+    "bash_send": _send,
 }
 assert tuple(_HANDLERS) == TOOL_NAMES

@@ -14,7 +14,9 @@ import copy
 from typing import Any
 
 from ..errors import ERROR_CODES
+from ..terminal.interaction import SOURCES
 from ..terminal.result import JOB_STATUSES
+from ..terminal.waits import REASONS
 
 #: Code of an unexpected failure inside the dispatcher (a bug, never a
 #: validation problem); ``call()`` reports it instead of raising.
@@ -47,6 +49,21 @@ STARTED_JOB = _obj(
     {"job_id": _t("string"), "session_id": _t("string"), "status": _JOB_STATUS},
 )
 
+AWAITING_INPUT = _obj(
+    {"pid": _t("integer"), "name": _t("string"), "prompt": _t("string"), "secret": _t("boolean")}
+)
+
+INPUT_RECORD = _obj(
+    {
+        "source": _t("string", enum=list(SOURCES)),
+        "at": _t("string"),
+        "text": _t("string"),
+        "secret": _t("boolean"),
+        "enter": _t("boolean"),
+    },
+    {"key": _t("string"), "caller": _t("string")},
+)
+
 JOB_RESULT = _obj(
     {
         "job_id": _t("string"),
@@ -63,7 +80,16 @@ JOB_RESULT = _obj(
         "cwd": _nullable(_t("string")),
         "duration_s": _t("number"),
     },
-    {"signal": _t("integer"), "note": _t("string"), "fresh_shell": _t("boolean", const=True)},
+    {
+        "signal": _t("integer"),
+        "note": _t("string"),
+        "fresh_shell": _t("boolean", const=True),
+        "awaiting_input": AWAITING_INPUT,
+        "reason": _t("string", enum=list(REASONS)),
+        "match_line": _COUNT,
+        "match_text": _t("string"),
+        "inputs": {"type": "array", "items": INPUT_RECORD},
+    },
 )
 
 _TERMINAL_FIELDS = {
@@ -76,8 +102,10 @@ _TERMINAL_FIELDS = {
     "own": _t("boolean"),
 }
 
+_TERMINAL_ROW = _obj(_TERMINAL_FIELDS, {"awaiting_input": AWAITING_INPUT})
+
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}),
+    "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}, {"awaiting_input": AWAITING_INPUT}),
     "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
     "bash_wait": JOB_RESULT,
     "bash_read": _obj(
@@ -102,9 +130,10 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         }
     ),
     "bash_close": _obj({"closed": {"type": "array", "items": _t("string")}, "count": _COUNT}),
+    "bash_send": JOB_RESULT,
     "bash_list": _obj(
         {
-            "terminals": {"type": "array", "items": _obj(_TERMINAL_FIELDS)},
+            "terminals": {"type": "array", "items": _TERMINAL_ROW},
             "own_session": _nullable(_t("string")),
         }
     ),

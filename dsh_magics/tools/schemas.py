@@ -1,4 +1,4 @@
-"""The seven ``bash_*`` tools as JSON Schema, in the shapes providers expect.
+"""The eight ``bash_*`` tools as JSON Schema, in the shapes providers expect.
 
 Each tool is declared once, as a small spec (name, description, parameters
 with their bounds), and every schema we hand out is generated from it:
@@ -25,6 +25,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from ..terminal.interaction import KEYS, MAX_SEND_CHARS
+from ..terminal.waits import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
 
 #: Longest wait a single call may block for (``wait_ms``, ``timeout_ms``): ten
@@ -45,6 +47,8 @@ MAX_PATH_CHARS = 4096
 #: reader represents exactly (JavaScript's safe integers).
 MAX_LINE_NUMBER = 2**53 - 1
 MAX_READ_LINES = 100_000
+#: ``bash_send`` waits this long for the job to react when ``wait_ms`` is omitted.
+DEFAULT_SEND_WAIT_MS = 2_000
 
 TOOL_NAMES: tuple[str, ...] = (
     "bash_attach",
@@ -54,6 +58,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "bash_interrupt",
     "bash_close",
     "bash_list",
+    "bash_send",
 )
 
 FORMATS = ("plain", "openai", "anthropic")
@@ -71,9 +76,13 @@ class Param:
     maximum: int | None = None
     min_length: int | None = None
     max_length: int | None = None
+    enum: tuple[str, ...] | None = None
 
     def model_schema(self) -> dict[str, Any]:
-        return {"type": self.type, "description": self.description}
+        out: dict[str, Any] = {"type": self.type, "description": self.description}
+        if self.enum is not None:
+            out["enum"] = list(self.enum)
+        return out
 
     def bounded_schema(self) -> dict[str, Any]:
         out = self.model_schema()
@@ -128,14 +137,22 @@ _RESULT_FIELDS = (
     "(bash_read pages through it); dropped_lines counts lines the terminal had already "
     "discarded (it keeps only its newest). Only when relevant: signal (that stopped the "
     "command), fresh_shell (the shell was restarted first; earlier state is gone), note "
-    "(anything unusual)."
+    "(anything unusual), awaiting_input (the job waits for someone to type: pid and name "
+    "of the program, prompt is its unfinished last line, secret is true for hidden entry "
+    "such as a password, which only a person may answer), reason (why a wait returned: "
+    "settled, matched, idle, awaiting_input or timeout), match_line and match_text (the "
+    "line that matched until; its number is the one bash_read uses), inputs (what was "
+    "typed into the job: source person or agent, caller, at, text, key for a named "
+    "key, enter whether Enter followed; secret text is redacted)."
 )
 
 _TERMINAL_FIELDS = (
     "status is idle (ready), busy (a command is running) or dead (the shell "
     "exited; the next command starts a fresh one); cwd is the shell's current "
     "directory; running and job_id tell whether a command is in progress and "
-    "which; pid is the shell's process id; own is true for your own session's terminal."
+    "which; pid is the shell's process id; own is true for your own session's terminal; "
+    "awaiting_input, only while the running job waits for typed input, gives its pid, "
+    "name, prompt and secret (true for a password prompt, which a person must answer)."
 )
 
 SPECS: dict[str, ToolSpec] = {
@@ -173,8 +190,9 @@ SPECS: dict[str, ToolSpec] = {
             "bash_exec",
             "Run one bash command in a session's persistent terminal: the directory, "
             "variables and functions persist between commands. It runs as if typed at "
-            "the prompt (multi-line, heredocs, loops all work) with empty stdin, so avoid "
-            "programs that wait for typed input; `exit` ends the shell and the next "
+            "the prompt (multi-line, heredocs, loops all work) with empty stdin (unless tty is "
+            "true), so programs that would wait for typed input get end-of-file; `exit` ends "
+            "the shell and the next "
             "command starts a fresh one. One command per terminal at a time; another bash_exec "
             "meanwhile is refused with SESSION_BUSY. Without wait_ms, returns at once: "
             "job_id, session_id and status running; then use bash_wait. With wait_ms, "
@@ -198,15 +216,26 @@ SPECS: dict[str, ToolSpec] = {
                     minimum=0,
                     maximum=MAX_WAIT_MS,
                 ),
+                Param(
+                    "tty",
+                    "boolean",
+                    "true gives the command the terminal as its stdin, as a person's "
+                    "terminal does: REPLs (python3 -i, psql, node) and y/N prompts then wait "
+                    "for input, which you type with bash_send. Default false (stdin is empty).",
+                ),
                 _session_param("Terminal to run in (opened if it has none)."),
             ),
         ),
         ToolSpec(
             "bash_wait",
-            "Wait for a job started by bash_exec and return its result. If it is "
-            "still running when timeout_ms passes, returns the output so far with "
-            "timed_out true and status running; the command keeps running, so call "
-            "bash_wait again to keep waiting, or bash_interrupt to stop it. " + _RESULT_FIELDS,
+            "Wait for a job started by bash_exec and return its result. Returns early "
+            "when the job waits for typed input (reason awaiting_input; answer with "
+            "bash_send), when until matches a new line, or when the output has been "
+            "quiet for idle_ms; reason says which. If it is still running when "
+            "timeout_ms passes, returns the output so far with timed_out true and status "
+            "running; the command keeps running, so call bash_wait again to keep "
+            "waiting, or bash_interrupt to stop it. Use until to wait for a server to be "
+            "ready instead of polling. " + _RESULT_FIELDS,
             (
                 Param(
                     "job_id",
@@ -223,6 +252,29 @@ SPECS: dict[str, ToolSpec] = {
                     f"once. Integer from 0 to {MAX_WAIT_MS}; default {DEFAULT_WAIT_TIMEOUT_MS}.",
                     minimum=0,
                     maximum=MAX_WAIT_MS,
+                ),
+                Param(
+                    "until",
+                    "string",
+                    "A Python regular expression: return as soon as a line printed after "
+                    "this call began matches it (reason matched, with match_line and "
+                    f"match_text). 1 to {MAX_PATTERN_CHARS} characters; an invalid "
+                    "expression is refused with INVALID_ARGUMENT.",
+                    min_length=1,
+                    max_length=MAX_PATTERN_CHARS,
+                ),
+                Param(
+                    "idle_ms",
+                    "integer",
+                    "Return once no output has come for this many milliseconds (reason "
+                    f"idle). Integer from 1 to {MAX_WAIT_MS}.",
+                    minimum=1,
+                    maximum=MAX_WAIT_MS,
+                ),
+                Param(
+                    "on_input",
+                    "boolean",
+                    "false keeps waiting while the job waits for typed input. Default true.",
                 ),
                 _session_param("Session the job ran in (a job of another session is refused)."),
             ),
@@ -294,6 +346,54 @@ SPECS: dict[str, ToolSpec] = {
             "(null if you have none).",
             (_session_param("Show only this session's terminal (an empty list if it has none)."),),
         ),
+        ToolSpec(
+            "bash_send",
+            "Type into the job running in a terminal, as a person at its keyboard: a "
+            "line of text (Enter is pressed after it unless enter is false) or one named "
+            "key. Use it to answer a prompt that bash_wait reported as awaiting_input "
+            "(y/N, a REPL's next line), or to drive a program started with bash_exec tty "
+            "true. Waits up to wait_ms for the job to react and returns early when it "
+            "finishes or waits for input again. Result: the same fields as bash_wait, except "
+            "that output holds only what the terminal showed after the input (the typed "
+            "text appears once, as the terminal echoes it). Refused with NOT_RUNNING when "
+            "no job runs. Text for hidden entry (awaiting_input.secret, e.g. a password) "
+            "is refused with SECRET_INPUT: a person must type it; keys such as ctrl-c "
+            "still work.",
+            (
+                Param(
+                    "text",
+                    "string",
+                    "One line to type (no newlines inside). To press Enter alone, send "
+                    f"key enter. 1 to {MAX_SEND_CHARS} characters. Omit when sending a key.",
+                    min_length=1,
+                    max_length=MAX_SEND_CHARS,
+                ),
+                Param(
+                    "key",
+                    "string",
+                    "A named key to press instead of text: ctrl-c interrupts, ctrl-d ends "
+                    "input (leaves a REPL), ctrl-z suspends, tab completes, esc, arrows "
+                    "up/down/left/right, backspace, enter.",
+                    enum=tuple(KEYS),
+                    min_length=1,
+                    max_length=max(len(k) for k in KEYS),
+                ),
+                Param(
+                    "enter",
+                    "boolean",
+                    "false types the text without pressing Enter. Default true.",
+                ),
+                Param(
+                    "wait_ms",
+                    "integer",
+                    "Longest wait in milliseconds for the job to react. Integer from 0 to "
+                    f"{MAX_WAIT_MS}; default {DEFAULT_SEND_WAIT_MS}.",
+                    minimum=0,
+                    maximum=MAX_WAIT_MS,
+                ),
+                _session_param("Terminal whose running job gets the input."),
+            ),
+        ),
     )
 }
 
@@ -301,7 +401,7 @@ assert tuple(SPECS) == TOOL_NAMES
 
 
 def schemas(format: str = "plain", *, bounds: bool = False) -> list[dict[str, Any]]:  # noqa: A002
-    """The seven tools for a model, as fresh dicts the caller may modify.
+    """The tools for a model, as fresh dicts the caller may modify.
 
     ``format``: ``"plain"`` gives ``[{name, description, parameters}]``,
     ``"openai"`` gives ``[{type: "function", function: {...}}]`` and

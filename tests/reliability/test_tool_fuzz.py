@@ -95,6 +95,13 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "recreate": st.booleans(),
     "all": st.booleans(),
     "job_id": st.just("<known job>") | st.just("bash-" + "0" * 32),
+    "tty": st.booleans(),
+    "until": st.sampled_from(["bg", r"^\d+$", "x"]),
+    "idle_ms": st.integers(min_value=1, max_value=500),
+    "on_input": st.booleans(),
+    "text": st.sampled_from(["y", "n", "# typed", "1"]),
+    "key": st.sampled_from(["ctrl-c", "ctrl-d", "tab", "enter"]),
+    "enter": st.booleans(),
 }
 #: Anything at all, and the near misses a model produces.
 BAD: dict[str, st.SearchStrategy[Any]] = {
@@ -108,6 +115,13 @@ BAD: dict[str, st.SearchStrategy[Any]] = {
     "recreate": json_values,
     "all": json_values,
     "job_id": st.sampled_from(["", "bash-", "x" * 201]) | json_values,
+    "tty": json_values,
+    "until": st.sampled_from(["(", "", "x" * 1001]) | json_values,
+    "idle_ms": _ints | json_values,
+    "on_input": json_values,
+    "text": st.sampled_from(["a\nb", "x" * 4001, ""]) | json_values,
+    "key": st.sampled_from(["f13", "", "CTRL-Q"]) | json_values,
+    "enter": json_values,
 }
 TOOL_PARAMS = {s["name"]: list(s["parameters"]["properties"]) for s in tools.schemas()}
 

@@ -64,6 +64,18 @@ def test_scripted_agent_loop(tmp_path, prefix: str) -> None:
         assert agent.ok("bash_interrupt")["interrupted"] is False
         assert agent.run("echo $X")["output"] == "42\n"
 
+        # a prompt: the wait returns when the job waits for input; the agent answers
+        ask = agent.ok(
+            "bash_exec", {"command": "read -p 'Continue? [y/N] ' a; echo \"answer=$a\"", "tty": True}
+        )
+        w = agent.ok("bash_wait", {"job_id": ask["job_id"], "timeout_ms": 20_000})
+        assert w["reason"] == "awaiting_input" and w["status"] == "running"
+        assert w["awaiting_input"]["prompt"] == "Continue? [y/N] " and not w["awaiting_input"]["secret"]
+        sent = agent.ok("bash_send", {"text": "y", "wait_ms": 20_000})
+        assert sent["status"] == "completed" and sent["output"] == "y\nanswer=y\n"
+        assert [(i["source"], i["caller"], i["text"]) for i in sent["inputs"]] == [("agent", me, "y")]
+        agent.err("bash_send", {"text": "y"}, "NOT_RUNNING")
+
         # a second session through an explicit session_id
         second = agent.ok(
             "bash_exec", {"command": "echo other", "session_id": other, "wait_ms": 20_000}

@@ -13,7 +13,7 @@ from dsh_magics import tools
 from dsh_magics.tools.schemas import SPECS
 
 
-def test_seven_tools_in_order() -> None:
+def test_tools_in_order() -> None:
     assert tools.TOOL_NAMES == (
         "bash_attach",
         "bash_exec",
@@ -22,6 +22,7 @@ def test_seven_tools_in_order() -> None:
         "bash_interrupt",
         "bash_close",
         "bash_list",
+        "bash_send",
     )
     assert [s["name"] for s in tools.schemas()] == list(tools.TOOL_NAMES)
     assert tools.schemas() == tools.schemas("plain")
@@ -51,6 +52,7 @@ def test_required_parameters() -> None:
         "bash_interrupt": [],
         "bash_close": [],
         "bash_list": [],
+        "bash_send": [],
     }
 
 
@@ -77,13 +79,13 @@ def test_bounds_option_matches_what_call_enforces() -> None:
     assert bounded == {n: tools.validation_schema(n) for n in tools.TOOL_NAMES}
     for spec in tools.schemas():  # the default carries no bound keywords
         for prop in spec["parameters"]["properties"].values():
-            assert set(prop) == {"type", "description"}
+            assert set(prop) - {"enum"} == {"type", "description"}
 
 
 def test_openai_format() -> None:
     plain = tools.schemas()
     openai = tools.schemas(format="openai")
-    assert [o["type"] for o in openai] == ["function"] * 7
+    assert [o["type"] for o in openai] == ["function"] * len(tools.TOOL_NAMES)
     assert [o["function"] for o in openai] == plain
 
 
