@@ -296,3 +296,18 @@ def test_pipestatus_and_a_debug_trap_see_the_prompt_view(term, tmp_path):
     run(term, "trap - DEBUG")
     text = seen.read_text()
     assert "echo traced" in text and "6973;E" not in text
+
+
+def test_send_types_a_line_and_records_who(term):
+    job = term.exec("read -p 'go? ' x; echo \"got [$x]\"", tty=True)
+    wait_until(lambda: "go? " in term.snapshot(job).output, timeout=10)
+    got, start, prompt = term.send("yes", source="agent", caller="me")
+    assert got is job and prompt == "go? "
+    assert job.wait(10)
+    assert job.result.output == "go? yes\ngot [yes]\n"
+    assert [(r["source"], r["text"], r["caller"]) for r in job.result.inputs] == [("agent", "yes", "me")]
+    job = term.exec("sleep 30", tty=True)
+    term.send(key="ctrl-c")
+    assert job.wait(10) and job.result.status == "interrupted"
+    with pytest.raises(NotRunning):
+        term.send("ls")

@@ -43,7 +43,7 @@ from ptyprocess import PtyProcess
 
 from ... import jobs
 from ...errors import InvalidArgument, NotRunning, SessionBusy, ShellExited, TargetUnreachable
-from .. import procs
+from .. import interaction, procs
 from ..cleaner import Cleaner, clean
 from ..config import TerminalConfig
 from ..result import (
@@ -410,6 +410,45 @@ class RemoteTerminal:
         self._type(text)
         return run.job
 
+    def send(
+        self,
+        text: str | None = None,
+        *,
+        key: str | None = None,
+        enter: bool = True,
+        source: str = interaction.PERSON,
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> tuple[jobs.Job, int, str]:
+        """Type into the running job's terminal, as the local engine's
+        ``send`` does: returns the job, the ring line where output after the
+        input starts, and the unfinished line it was typed onto. NOT_RUNNING
+        with no job running. A remote terminal cannot see whether the job
+        asks for hidden entry (its echo flag is on the other side), so
+        ``allow_secret`` refuses nothing here; ``secret`` keeps the text out
+        of the record."""
+        data = interaction.encode(text, enter=enter, key=key)
+        record = interaction.InputRecord.make(
+            source, text, secret=key is None and secret, key=key, caller=caller, enter=enter
+        )
+        with self._lock:
+            run = self._running
+            if run is None or self._dead:
+                raise NotRunning(
+                    f"session {self.session_id!r} runs no job: typed text would be a command "
+                    "of the shell itself; start the program with exec first",
+                    session_id=self.session_id,
+                )
+            run.extra.setdefault("inputs", []).append(record)
+            start_line, prompt, job = self._ring.next_line, self._ring.partial, run.job
+        if key == "ctrl-c":
+            self.interrupt()  # with its hold early in a job (see interrupt)
+        else:
+            self._type(data.decode("utf-8", "surrogateescape"))
+        self._emit({"type": "input", "session_id": self.session_id, "job_id": job.id, "input": record.to_dict()})
+        return job, start_line, prompt
+
     def snapshot(self, job: jobs.Job) -> Result:
         if job.done:
             return job.result
@@ -437,6 +476,7 @@ class RemoteTerminal:
                 dropped_lines=dropped,
                 fresh_shell=run.fresh_shell,
                 start_line=run.start_line,
+                inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
             )
 
     def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
@@ -699,6 +739,7 @@ class RemoteTerminal:
             signal=signal_no,
             note=note,
             start_line=run.start_line,
+            inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
         )
         self._running = None
         self._output_seq += 1
