@@ -6,6 +6,7 @@ Parses arguments, picks the session, decides how a job shows itself; loading is 
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import os
 import sys
 import threading
@@ -24,15 +25,17 @@ from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
 from . import display as dsp
 from . import jobs
-from .errors import DshError, InvalidArgument, NoSuchJob
+from .errors import DshError, InvalidArgument, NoSuchJob, NotRunning
 from .magic_args import parse, session_arg, usage_errors
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
-from .terminal import ReadResult, Result, TerminalInfo, default_registry
+from .terminal import ReadResult, Result, TerminalInfo, default_registry, waits
 from .terminal.api import Engine
 
 # Options of %bash_exec that take a value; everything after the options is
 # the command, passed to bash verbatim (quotes, pipes and all).
 _EXEC_VALUED = {"--session", "-s", "--wait-ms"}
+# Options of %bash_send that take a value; the rest of the line is the text.
+_SEND_VALUED = {"--session", "-s", "--wait-ms", "--key", "-k"}
 
 
 def split_options(line: str, valued: set[str]) -> tuple[str, str]:
@@ -241,11 +244,31 @@ class BashMagics(Magics):
     # ------------------------------------------------------------------
     # waiting in the foreground (streams; Ctrl-C becomes a real Ctrl-C)
     def _wait_streaming(
-        self, job: jobs.Job, timeout: float | None, interrupt_now: bool = False
+        self,
+        job: jobs.Job,
+        timeout: float | None,
+        interrupt_now: bool = False,
+        until: str | None = None,
+        idle_ms: int | None = None,
     ) -> Result:
         if job.done:
             return job.result
+        waits.check_options(until, idle_ms, True)  # a bad regex is one line, before any display
         deadline = None if timeout is None else time.monotonic() + timeout
+        # The engine's wait decides when to return (settled, matched, idle,
+        # awaiting input, timeout); this thread only streams until it does.
+        stop = threading.Event()
+        ended: list[Any] = []
+
+        def waiter() -> None:
+            try:
+                ended.append(self.registry.wait(job.id, timeout, until=until, idle_ms=idle_ms))
+            except BaseException as e:  # noqa: BLE001 - reported by the streaming side
+                ended.append(e)
+            finally:
+                stop.set()
+
+        threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
         sink: dsp.Sink | None = None
         view: dsp.LiveView | None = None
         interrupted = False
@@ -268,12 +291,24 @@ class BashMagics(Magics):
                     deadline=deadline,
                     min_interval=self.update_interval,
                     heartbeat=self.heartbeat,
+                    stop=stop,
                 )
             except KeyboardInterrupt:
                 interrupted = True
                 self._interrupt_job(job)
             result = dsp.snapshot(self.registry, job)
-            if not job.done and not interrupted and timeout is not None:
+            why = ended[0] if ended and isinstance(ended[0], Result) else None
+            if why is not None and not job.done and not interrupted and why.reason != "timeout":
+                result = dataclasses.replace(
+                    result,
+                    reason=why.reason,
+                    match_line=why.match_line,
+                    match_text=why.match_text,
+                    awaiting_input=why.awaiting_input or result.awaiting_input,
+                    timed_out=False,
+                    note=_wait_note(why),
+                )
+            elif not job.done and not interrupted and timeout is not None:
                 timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
                 # A note the engine put on the job (waiting for typed input) says why.
                 note = f"{timed_out}. {result.note}" if result.note else timed_out
@@ -346,6 +381,11 @@ class BashMagics(Magics):
         action="store_true",
         help="Block until the job is done, streaming its output live (Ctrl-C interrupts it).",
     )
+    @argument(
+        "--tty",
+        action="store_true",
+        help="Give the command the terminal as stdin (REPLs, y/N prompts; answer with %%bash_send).",
+    )
     @argument("command", nargs="*", help="The bash command (the rest of the line, verbatim).")
     @usage_errors
     def bash_exec(self, line: str, cell: str | None = None) -> Any:
@@ -382,7 +422,7 @@ class BashMagics(Magics):
         if args.wait:
             before = self.registry.latest_job(session)
             try:
-                job = self.registry.exec(session, command)
+                job = self.registry.exec(session, command, tty=args.tty)
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
                 job = self.registry.latest_job(session)
@@ -392,7 +432,7 @@ class BashMagics(Magics):
                 return self._wait_streaming(job, None, interrupt_now=True)
             assert isinstance(job, jobs.Job)
             return self._wait_streaming(job, None)
-        out = self.registry.exec(session, command, wait_ms=args.wait_ms)
+        out = self.registry.exec(session, command, wait_ms=args.wait_ms, tty=args.tty)
         if isinstance(out, Result):
             return out
         handle = self._handle(out)
@@ -412,22 +452,112 @@ class BashMagics(Magics):
         default=None,
         help="Give up waiting after N ms (the job keeps running).",
     )
+    @argument(
+        "--until",
+        default=None,
+        help="Return once a line printed after the wait began matches this regex (quote it).",
+    )
+    @argument(
+        "--idle-ms", type=int, default=None, help="Return once no output came for N ms."
+    )
     @session_arg("Without a job id: wait for this session's latest job.")
     @usage_errors
     def bash_wait(self, line: str) -> Result:
         """Wait for a job, streaming its output; returns its Result.
 
-        On timeout the Result says timed_out=True and the job keeps running.
-        Ctrl-C (the stop button) interrupts the job itself.
+        Returns early when the job waits for typed input (answer it with
+        %bash_send), when --until matches a new line, or after --idle-ms
+        without output; the Result's reason says which. On timeout the Result
+        says timed_out=True and the job keeps running. Ctrl-C (the stop
+        button) interrupts the job itself.
 
-        Example: r = %bash_wait --timeout-ms 2000
+        Examples: r = %bash_wait --timeout-ms 2000
+                  r = %bash_wait --until 'Serving HTTP'   # then r.match_text
         """
         args = parse(self.bash_wait, line)
         if args.timeout_ms is not None and args.timeout_ms < 0:
             raise InvalidArgument("--timeout-ms must be >= 0")
         job = self._find_job(args.job_id, args.session)
         timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
-        return self._wait_streaming(job, timeout)
+        until = args.until
+        if until and len(until) >= 2 and until[0] == until[-1] and until[0] in "'\"":
+            until = until[1:-1]  # IPython's argument split keeps the quotes
+        return self._wait_streaming(job, timeout, until=until, idle_ms=args.idle_ms)
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @session_arg()
+    @argument("--no-enter", action="store_true", help="Type the text without pressing Enter.")
+    @argument(
+        "--key",
+        "-k",
+        default=None,
+        help="Press a named key instead of typing text: ctrl-c, ctrl-d, ctrl-z, tab, esc, up, "
+        "down, left, right, backspace, enter.",
+    )
+    @argument(
+        "--secret",
+        action="store_true",
+        help="Ask for the text with hidden entry (like getpass): it is never shown or recorded.",
+    )
+    @argument(
+        "--wait-ms", type=int, default=None, help="Wait up to N ms for the job to react (default 2000)."
+    )
+    @argument("text", nargs="*", help="The text to type (the rest of the line, verbatim).")
+    @usage_errors
+    def bash_send(self, line: str) -> Result:
+        """Type into the running job's terminal, as at its keyboard; returns
+        what the terminal showed after it (the job's Result so far).
+
+        Examples:
+            %bash_exec --tty python3 -i
+            %bash_send print(6 * 7)
+            %bash_send --key ctrl-d
+            %bash_send --secret          # a password prompt: asks with hidden entry
+        """
+        opts, rest = split_options(line, _SEND_VALUED)
+        args = parse(self.bash_send, opts)
+        if args.wait_ms is not None and args.wait_ms < 0:
+            raise InvalidArgument("--wait-ms must be >= 0")
+        session = self._session(args.session)
+        text: str | None = rest
+        if args.key is not None:
+            if rest.strip() or args.secret:
+                raise InvalidArgument("--key presses one key: give no text (and no --secret) with it")
+            text = None
+        elif args.secret:
+            if rest.strip():
+                raise InvalidArgument(
+                    "--secret asks for the text with hidden entry; do not put it on the line"
+                )
+            text = self._ask_hidden(session)
+        return self.registry.send(
+            session,
+            text,
+            key=args.key,
+            enter=not args.no_enter,
+            wait_ms=2000 if args.wait_ms is None else args.wait_ms,
+            source="person",
+            secret=args.secret,
+        )
+
+    def _ask_hidden(self, session: str) -> str:
+        """The text for ``--secret``: the kernel's stdin request with hidden
+        entry (ipykernel routes ``getpass`` there), never echoed or kept."""
+        info = self.registry.info(session)
+        if info.job_id is None:
+            raise NotRunning(f"session {session!r} runs no job: nothing asks for a secret")
+        prompt = (info.awaiting_input or {}).get("prompt") or "hidden input: "
+        try:
+            return getpass.getpass(prompt)
+        except Exception as e:  # StdinNotImplementedError: a frontend without stdin
+            if type(e).__name__ == "StdinNotImplementedError":
+                raise InvalidArgument(
+                    "this frontend cannot ask for hidden input (no stdin); use the panel's "
+                    "password box"
+                ) from None
+            raise
 
     @line_magic
     @magic_arguments()
@@ -537,6 +667,21 @@ class BashMagics(Magics):
         for t in self._threads:
             t.join(timeout=1.0)
         self._threads = []
+
+
+def _wait_note(res: Result) -> str | None:
+    """Why a wait returned before the job ended, in one line."""
+    if res.reason == "awaiting_input" and res.awaiting_input:
+        a = res.awaiting_input
+        who = f"{a.get('name')} (pid {a.get('pid')})"
+        if a.get("secret"):
+            return f"{who} waits for hidden input {a.get('prompt')!r}: answer with %bash_send --secret"
+        return f"{who} waits for input {a.get('prompt')!r}: answer with %bash_send TEXT"
+    if res.reason == "matched":
+        return f"matched line {res.match_line}: {res.match_text}"
+    if res.reason == "idle":
+        return "no output for the --idle-ms spell; the job keeps running"
+    return res.note
 
 
 def _stdout_write(text: str) -> None:

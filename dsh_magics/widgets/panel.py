@@ -136,6 +136,14 @@ class Panel:
     def send(self, command: str) -> Notice:
         return self._do(lambda: self.state.send(command))
 
+    def answer(self, text: str, secret: bool = False) -> Notice:
+        """Type an answer into the selected terminal's running job."""
+        return self._do(lambda: self.state.answer(text, secret=secret))
+
+    def press(self, key: str) -> Notice:
+        """Press a named key in the selected terminal's running job."""
+        return self._do(lambda: self.state.press(key))
+
     def interrupt(self) -> Notice:
         return self._do(self.state.interrupt)
 
@@ -238,6 +246,17 @@ class Panel:
         self.c_command.layout.width = "60%"
         self.c_command.add_class("dsh-panel-command")
         self.b_send = button("Send", "dsh-panel-send", "primary", "run the command as a job")
+        # Answering the running job: a line for it, or (when it asks for
+        # hidden entry) a password box whose text is never shown or recorded.
+        self.c_answer = w.Text(placeholder="answer the running job (typed, then Enter)")
+        self.c_answer.layout.width = "60%"
+        self.c_answer.add_class("dsh-panel-answer")
+        self.b_answer = button("Type", "dsh-panel-type", tip="type the answer into the running job")
+        self.c_secret = w.Password(placeholder="password (hidden, never recorded)")
+        self.c_secret.layout.width = "60%"
+        self.c_secret.add_class("dsh-panel-password")
+        self.b_secret = button("Send hidden", "dsh-panel-send-hidden", tip="type the hidden answer")
+        self.b_ctrl_d = button("Ctrl-D", "dsh-panel-ctrl-d", tip="end of input (leaves a REPL)")
         self.c_attach = w.Text(placeholder="new session id")
         self.c_attach.add_class("dsh-panel-attach-id")
         self.c_cwd = w.Text(placeholder="cwd (optional)")
@@ -253,6 +272,9 @@ class Panel:
         self.h_jobs = html("dsh-panel-jobs-w")
 
         self.b_send.on_click(lambda _b: self._on_send())
+        self.b_answer.on_click(lambda _b: self._on_answer(secret=False))
+        self.b_secret.on_click(lambda _b: self._on_answer(secret=True))
+        self.b_ctrl_d.on_click(lambda _b: self.press("ctrl-d"))
         self.b_interrupt.on_click(lambda _b: self.interrupt())
         self.b_recreate.on_click(lambda _b: self.recreate())
         self.b_close.on_click(lambda _b: self.close_terminal())
@@ -274,6 +296,7 @@ class Panel:
                     ]
                 ),
                 w.HBox([self.c_command, self.b_send]),
+                w.HBox([self.c_answer, self.b_answer, self.c_secret, self.b_secret, self.b_ctrl_d]),
                 w.HBox([self.c_attach, self.c_cwd, self.b_attach]),
                 self.h_notice,
                 w.HBox([self.h_outhead, self.c_follow]),
@@ -290,6 +313,16 @@ class Panel:
         notice = self.send(self.c_command.value)
         if notice.kind == "ok":
             self._assign(self.c_command, "value", "")
+
+    def _on_answer(self, secret: bool) -> None:
+        box = self.c_secret if secret else self.c_answer
+        text = box.value
+        # The password box is emptied whatever happens: its text must not linger.
+        if secret:
+            self._assign(box, "value", "")
+        notice = self.answer(text, secret=secret)
+        if notice.kind == "ok" and not secret:
+            self._assign(box, "value", "")
 
     def _on_attach(self) -> None:
         notice = self.attach(self.c_attach.value, self.c_cwd.value)
@@ -339,6 +372,15 @@ class Panel:
                 self._syncing = False
             busy = info is not None and info.status == "busy"
             self._assign(self.b_interrupt, "disabled", not busy)
+            waiting = (info.awaiting_input if info is not None else None) or {}
+            secret = bool(waiting.get("secret"))
+            for widget in (self.c_answer, self.b_answer, self.b_ctrl_d, self.c_secret, self.b_secret):
+                self._assign(widget, "disabled", not busy)
+            # The password box replaces the answer box while the job asks for hidden entry.
+            self._assign(self.c_answer.layout, "display", "none" if secret else "")
+            self._assign(self.b_answer.layout, "display", "none" if secret else "")
+            self._assign(self.c_secret.layout, "display", "" if secret else "none")
+            self._assign(self.b_secret.layout, "display", "" if secret else "none")
             self._assign(self.b_recreate, "disabled", info is None)
             self._assign(self.b_close, "disabled", info is None)
             armed = view.confirm_close_all

@@ -145,13 +145,38 @@ def output_header_text(out: OutputView, now: float) -> str:
     return " · ".join(parts)
 
 
+def awaiting_text(view: PanelView) -> str:
+    """What the selected terminal's job waits for, in one line ('' if nothing)."""
+    info = view.selected_info
+    a = info.awaiting_input if info is not None else None
+    if not a:
+        return ""
+    what = "a hidden answer (password box)" if a.get("secret") else "input (answer box)"
+    return f"{a.get('name')} waits for {what}: {a.get('prompt') or '(no prompt)'}"
+
+
 def output_header_html(view: PanelView) -> str:
     out = view.output
+    waiting = awaiting_text(view)
+    secret = (view.selected_info.awaiting_input or {}).get("secret") if waiting else False
+    note = (
+        f'<div class="dsh-panel-awaiting" data-secret="{"1" if secret else "0"}">'
+        f"{esc(waiting)}</div>"
+        if waiting
+        else ""
+    )
     return (
         f'<div class="dsh-panel-outhead {LITERAL}" data-session="{esc(out.session_id)}"'
         f' data-retained="{out.retained}" data-dropped="{out.dropped}">'
-        f"<b>Output</b> · {esc(output_header_text(out, view.now))}</div>"
+        f"<b>Output</b> · {esc(output_header_text(out, view.now))}{note}</div>"
     )
+
+
+def inputs_text(j: JobRow) -> str:
+    """The job's input record in a few words: ``person: y · agent: [ctrl-d]``."""
+    shown = [f"{src}: {what}" for src, what in j.inputs[-3:]]
+    more = len(j.inputs) - len(shown)
+    return ("… " if more > 0 else "") + " · ".join(shown)
 
 
 def output_html(view: PanelView) -> str:
@@ -177,7 +202,8 @@ def _job_row(j: JobRow, view: PanelView) -> str:
         f' data-exit="{"" if j.exit_code is None else j.exit_code}">'
         f'<td title="{esc(j.job_id)}">{esc(short_job(j.job_id))}</td>'
         f"<td>{esc(j.session_id)}</td><td>{esc(cmd)}</td><td>{job_badge(j)}</td>"
-        f"<td>{esc(fmt_age(j.age(view.now)))}</td></tr>"
+        f"<td>{esc(fmt_age(j.age(view.now)))}</td>"
+        f'<td class="dsh-panel-inputs">{esc(inputs_text(j))}</td></tr>'
     )
 
 
@@ -187,7 +213,8 @@ def jobs_html(view: PanelView) -> str:
     rows = "".join(_job_row(j, view) for j in view.jobs)
     return (
         f'<table class="dsh-panel-table dsh-panel-jobs {LITERAL}"><thead><tr><th>job</th><th>session</th>'
-        f"<th>command</th><th>status</th><th>time</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>command</th><th>status</th><th>time</th><th>typed</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
     )
 
 
@@ -227,6 +254,8 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
     o = view.output
     out.append("")
     out.append("Output: " + output_header_text(o, view.now))
+    if awaiting_text(view):
+        out.append("  " + awaiting_text(view))
     if o.open:
         lines = o.text.splitlines()
         if len(lines) > output_lines:
@@ -242,7 +271,7 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
                 j.session_id,
                 j.outcome,
                 fmt_age(j.age(view.now)),
-                " ".join(j.command.split())[:60],
+                " ".join(j.command.split())[:60] + (f"  [{inputs_text(j)}]" if j.inputs else ""),
             )
             for j in view.jobs
         ]

@@ -6,6 +6,7 @@ A :class:`PanelModel` shared per engine, a :class:`PanelState` per panel (docs/m
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import logging
 import threading
 import time
@@ -43,6 +44,8 @@ class JobRow:
     exit_code: int | None
     started_at: float
     ended_at: float | None
+    inputs: tuple[tuple[str, str], ...] = ()
+    """Who typed what into the job: (source, text or key), secret text redacted."""
 
     @property
     def running(self) -> bool:
@@ -74,7 +77,17 @@ class JobRow:
             exit_code=getattr(result, "exit_code", None) if job.done else None,
             started_at=getattr(result, "started_at", None) or job.created_at,
             ended_at=(getattr(result, "ended_at", None) or job.settled_at) if job.done else None,
+            inputs=input_rows(getattr(result, "inputs", None) or ()) if job.done else (),
         )
+
+
+def input_rows(records: Any) -> tuple[tuple[str, str], ...]:
+    """A job's input record as the panel lists it: (source, what was typed)."""
+    out = []
+    for r in records:
+        what = f"[{r.get('key')}]" if r.get("key") else str(r.get("text", ""))
+        out.append((str(r.get("source", "?")), what))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -295,7 +308,7 @@ class PanelModel:
             if jobs:
                 self._jobs_dirty = False
                 recent = reg.jobs.all()[-self.max_jobs :]
-                rows = tuple(JobRow.from_job(j) for j in reversed(recent))
+                rows = tuple(self._row(reg, j) for j in reversed(recent))
             else:
                 rows = self._snapshot.jobs
             self._closed -= marked_before & {t.session_id for t in terminals}
@@ -309,6 +322,17 @@ class PanelModel:
                 except Exception:  # noqa: BLE001 - one broken view must not stop the others
                     log.exception("panel view failed to refresh")
             return snap
+
+    @staticmethod
+    def _row(reg: Engine, job: Any) -> JobRow:
+        row = JobRow.from_job(job)
+        if job.done:
+            return row
+        try:  # a running job's inputs so far (one per terminal at most)
+            inputs = input_rows(reg.result(job.id, tail_lines=0).inputs)
+        except DshError:
+            return row
+        return dataclasses.replace(row, inputs=inputs)
 
     @contextmanager
     def closing(self, session_ids: builtins.list[str]) -> Iterator[None]:
@@ -518,6 +542,31 @@ class PanelState:
             self._sel.follow = True
             self._sel.frozen = None
             return Notice("ok", f"started job {job_id} in {self._sel.session!r}")
+
+        return self._act(run)
+
+    def answer(self, text: str, secret: bool = False) -> Notice:
+        """Type ``text`` (and Enter) into the selected terminal's running job:
+        a person's answer to its prompt. ``secret`` (the password box) keeps
+        the text out of the job's input record and out of the notice."""
+
+        def run() -> Notice:
+            if not isinstance(text, str):
+                raise InvalidArgument("type an answer")
+            res = self.registry.send(self._sel.session, text, wait_ms=0, source="person", secret=secret)
+            self._sel.follow = True
+            self._sel.frozen = None
+            what = "hidden input" if secret else repr(text)
+            return Notice("ok", f"typed {what} into job {res.job_id}")
+
+        return self._act(run)
+
+    def press(self, key: str) -> Notice:
+        """Press a named key (``ctrl-d``, ``tab``, ...) in the running job's terminal."""
+
+        def run() -> Notice:
+            res = self.registry.send(self._sel.session, key=key, wait_ms=0, source="person")
+            return Notice("ok", f"pressed {key} in job {res.job_id}")
 
         return self._act(run)
 

@@ -268,14 +268,14 @@ def test_live_wait_streams_into_one_display(ip, live) -> None:
     assert "w-" not in cap.stdout  # nothing appended, no second display of the result
 
 
-def test_wait_timeout_on_a_password_prompt_says_why_the_job_is_quiet(ip) -> None:
+def test_a_wait_on_a_prompt_returns_and_says_how_to_answer(ip) -> None:
     j = ip.run_line_magic("bash_exec", "echo asking; read -r secret </dev/tty")
     wait_until(lambda: "asking" in j.output, 10)
     with capture_output() as cap:
-        r = ip.run_line_magic("bash_wait", "--timeout-ms 1500")
-    assert r.timed_out and r.status == "running"
-    assert "timed out" in r.note and "waiting for input on the terminal" in r.note, r.note
-    assert "waiting for input on the terminal" in cap.stdout + str(r)
+        r = ip.run_line_magic("bash_wait", "--timeout-ms 20000")
+    assert not r.timed_out and r.status == "running" and r.reason == "awaiting_input"
+    assert "waits for input" in r.note and "%bash_send" in r.note, r.note
+    assert "waits for input" in cap.stdout + str(r)
     with capture_output():
         res = ip.run_line_magic("bash_interrupt", "")
     assert res.status == "interrupted" and res.exit_code == 130

@@ -1,0 +1,82 @@
+"""The interaction magics in IPython: %bash_exec --tty, %bash_send (text,
+--no-enter, --key), %bash_wait --until/--idle-ms and awaiting input; errors
+are one line. --secret is tested in a real kernel (test_kernel_secret.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from dsh_magics.terminal import Result, default_registry
+
+
+@pytest.fixture(scope="module")
+def ip() -> Iterator[Any]:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "dsh_magics")
+    shell.run_line_magic("config", f"BashMagics.default_session = 'ix-{os.getpid()}'")
+    shell.run_line_magic("config", "BashMagics.live_display = 'off'")
+    yield shell
+    reg = default_registry()
+    for info in reg.list():
+        if info.session_id.startswith(f"ix-{os.getpid()}"):
+            reg.close(info.session_id)
+
+
+def line(ip: Any, magic: str, text: str) -> Any:
+    return ip.run_line_magic(magic, text)
+
+
+def test_a_repl_driven_from_the_notebook(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    line(ip, "bash_exec", "--tty python3 -i -q")
+    waited = line(ip, "bash_wait", "--timeout-ms 20000")
+    assert isinstance(waited, Result) and waited.reason == "awaiting_input"
+    assert waited.awaiting_input["prompt"] == ">>> " and "%bash_send" in (waited.note or "")
+    out = line(ip, "bash_send", "--wait-ms 20000 print('a' * 3)")
+    assert out.reason == "awaiting_input" and "aaa\n>>> " in out.output
+    line(ip, "bash_send", "--no-enter --wait-ms 100 x = 4")
+    line(ip, "bash_send", "--wait-ms 20000")  # just Enter
+    assert "16" in line(ip, "bash_send", "--wait-ms 20000 print(x * x)").output
+    done = line(ip, "bash_send", "--key ctrl-d --wait-ms 20000")
+    assert done.status == "completed" and done.exit_code == 0
+    inputs = [(r["source"], r["text"], r["key"]) for r in done.inputs]
+    assert inputs == [
+        ("person", "print('a' * 3)", None),
+        ("person", "x = 4", None),
+        ("person", "", None),
+        ("person", "print(x * x)", None),
+        ("person", "", "ctrl-d"),
+    ]
+
+
+def test_wait_until_a_server_says_it_serves(ip: Any) -> None:
+    line(ip, "bash_exec", "python3 -m http.server 0 --bind 127.0.0.1")
+    try:
+        res = line(ip, "bash_wait", "--until 'Serving HTTP' --timeout-ms 30000")
+        assert res.reason == "matched" and res.status == "running"
+        port = int(re.search(r"port (\d+)", res.match_text).group(1))  # type: ignore[union-attr]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        line(ip, "bash_interrupt", "")
+
+
+def test_idle_and_errors_are_one_line(ip: Any) -> None:
+    line(ip, "bash_exec", "echo x; sleep 30")
+    assert line(ip, "bash_wait", "--idle-ms 300 --timeout-ms 20000").reason == "idle"
+    with pytest.raises(UsageError, match=r"^INVALID_ARGUMENT: until is not a valid regular expression"):
+        line(ip, "bash_wait", "--until '(' --timeout-ms 100")
+    with pytest.raises(UsageError, match=r"^INVALID_ARGUMENT: key 'f13'"):
+        line(ip, "bash_send", "--key f13")
+    line(ip, "bash_interrupt", "")
+    with pytest.raises(UsageError, match=r"^NOT_RUNNING: "):
+        line(ip, "bash_send", "echo typed into nothing")
+    with pytest.raises(UsageError, match=r"^NOT_RUNNING: "):
+        line(ip, "bash_send", "--secret")
