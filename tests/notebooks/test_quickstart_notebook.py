@@ -115,7 +115,17 @@ def check(nb: nbformat.NotebookNode) -> None:
     assert "default session: quickstart.ipynb-" in listing and "from the notebook path" in listing
     assert "* [quickstart.ipynb-" in listing and "  [build] idle" in listing
 
-    # 6. closing
+    # 7. answering prompts: a REPL, a y/N, a password only a person types
+    assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout-ms 10000\nw.reason"))
+    assert "42" in _text(_cell(nb, "%bash_send print(6 * 7)"))
+    assert "you said: y" in _text(_cell(nb, "%bash_send y"))
+    refused = _text(_cell(nb, "w = %bash_wait --timeout-ms 10000\nfrom dsh_magics import tools"))
+    assert "'secret': True" in refused and "SECRET_INPUT" in refused
+    answered = _text(_cell(nb, "p.select(w.session_id)"))
+    assert "got 7 characters" in answered and "[secret]" in answered
+    assert not [c for c in nb.cells if c.cell_type == "code" and "hunter2" in _text(c)]
+
+    # 8. closing
     assert "closed session 'build'" in _text(_cell(nb, "%bash_close --session build"))
     last = nb.cells[-1]
     assert last.source == "%bash_close" and "closed session 'quickstart.ipynb-" in _text(last)
