@@ -16,6 +16,7 @@ import sys
 import tempfile
 from types import ModuleType
 
+import psutil
 import pytest
 
 from dsh_magics.terminal import Registry, Result
@@ -250,3 +251,30 @@ def test_input_state_never_guesses_without_a_reference(portable: ModuleType) -> 
         assert portable.input_state(proc.pid) == BUSY_OR_UNKNOWN
     finally:
         proc.terminate(force=True)
+
+
+def test_the_prompt_count_is_taken_at_the_prompt(
+    monkeypatch: pytest.MonkeyPatch, portable: ModuleType, procfs: ModuleType
+) -> None:
+    """The engine's own first identity of each new shell (right after its
+    ready probe, while the probe's printf may still hold a descriptor) notes
+    exactly the prompt's count, and a tty job's ``read -s`` (three saved
+    descriptors, not four) is then never taken for the prompt."""
+    from dsh_magics.terminal import procs
+
+    monkeypatch.setattr(procs, "identity", portable.identity)
+    monkeypatch.setattr(procs, "input_state", portable.input_state)
+    reg = Registry(login=False)
+    try:
+        for i in range(8):
+            pid = _term(reg, f"count-{i}").pid
+            noted = portable._top_level_fds[(pid, psutil.Process(pid).create_time())]
+            wait_until(lambda pid=pid: procfs.input_state(pid) == TOP_LEVEL, 10)
+            assert noted == psutil.Process(pid).num_fds()
+        job = reg.exec("count-0", "read -s -p 'Password: ' pw; echo \"len ${#pw}\"", tty=True)
+        pid = reg._terms["count-0"].pid
+        wait_until(lambda: procfs.input_state(pid) == TTY_READ_ELSEWHERE, 10, msg="read -s waits")
+        assert portable.input_state(pid) == TTY_READ_ELSEWHERE
+        _interrupt(reg, "count-0", job.id)
+    finally:
+        reg.close_all()

@@ -20,14 +20,16 @@ Weaker than ``procfs`` in two places (docs/portability.md has the details):
   redirections (stdin, stdout, stderr) make bash hold a saved copy of each
   until the job ends, so during any job the shell has at least three more
   descriptors open than at top level. The top-level count is noted when
-  the shell is first seen ready (its first ``identity``) and lowered
-  whenever fewer are seen while it reads the terminal.
+  the shell is first seen ready (its first ``identity``, taken while it
+  sleeps at its prompt) and lowered whenever fewer are seen while it reads
+  the terminal.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import psutil
 
@@ -45,6 +47,7 @@ _MAX_SCAN = 256
 
 # (pid, start time) -> open descriptors of that shell at top level.
 _top_level_fds: dict[tuple[int, float], int] = {}
+_identified: set[tuple[int, float]] = set()  # shells whose first identity was taken
 
 
 def wchans(pids: list[int]) -> dict[int, str]:
@@ -143,18 +146,40 @@ def identity(pid: int) -> tuple[str, bytes] | None:
             exe = proc.exe()
             argv = "\0".join(proc.cmdline()).encode()
             key = (pid, proc.create_time())
-            if key not in _top_level_fds:
-                _note_top_level(key, proc.num_fds())
     except (psutil.Error, OSError):
         return None
+    if key not in _identified:
+        _identified.add(key)
+        _note_top_level(proc, key)
     return exe, argv
 
 
-def _note_top_level(key: tuple[int, float], fds: int) -> None:
-    if len(_top_level_fds) >= 64:  # forget shells that are gone
-        for old in [k for k in _top_level_fds if not psutil.pid_exists(k[0])]:
-            del _top_level_fds[old]
-    _top_level_fds[key] = fds
+def _note_top_level(proc: psutil.Process, key: tuple[int, float]) -> None:
+    """Count the shell's descriptors at its prompt (its first identity is
+    taken when it has answered the ready probe). The probe's ``printf``
+    briefly holds one more (its redirection's saved copy), so the count is
+    taken only while the shell sleeps, before and after: nothing is typed
+    then, so it sleeps in the read of its next line. A count one too high
+    would let a tty job's ``read`` pass for the prompt (pinned by
+    tests/portable/test_portable_layer.py::test_the_prompt_count_is_taken_at_the_prompt).
+    """
+    if len(_identified) >= 64:  # forget shells that are gone
+        for old in [k for k in _identified if not psutil.pid_exists(k[0])]:
+            _identified.discard(old)
+            _top_level_fds.pop(old, None)
+    deadline = time.monotonic() + 0.05
+    while True:
+        try:
+            if proc.status() == psutil.STATUS_SLEEPING:
+                fds = proc.num_fds()
+                if proc.status() == psutil.STATUS_SLEEPING:
+                    _top_level_fds[key] = fds
+                    return
+        except (psutil.Error, OSError):
+            return
+        if time.monotonic() >= deadline:
+            return  # never settled: input_state answers BUSY_OR_UNKNOWN for it (no guess)
+        time.sleep(0.0005)
 
 
 def command_launched(pid: int, pgrp: int) -> bool | None:
