@@ -31,7 +31,13 @@ import os
 import subprocess
 import time
 
-import psutil
+try:
+    import psutil
+except ImportError as e:  # pragma: no cover - psutil is installed where tests run
+    raise ImportError(
+        "dsh-magics needs psutil where /proc is missing (or with DSH_MAGICS_PROCFS=0): "
+        "pip install psutil"
+    ) from e
 
 from . import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 
