@@ -565,8 +565,12 @@ class HostClient:
     def jobs(self) -> _JobsView:
         return _JobsView(self)
 
-    def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
-        info = self._op("attach", session_id=session_id, cwd=cwd, recreate=recreate, base_cwd=_cwd())
+    def attach(
+        self, session_id: str, cwd: str | None = None, recreate: bool = False, target: str | None = None
+    ) -> TerminalInfo:
+        info = self._op(
+            "attach", session_id=session_id, cwd=cwd, recreate=recreate, base_cwd=_cwd(), target=target
+        )
         with self._plock:
             self._known_sessions.add(session_id)
         return info  # type: ignore[no-any-return]

@@ -301,7 +301,7 @@ OPERATIONS: dict[str, Operation] = {
         # the engine contract
         Operation(
             "attach",
-            {**_SID, "cwd": V.cwd, "recreate": V.flag, "base_cwd": V.text},
+            {**_SID, "cwd": V.cwd, "recreate": V.flag, "base_cwd": V.text, "target": V.text},
             ("session_id",),
             "info",
         ),

@@ -498,6 +498,8 @@ class HostServer:
 
     def _op_attach(self, conn: _Conn, a: dict[str, Any]) -> Any:
         base = self._where(a["session_id"], a.pop("base_cwd", None))
+        if a.get("target") not in (None, "local"):
+            base = None  # the kernel's directory is a path on this machine, not there
         if base is not None:
             cwd = a.get("cwd")
             a["cwd"] = os.path.join(base, os.path.expanduser(cwd)) if cwd else base

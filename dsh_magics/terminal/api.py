@@ -55,9 +55,12 @@ class Engine(Protocol):
         ...
 
     # -- terminals ---------------------------------------------------------
-    def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
+    def attach(
+        self, session_id: str, cwd: str | None = None, recreate: bool = False, target: str | None = None
+    ) -> TerminalInfo:
         """Open the session's terminal if it has none; ``cd`` it to ``cwd``;
-        ``recreate`` replaces the shell. A missing ``cwd`` changes nothing."""
+        ``recreate`` replaces the shell. A missing ``cwd`` changes nothing.
+        ``target`` opens it elsewhere (``ssh://host``, docs/remote.md)."""
         ...
 
     def close(self, session_id: str) -> bool:

@@ -20,6 +20,8 @@ from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
+from .remote import RemoteTerminal, Target, parse_target
+from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
 from .terminal import Terminal
 
@@ -32,10 +34,12 @@ validate_session_id = V.session_id
 class Registry:
     """Terminals by session id, with the jobs they produced."""
 
-    def __init__(self, config: TerminalConfig | None = None, **overrides: Any) -> None:
+    def __init__(self, config: TerminalConfig | None = None, *, target: str | None = None, **overrides: Any) -> None:
         self.config = config if config is not None else TerminalConfig.from_env(**overrides)
         if config is not None and overrides:
             self.config = config.with_(**overrides)
+        #: Where sessions opened without a target run (None: this machine).
+        self.target: Target | None = parse_target(target)
         self._terms: dict[str, Terminal] = {}
         self._lock = threading.RLock()
         self._starting: set[str] = set()
@@ -44,16 +48,31 @@ class Registry:
         self._listeners: list[Listener] = []
 
     # -- terminals ---------------------------------------------------------
-    def attach(self, session_id: str, cwd: str | None = None, recreate: bool = False) -> TerminalInfo:
+    def attach(
+        self, session_id: str, cwd: str | None = None, recreate: bool = False, target: str | None = None
+    ) -> TerminalInfo:
         """Open the session's terminal if it has none; optionally ``cd`` it.
 
         A missing directory is refused before anything changes. ``recreate``
-        replaces the shell (killing the old one and its children).
+        replaces the shell (killing the old one and its children). ``target``
+        opens it elsewhere (``ssh://host``, ``docker://c``, ..., see
+        docs/remote.md; ``"local"`` is this machine); an open terminal keeps
+        its target unless ``recreate`` is given.
         """
         V.session_id(session_id)
         V.cwd(cwd)
         term = self._terms.get(session_id)
-        base = term.cwd if term is not None and not term.dead else os.getcwd()
+        current = _target(term) if term is not None else None
+        want = parse_target(target) if target is not None else current if term is not None else self.target
+        if term is not None and not term.dead and not recreate and want != current:
+            raise InvalidArgument(
+                f"session {session_id!r} runs on {_name(current)}, not {_name(want)}; "
+                "close it first or pass recreate",
+                field="target",
+            )
+        if want is not None:
+            return self._attach_remote(session_id, term, want, cwd, recreate)
+        base = term.cwd if term is not None and not term.dead and current is None else os.getcwd()
         target = None
         if cwd is not None:
             target = os.path.normpath(os.path.join(base, os.path.expanduser(cwd)))
@@ -61,13 +80,30 @@ class Registry:
                 raise InvalidArgument(f"cwd {cwd!r} is not a directory", field="cwd", cwd=cwd)
         if term is not None and (recreate or term.dead):
             start_cwd = target or (term.cwd if term.dead else None)
-            self._replace(session_id, start_cwd)
+            self._replace(session_id, start_cwd, None)
         elif term is None:
-            self._get_or_start(session_id, target)
+            self._get_or_start(session_id, target, None)
         elif target is not None:
             result = self.exec(session_id, f"cd -- {_shq(target)}", wait_ms=10_000)
             if isinstance(result, Result) and result.exit_code not in (0, None):
                 raise InvalidArgument(f"cannot cd to {cwd!r}: {result.output.strip()}")
+        return self._terms[session_id].info()
+
+    def _attach_remote(
+        self, session_id: str, term: Any, want: Target, cwd: str | None, recreate: bool
+    ) -> TerminalInfo:
+        """attach() for a remote terminal: paths are the remote side's,
+        checked there (a relative one from the remote shell's directory,
+        ``~`` its home), never against this machine."""
+        if term is not None and (recreate or term.dead or _target(term) != want):
+            same = _target(term) == want
+            self._replace(session_id, cwd or (term.cwd if term.dead and same else None), want)
+        elif term is None:
+            self._get_or_start(session_id, cwd, want)
+        elif cwd is not None:
+            result = self.exec(session_id, cd_command(cwd), wait_ms=10_000)
+            if isinstance(result, Result) and result.exit_code not in (0, None):
+                raise InvalidArgument(f"cwd {cwd!r} is not a directory on {want}", field="cwd", cwd=cwd)
         return self._terms[session_id].info()
 
     def exec(
@@ -83,9 +119,9 @@ class Registry:
         term = self._terms.get(session_id)
         fresh = False
         if term is None:
-            term = self._get_or_start(session_id, None)
+            term = self._get_or_start(session_id, None, self.target)
         elif term.dead:
-            term = self._replace(session_id, term.cwd)
+            term = self._replace(session_id, term.cwd, _target(term))
             fresh = True
         job = term.exec(command, fresh_shell=fresh, tty=tty)
         if wait_ms is not None and job.wait(wait_ms / 1000.0):
@@ -255,7 +291,7 @@ class Registry:
             raise NoSuchSession(f"no terminal for session {session_id!r}; attach or exec first")
         return term
 
-    def _get_or_start(self, session_id: str, cwd: str | None) -> Terminal:
+    def _get_or_start(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
         """Start the session's terminal unless it exists.
 
         The slot is reserved under the lock but the shell starts outside it:
@@ -279,7 +315,7 @@ class Registry:
                     break
                 self._started.wait(timeout=1.0)
         try:
-            term = self._new_terminal(session_id, cwd)
+            term = self._new_terminal(session_id, cwd, target)
         except BaseException:
             with self._lock:
                 self._starting.discard(session_id)
@@ -292,17 +328,29 @@ class Registry:
         self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
         return term
 
-    def _replace(self, session_id: str, cwd: str | None) -> Terminal:
+    def _replace(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
         with self._lock:
             old = self._terms.pop(session_id, None)
         if old is not None:
             old.close()
-        if cwd is not None and not os.path.isdir(cwd):
+        if target is None and cwd is not None and not os.path.isdir(cwd):
             cwd = None
-        return self._get_or_start(session_id, cwd)
+        return self._get_or_start(session_id, cwd, target)
 
-    def _new_terminal(self, session_id: str, cwd: str | None) -> Terminal:
+    def _new_terminal(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
+        if target is not None:
+            return RemoteTerminal(  # type: ignore[return-value]
+                session_id, self.config, target, cwd=cwd, job_table=self.jobs, emit=self._emit
+            )
         return Terminal(session_id, self.config, cwd=cwd, job_table=self.jobs, emit=self._emit)
+
+
+def _target(term: Any) -> Target | None:
+    return getattr(term, "target", None)
+
+
+def _name(target: Target | None) -> str:
+    return "local" if target is None else str(target)
 
 
 def _shq(s: str) -> str:

@@ -125,6 +125,7 @@ class TerminalInfo:
     exit_code: int | None = None
     lines: int = 0
     awaiting_input: dict[str, Any] | None = None  # the running job waits for typed input
+    target: str = "local"  # where the shell runs: "local", or a remote target (ssh://host, ...)
 
     @property
     def running(self) -> bool:
