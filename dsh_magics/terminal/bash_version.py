@@ -50,8 +50,9 @@ def parse(text: str) -> tuple[int, int, int] | None:
 
 def require(shell: str) -> None:
     """Raise ``SHELL_UNSUPPORTED`` if ``shell`` is a bash older than
-    ``MIN_VERSION`` or answers ``--version`` as another program. A shell
-    that prints nothing is let through: its start-up says what is wrong."""
+    ``MIN_VERSION`` or answers ``--version`` (successfully) as another
+    program. A shell that fails ``--version`` or prints nothing is let
+    through: its start-up says what is wrong."""
     path = shutil.which(shell) or shell
     try:
         st = os.stat(path)
@@ -69,7 +70,7 @@ def require(shell: str) -> None:
 
 def _check(shell: str, path: str) -> ShellUnsupported | None:
     try:
-        out = subprocess.run(
+        done = subprocess.run(
             [path, "--version"],
             capture_output=True,
             text=True,
@@ -78,9 +79,12 @@ def _check(shell: str, path: str) -> ShellUnsupported | None:
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
             timeout=10,
             check=False,
-        ).stdout
+        )
     except (OSError, subprocess.SubprocessError):
         return None
+    if done.returncode != 0:
+        return None  # no answer (``/bin/false``): its start-up says what is wrong
+    out = done.stdout
     required = ".".join(map(str, MIN_VERSION))
     how = (
         "install a newer bash (on macOS: brew install bash, which puts it at "

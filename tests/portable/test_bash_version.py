@@ -130,3 +130,9 @@ def test_a_new_enough_bash_starts_and_is_asked_once(tmp_path: Path) -> None:
         assert _calls(log) == 1
     finally:
         reg.close_all()
+
+
+def test_a_program_that_fails_version_is_left_to_its_start_up() -> None:
+    """``/bin/false --version`` prints a version and fails: no verdict here;
+    the terminal's start-up reports SHELL_EXITED (tests/tools/test_errors.py)."""
+    bash_version.require("/bin/false")
