@@ -308,6 +308,7 @@ def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
         "job_id": info.job_id,
         "pid": info.pid,
         "own": info.session_id == caller,
+        "target": info.target,
     }
     if info.awaiting_input:
         row["awaiting_input"] = _awaiting(info.awaiting_input)
@@ -319,7 +320,9 @@ def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
     reg = ctx.registry
     before = reg.info(sid).pid if reg.exists(sid) else None
-    info = reg.attach(sid, cwd=args.get("cwd"), recreate=bool(args.get("recreate", False)))
+    info = reg.attach(
+        sid, cwd=args.get("cwd"), recreate=bool(args.get("recreate", False)), target=args.get("target")
+    )
     return {**_terminal_row(info, ctx.caller), "opened": info.pid != before}
 
 

@@ -102,10 +102,12 @@ _TERMINAL_FIELDS = {
     "own": _t("boolean"),
 }
 
-_TERMINAL_ROW = _obj(_TERMINAL_FIELDS, {"awaiting_input": AWAITING_INPUT})
+_TERMINAL_ROW = _obj(_TERMINAL_FIELDS, {"awaiting_input": AWAITING_INPUT, "target": _t("string")})
 
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}, {"awaiting_input": AWAITING_INPUT}),
+    "bash_attach": _obj(
+        {**_TERMINAL_FIELDS, "opened": _t("boolean")}, {"awaiting_input": AWAITING_INPUT, "target": _t("string")}
+    ),
     "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
     "bash_wait": JOB_RESULT,
     "bash_read": _obj(

@@ -151,6 +151,8 @@ _TERMINAL_FIELDS = (
     "exited; the next command starts a fresh one); cwd is the shell's current "
     "directory; running and job_id tell whether a command is in progress and "
     "which; pid is the shell's process id; own is true for your own session's terminal; "
+    "target is where the shell runs (local, or the ssh://, docker://, ... target it was opened "
+    "with); "
     "awaiting_input, only while the running job waits for typed input, gives its pid, "
     "name, prompt and secret (true for a password prompt, which a person must answer)."
 )
@@ -182,6 +184,16 @@ SPECS: dict[str, ToolSpec] = {
                     "boolean",
                     "true kills the current shell and everything it started, then "
                     "opens a fresh one. Default false.",
+                ),
+                Param(
+                    "target",
+                    "string",
+                    "Where a new terminal's shell runs: local (default), ssh://[user@]host[:port], "
+                    "docker://CONTAINER, podman://CONTAINER, kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER] "
+                    "or cmd:ARGV (a command that opens an interactive bash). An open terminal keeps "
+                    "its target unless recreate is true.",
+                    min_length=1,
+                    max_length=1000,
                 ),
                 _session_param("Terminal to attach to."),
             ),

@@ -118,3 +118,19 @@ def test_through_the_terminal_host(sshd):
             client.detach()
             stop_everything(d)
             shutil.rmtree(d, ignore_errors=True)
+
+
+def test_agent_tools_attach_a_target_and_list_it(reg, sshd):
+    """bash_attach {"target": ...}; bash_list shows each terminal's target;
+    results match the tools' output schemas."""
+    from tests.tools.conftest import Agent
+
+    agent = Agent(reg, "tool-remote")
+    row = agent.ok("bash_attach", {"target": sshd.target})
+    assert row["target"] == sshd.target and row["opened"]
+    out = agent.ok("bash_exec", {"command": "echo over ssh", "wait_ms": 20_000})
+    assert out["output"] == "over ssh\n"
+    rows = agent.ok("bash_list", {})["terminals"]
+    assert [r["target"] for r in rows] == [sshd.target]
+    err = agent.err("bash_attach", {"target": "telnet://x", "session_id": "other"}, "INVALID_ARGUMENT")
+    assert "cannot parse target" in err["message"]
