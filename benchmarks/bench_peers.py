@@ -47,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import RawPty  # noqa: E402
+from bench_engine import JobLinePty, RawPty  # noqa: E402
 from ptyprocess import PtyProcess  # noqa: E402
 
 from dsh_magics.terminal import Registry, Result  # noqa: E402
@@ -144,32 +144,21 @@ def machine() -> dict[str, Any]:
 
 
 class JobLineFloor:
-    """The raw PTY floor, typing the engine's own job line instead of ``true``:
-    loading the command file, evaluating the command with stdin from
-    /dev/null, both markers, the prompt reset. What bash must do per job by design, without any Python
-    around it; the gap between this and the engine is the engine's own cost."""
+    """The raw PTY floor, typing the engine's own job line instead of ``true``
+    (``bench_engine.JobLinePty``: the setup sourced first, read until the end
+    marker): loading the command file, the prompt's view, evaluating the
+    command with stdin from /dev/null, both markers, the hidden end marker.
+    What bash must do per job by design, without any Python around it; the
+    gap between this and the engine is the engine's own cost."""
 
     def __init__(self) -> None:
-        import tempfile
-
-        from dsh_magics.terminal import markers, shell
-
-        self.raw = RawPty()
-        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.dir = tempfile.mkdtemp(prefix="bench-jobline-", dir=base)
-        self.script = os.path.join(self.dir, "command.sh")
-        Path(self.script).write_bytes(shell.command_file(b"true\n"))
-        self.raw.run(f"exec {markers.MARKER_FD}>&1 {shell.INPUT_FD}<&0 {shell.NULL_FD}</dev/null")
-        self.line = shell.job_line(markers.new_nonce(), self.script).rstrip("\n")
+        self.pty = JobLinePty()
 
     def run(self) -> None:
-        self.raw.run(self.line)
+        self.pty.job()
 
     def close(self) -> None:
-        self.raw.close()
-        import shutil
-
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.pty.close()
 
 
 class BashMagic:

@@ -27,22 +27,25 @@ _UNREADABLE = "\\builtin echo 'dsh-magics: the command file could not be read' >
 
 # Shell state the engine keeps between jobs, so that each job starts with the
 # prompt's view: the last command's status, last argument (``$_``) and
-# PIPESTATUS (as words), and whether the user wants history.
-ST, LA, PS, HIST = "__dsh_st", "__dsh_la", "__dsh_ps", "__dsh_h"
+# PIPESTATUS (as words), and what adds a job to the history list (an array:
+# ``history -s`` when the user wants history, else ``:``).
+ST, LA, PS, HIST = "__dsh_st", "__dsh_la", "__dsh_ps", "__dsh_H"
 # Scratch: the same three as the job's text left them (unset until then),
 # the file that is the shell's own stdout (anything in it means a trap ran or
 # was listed), the file the user's traps are parked in while the end marker
 # is printed, their text, the shell flags of that moment, the empty
-# associative array ``KEEP`` uses, and the per-job copy of ``KEEP``.
-ST2, LA2, PS2, SEEN, TRAPS, TRAPTEXT, OLDFLAGS, ASSOC, ADD_VAR = (
-    "__dsh_s2", "__dsh_l2", "__dsh_p2", "__dsh_y", "__dsh_f", "__dsh_t", "__dsh_o", "__dsh_A", "__dsh_kp",
+# variable ``KEEP`` expands, the status of an aborted line, and the prompt
+# state the last check found right (``PROMPT_OK``).
+ST2, LA2, PS2, SEEN, TRAPS, TRAPTEXT, OLDFLAGS, EMPTY, ABORTED, OK_VAR = (
+    "__dsh_s2", "__dsh_l2", "__dsh_p2", "__dsh_y", "__dsh_f", "__dsh_t", "__dsh_o", "__dsh_E", "__dsh_q", "__dsh_ok",
 )
 # Engine text kept in variables at setup, so bash parses it only when it
 # runs (parsing the typed line is a large part of a job's cost): ``KEEP``,
-# the fallback for an unreadable command file, and the two halves of the
-# slow path around the end marker (see ``_hidden``).
-KEEP_VAR, UNREADABLE_VAR, LIFT_VAR, BACK_VAR = "__dsh_kt", "__dsh_u", "__dsh_lift", "__dsh_back"
-RESTORE_FN, END_FN, PROMPT_FN = "__dsh_r", "__dsh_e", "__dsh_pc"
+# what the command file appends (``KEEP``, or nothing under ``set -v``), the
+# fallback for an unreadable command file, and the two halves of the slow
+# path around the end marker (see ``_hidden``).
+KEEP_TEXT, KEEP_VAR, UNREADABLE_VAR, LIFT_VAR, BACK_VAR = "__dsh_K", "__dsh_kt", "__dsh_u", "__dsh_lift", "__dsh_back"
+RESTORE_FN, END_FN, PROMPT_FN, FIX_FN = "__dsh_r", "__dsh_e", "__dsh_pc", "__dsh_x"
 MAX_PIPESTATUS = 8  # a longer PIPESTATUS is restored as its first 8 statuses
 SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 
@@ -52,25 +55,27 @@ SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 # read EOF and exited, killing the session); so can a command that runs
 # ``exec </dev/null``. With this guard the shell reads its next line from the
 # PTY again.
-STDIN_GUARD = f"\\builtin test -t 0 || \\builtin exec 0<&{INPUT_FD}"
+STDIN_GUARD = f"[[ -t 0 ]] || \\builtin exec 0<&{INPUT_FD}"
 # Every line the engine types ends with a command that succeeds, so a prompt
 # after a non-zero status follows a line that bash aborted (a SIGINT the
 # engine may not have sent). Bash says nothing then (its stdout and stderr go
 # to /dev/null), so ``PROMPT_FN`` prints a hint that wakes the reader to
 # check the shell; it also keeps the aborted line's ``$?`` and ``$_`` for the
-# next job, as a prompt would show them.
+# next job, as a prompt would show them. After a whole line (the usual case)
+# no function runs: a call costs more than the two tests.
+PROMPT_CMD = f'(( {ABORTED} = $? )) && {PROMPT_FN} "$_"; {STDIN_GUARD}'
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{PROMPT_FN} \"$?\" \"$_\"';PS1='' PS2='' PS0='';"
+    f"PROMPT_COMMAND='{PROMPT_CMD}';PS1='' PS2='' PS0='';"
     "\\builtin set +o emacs +o vi"
 )
 
-# True when a job left the prompt variables and line editing alone (testing
-# is cheaper than resetting them after every job).
-PROMPT_OK = (
-    f"[[ ${{PROMPT_COMMAND-}} == '{PROMPT_FN} \"$?\" \"$_\"' && -z ${{PROMPT_COMMAND[1]+x}} "
-    "&& -z ${PS1-}${PS2-}${PS0-} && ! -o emacs && ! -o vi ]]"
-)
+# True when a job left the prompt variables, line editing, history, verbose
+# (and every other option) as ``FIX_FN`` last left them: one comparison with
+# the state it recorded, cheaper than testing each. The two ``|`` cannot be
+# forged (no option name has one, and the flags part is only ``x``es).
+PROMPT_STATE = "${PROMPT_COMMAND-}'|'${PROMPT_COMMAND[1]+x}${PS1:+x}${PS2:+x}${PS0:+x}'|'$SHELLOPTS"
+PROMPT_OK = f'[[ {PROMPT_STATE} == "${OK_VAR}" ]]'
 
 # Variables that make the shell and programs inside it safe to drive without
 # a human: no pager ever takes over the PTY, and git never prompts on the tty.
@@ -144,33 +149,38 @@ def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
 def _functions() -> str:
     """The engine's shell functions, defined once (no secret in them: the
     nonces are only ever typed on the job line). Bash runs a function body
-    without DEBUG traps or per-job parsing, so whatever can live here does.
+    without DEBUG traps or per-job parsing, but each call and each command
+    still costs a few microseconds: the usual path runs one call
+    (``END_FN``) and nothing else.
 
-    ``RESTORE_FN`` runs last before a job's ``eval``: it adds the job to the
-    history list (as a prompt would; bash's own recording stays off, so the
-    engine's lines are never in it) and its status and last argument become
-    the job's ``$?`` and ``$_``. ``END_FN`` runs first after it: it takes what
-    ``KEEP`` saved, or, when the job's text did not run to its end (a syntax
-    error, ``set -v``), the status of ``eval``; it switches recording off
-    again if the job switched it on (dropping ``KEEP``, which bash recorded
-    then), and records the following jobs (
-    ``set +o history`` in a job stops that), and resets the prompt variables
-    if the job changed them. ``PROMPT_FN`` runs before each prompt: after a
-    line bash aborted (a Ctrl-C), it does the same and prints the hint; and
-    it puts back the shell's input (``STDIN_GUARD``)."""
+    ``RESTORE_FN`` only returns its argument: the job's ``$?`` when it is
+    neither 0 nor 1 (those come from ``:`` and ``false``, no call), and the
+    stages of a PIPESTATUS. The command file adds the job to the history
+    list (``HIST``; as a prompt would, bash's own recording stays off, so the
+    engine's lines are never in it). ``END_FN`` runs first after the job: it
+    takes what ``KEEP`` saved, or, when the job's text did not run to its
+    end (a syntax error, ``set -v``), the status of ``eval``, and clears the
+    job's variables. When the prompt variables or any shell option differ
+    from what ``FIX_FN`` last recorded (``PROMPT_OK``), ``FIX_FN`` switches
+    recording off again if the job switched it on (dropping ``KEEP``, which
+    bash recorded then) and records the following jobs, turns ``KEEP`` off
+    under ``set -v``, and resets the prompt variables. ``PROMPT_FN`` runs
+    before a prompt that follows a line bash aborted (a Ctrl-C): it keeps
+    that line's status and last argument, does the same, and prints the
+    hint."""
     hint = printf_prompt_hint()
-    history_off = f"if [[ -o history ]]; then {HIST}=1; \\builtin set +o history; fi"
-    cleanup = f"\\builtin unset -v {CMD_VAR} {ADD_VAR}"
+    cleanup = f"\\builtin unset -v {CMD_VAR} {ST2} {LA2} {PS2}"
+    history_off = f"if [[ -o history ]]; then {HIST}=(history -s); \\builtin set +o history; "
+    verbose = f"if [[ -o verbose ]]; then {KEEP_VAR}=; else {KEEP_VAR}=${KEEP_TEXT}; fi"
     return "\n".join(
         [
-            f"{RESTORE_FN}() {{ \\builtin unset -v {ST2} {LA2} {PS2}; [[ $- != *v* ]] || {ADD_VAR}=; "
-            f"[[ -z ${HIST} ]] || \\builtin history -s -- \"${{{CMD_VAR}%$'\\n'}}\"; \\builtin return \"$1\"; }}",
-            f"{END_FN}() {{ if [[ ${{{LA2}+x}} ]]; then {ST}=${ST2} {LA}=${LA2} {PS}=${PS2}; else {ST}=$1 {PS}=$1; fi; "
-            f"if [[ -o history ]]; then {HIST}=1; \\builtin set +o history; "
-            f"[[ -z ${{{LA2}+x}} ]] || \\builtin history -d -1; fi; "
-            f"{cleanup}; {PROMPT_OK} || {{ {RESET_PROMPT}; }}; }}",
-            f"{PROMPT_FN}() {{ if [[ $1 != 0 ]]; then {ST}=$1 {LA}=$2 {PS}=$1; "
-            f"{history_off}; {cleanup}; {hint}; fi; {STDIN_GUARD}; }}",
+            f'{RESTORE_FN}() {{ \\builtin return "$1"; }}',
+            f"{END_FN}() {{ {ST}=${{{ST2}-$1}} {LA}=${{{LA2}-${LA}}} {PS}=${{{PS2}-$1}}; "
+            f"{PROMPT_OK} || {FIX_FN}; {cleanup}; }}",
+            f"{FIX_FN}() {{ {history_off}[[ -z ${{{LA2}+x}} ]] || \\builtin history -d -1; fi; "
+            f"{RESET_PROMPT}; {verbose}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS; }}",
+            f"{PROMPT_FN}() {{ {ST}=${ABORTED} {LA}=$1 {PS}=${ABORTED}; {cleanup}; "
+            f"{history_off}fi; {verbose}; {hint}; }}",
         ]
     )
 
@@ -188,9 +198,9 @@ def _variables(scratch: str) -> str:
     return "\n".join(
         [
             f"{SEEN}={q(os.path.join(scratch, SEEN_FILE))} {TRAPS}={q(os.path.join(scratch, TRAPS_FILE))} "
-            f"{TRAPTEXT}= {OLDFLAGS}= {ADD_VAR}=",
-            f"{KEEP_VAR}={q(KEEP)} {UNREADABLE_VAR}={q(_UNREADABLE)} {LIFT_VAR}={q(lift)} {BACK_VAR}={q(back)}",
-            f"declare -A {ASSOC}=()",
+            f"{TRAPTEXT}= {OLDFLAGS}= {EMPTY}= {ABORTED}=0 {OK_VAR}=",
+            f"{KEEP_TEXT}={q(KEEP)} {KEEP_VAR}={q(KEEP)} {UNREADABLE_VAR}={q(_UNREADABLE)} "
+            f"{LIFT_VAR}={q(lift)} {BACK_VAR}={q(back)}",
         ]
     )
 
@@ -232,9 +242,9 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     that any prompt bash had already prepared lands before it.
     """
     return (
-        f"{ST}=$? {LA}=$_ {PS}=0 {HIST}=; [[ ! -o history ]] || {HIST}=1; "
+        f"{ST}=$? {LA}=$_ {PS}=0 {HIST}=(:); [[ ! -o history ]] || {HIST}=(history -s); "
         f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
-        f"{RESET_PROMPT}\n"
+        f"{RESET_PROMPT}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS\n"
         ":\n" + sync_line(ready_nonce)
     )
 
@@ -243,10 +253,13 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
 # the last command's status, PIPESTATUS and ``$_``. All of it happens in the
 # expansion of a redirection of a group whose only command defines a function:
 # bash shows neither to a DEBUG trap nor to ``set -x``, and ``1>&1`` costs no
-# system call. Pinned by tests/contract/test_fidelity.py.
+# system call. The assignments sit in the pattern of a case change of an
+# empty variable (bash expands that pattern even for an empty value, unlike
+# the one of ``#``), so the redirection's word stays ``1``. Pinned by
+# tests/contract/test_fidelity.py.
 KEEP = (
     "\n\n{ __dsh_nop() { :; }; } 1>&1${"
-    + f"{ASSOC}[x${{{ST2}=$?}}${{{LA2}=$_}}${{{PS2}=${{PIPESTATUS[@]}}}}]-}}"
+    + f"{EMPTY}^^${{{ST2}=$?}}${{{LA2}=$_}}${{{PS2}=${{PIPESTATUS[@]}}}}}}"
 )
 _HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
 _OPEN_END = ("|", "&&", "||", "|&", "()")
@@ -278,20 +291,22 @@ def normalize_newlines(command: str) -> str:
 
 def command_file(command: bytes, keep: bool = False) -> bytes:
     """The text of the command file: one assignment of the command, quoted,
-    and whether ``KEEP`` follows it (see ``can_keep``).
+    and whether ``KEEP`` follows it (see ``can_keep``), then the command
+    added to the history list (``HIST``).
 
     The shell ``.``-sources this file (which runs nothing of the user's) and
     then ``eval``s the variable at top level. Running the command itself
     under ``.`` would differ from a terminal: bash suspends a DEBUG trap
     while sourcing and puts it back afterwards (so ``trap - DEBUG`` could
     never be undone), and it runs the RETURN trap when each sourced file
-    ends. ``eval`` has neither effect. The ``export -n`` keeps the command
-    out of child environments under ``set -a``.
+    ends. ``eval`` has neither effect. The variable is an array (the command,
+    then ``KEEP``), and bash never exports arrays: the command stays out of
+    child environments under ``set -a`` without an ``export -n``.
     """
-    add = f"; {ADD_VAR}=${KEEP_VAR}" if keep else f"; {ADD_VAR}="
+    add = f' "${KEEP_VAR}"' if keep else ""
     return (
-        CMD_VAR.encode() + b"=" + _quote(command) + b"; \\builtin export -n " + CMD_VAR.encode()
-        + add.encode() + b"\n"
+        CMD_VAR.encode() + b"=(" + _quote(command) + add.encode()
+        + f'); \\builtin "${{{HIST}[@]}}" -- "${{{CMD_VAR}%$\'\\n\'}}"\n'.encode()
     )
 
 
@@ -302,21 +317,25 @@ def _quote(data: bytes) -> bytes:
 def _hidden(printf: str) -> str:
     """Print the end marker so that nothing the user installed sees its nonce.
 
-    Bash shows each top-level command to a DEBUG trap (``BASH_COMMAND``), to
-    an ERR or RETURN trap, and to ``set -x`` (into ``BASH_XTRACEFD``, which
-    may be a file). So DEBUG, ERR and RETURN traps are always lifted before
-    the one ``printf`` that carries the nonce. Whether there were any to put
-    back is cheap to know: the shell's own stdout is ``SEEN`` (append mode),
-    and ``trap -p`` lists them there, as a trap that prints while it runs
-    writes there too; empty means none. Only then (or under ``set -x``) are
-    they parked in ``TRAPS`` (``LIFT_VAR``) and put back after the marker
-    (``BACK_VAR``). A trap that tampers with the files can only lose itself:
-    the lifting never depends on them. Pinned by
-    tests/contract/test_fidelity.py.
+    Bash shows each top-level command to a DEBUG trap (``BASH_COMMAND``) and
+    to ``set -x`` (into ``BASH_XTRACEFD``, which may be a file); an ERR trap
+    would see a command that fails, so the ``printf`` ends in ``|| :`` (bash
+    runs no ERR trap for a command on the left of ``||``) and a RETURN trap
+    only runs when a function or sourced file ends, which the ``printf`` is
+    not. So the DEBUG trap is always lifted before the one ``printf`` that
+    carries the nonce (each trap name costs the ``trap`` builtin a scan of
+    every signal name: only the one that matters is named). Whether there
+    was one to put back is cheap to know: the shell's own stdout is ``SEEN``
+    (append mode), and ``trap -p`` lists it there, as a trap that prints
+    while it runs writes there too; empty means none. Only then (or under
+    ``set -x``) are DEBUG, ERR and RETURN parked in ``TRAPS`` (``LIFT_VAR``)
+    and put back after the marker (``BACK_VAR``). A trap that tampers with
+    the files can only lose itself: the lifting never depends on them.
+    Pinned by tests/contract/test_fidelity.py.
     """
     return (
-        f"\\builtin trap -p DEBUG ERR RETURN; [[ ! -s ${SEEN} && $- != *x* ]] || \\builtin eval \"${LIFT_VAR}\"; "
-        f"\\builtin trap - DEBUG ERR RETURN; {printf}; [[ -z ${OLDFLAGS} ]] || \\builtin eval \"${BACK_VAR}\""
+        f"\\builtin trap -p DEBUG; [[ ! -s ${SEEN} && $- != *x* ]] || \\builtin eval \"${LIFT_VAR}\"; "
+        f"\\builtin trap - DEBUG; {printf} || :; [[ -z ${OLDFLAGS} ]] || \\builtin eval \"${BACK_VAR}\""
     )
 
 
@@ -347,8 +366,8 @@ def job_line(
     sees (``_hidden``). The begin marker's only says where the job's output
     starts (a DEBUG trap sees it; repeating it changes nothing).
 
-    Right before the ``eval``, ``RESTORE_FN`` leaves ``$?`` and ``$_`` as the
-    last job left them. Its status must fire no ERR trap and trip no
+    Right before the ``eval``, ``:`` (status 0), ``false`` (1) or
+    ``RESTORE_FN`` leaves ``$?`` and ``$_`` as the last job left them. Its status must fire no ERR trap and trip no
     ``set -e``: when the last status is known (``status``, from the last end
     marker) the ``eval`` follows it in an ``&&`` or ``||`` list, else both
     sit in an ``if``. After a pipeline (``pipestatus``), a pipeline of as
@@ -364,17 +383,20 @@ def job_line(
     # input description: see ``input_state``); others read /dev/null.
     stdin = "</dev/tty" if tty else f"<&{NULL_FD}"
     run = (
-        f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{ADD_VAR}-}}" '
+        f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{CMD_VAR}[1]-}}" '
         f"{stdin} >&{MARKER_FD} 2>&{MARKER_FD}"
     )
     if pipestatus and len(pipestatus) > 1:
         # After the last argument is set: a pipeline leaves ``$_`` alone.
         stages = " | ".join(f"{RESTORE_FN} {int(code)}" for code in pipestatus[:MAX_PIPESTATUS])
-        restore = f"if {RESTORE_FN} 0 \"${LA}\"; {stages}; then {run}; else {run}; fi"
+        restore = f"if \\builtin : \"${LA}\"; {stages}; then {run}; else {run}; fi"
     elif status is None:
         restore = f'if {RESTORE_FN} "${ST}" "${LA}"; then {run}; else {run}; fi'
+    elif status in (0, 1):
+        # The two usual statuses need no function call.
+        restore = f'\\builtin {"false" if status else ":"} "${LA}" {"||" if status else "&&"} {run}'
     else:
-        restore = f'{RESTORE_FN} {int(status)} "${LA}" {"||" if status else "&&"} {run}'
+        restore = f'{RESTORE_FN} {int(status)} "${LA}" || {run}'
     end = printf_marker(END, end_nonce, status=f'"${ST}"', pipestatus=f'"${PS}"')
     # ``gate`` (``interaction.Gate.shell_wait()``) holds the command after
     # its begin marker until the engine has switched echo on for the job; a
