@@ -54,8 +54,10 @@ SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 # of a job's line can leave bash reading /dev/null at top level (it then
 # read EOF and exited, killing the session); so can a command that runs
 # ``exec </dev/null``. With this guard the shell reads its next line from the
-# PTY again.
-STDIN_GUARD = f"[[ -t 0 ]] || \\builtin exec 0<&{INPUT_FD}"
+# PTY again. ``command exec``, not ``builtin exec``: bash keeps the redirections
+# of a bare ``exec`` only when it runs as ``exec`` or through ``command``
+# (pinned by tests/terminal/test_shell_setup.py::test_stdin_guard_puts_the_terminal_back).
+STDIN_GUARD = f"[[ -t 0 ]] || \\command exec 0<&{INPUT_FD}"
 # Every line the engine types ends with a command that succeeds, so a prompt
 # after a non-zero status follows a line that bash aborted (a SIGINT the
 # engine may not have sent). Bash says nothing then (its stdout and stderr go

@@ -123,3 +123,23 @@ def test_a_hanging_profile_gives_a_timeout_error_and_leaves_nothing(tmp_path, mo
         assert pids_with_env("DSH_MAGICS_SESSION", "hang") == []
     finally:
         reg.close_all()
+
+
+def test_stdin_guard_puts_the_terminal_back():
+    """The prompt's stdin guard, run by real bash whose stdin is not a terminal
+    (as after a Ctrl-C that landed in a job's ``</dev/null`` set-up), makes fd 0
+    the engine's private copy again, and that lasts past the guard."""
+    import subprocess
+
+    from dsh_magics.terminal import shell
+
+    script = (
+        f"exec {shell.INPUT_FD}</dev/null; {shell.STDIN_GUARD}; "
+        "readlink /proc/$$/fd/0"
+    )
+    with open("/dev/zero", "rb") as zero:
+        out = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-c", script],
+            stdin=zero, capture_output=True, text=True, timeout=30,
+        )
+    assert out.stdout.strip() == "/dev/null", out
