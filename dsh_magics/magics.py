@@ -355,15 +355,26 @@ class BashMagics(Magics):
         "--cwd", default=None, help="Change the terminal's directory (relative to its current one)."
     )
     @argument("--recreate", action="store_true", help="Replace the shell with a fresh one.")
+    @argument(
+        "--target",
+        default=None,
+        help="Where the shell runs: ssh://[user@]host[:port], docker://C, podman://C, "
+        "kubectl://[CTX/]NS/POD[/C], cmd:ARGV (default: this machine).",
+    )
     @usage_errors
     def bash_attach(self, line: str) -> TerminalInfo:
-        """Open (or reuse) a persistent terminal; optionally cd it or start it afresh.
+        """Open (or reuse) a persistent terminal; optionally cd it, start it afresh,
+        or open it on another machine.
 
         Example: %bash_attach --cwd ~/project
+        Example: %bash_attach --session gpu --target ssh://gpu-box
         """
         args = parse(self.bash_attach, line)
+        target = args.target
+        if target and len(target) > 1 and target[0] == target[-1] and target[0] in "'\"":
+            target = target[1:-1]  # IPython's argument split keeps the quotes
         return self.registry.attach(
-            self._session(args.session), cwd=args.cwd, recreate=args.recreate
+            self._session(args.session), cwd=args.cwd, recreate=args.recreate, target=target
         )
 
     @line_cell_magic

@@ -55,6 +55,16 @@ def short_path(path: str | None) -> str:
     return path
 
 
+def where(info: object) -> str:
+    """A terminal's directory as its rows show it: ``~/dir`` here, or
+    ``TARGET DIR`` for a shell on another machine (docs/remote.md)."""
+    cwd = getattr(info, "cwd", None)
+    target = getattr(info, "target", None)
+    if target and target != "local":
+        return f"{target} {cwd or ''}".rstrip()
+    return short_path(cwd)
+
+
 def code(text: object) -> str:
     """``text`` escaped, in a ``<code>`` that looks like its surroundings."""
     return f'<code style="{_CODE}">{html.escape(str(text))}</code>'
@@ -201,7 +211,7 @@ def _ago(ts: float | None) -> str:
 def info_text(info: TerminalInfo) -> str:
     job = f" running {info.job_id} since {_ago(info.job_started_at)}" if info.job_id else ""
     code = f" exit {info.exit_code}" if info.exit_code is not None else ""
-    return f"[{info.session_id}] {info.status}{code} pid {info.pid} cwd {short_path(info.cwd)}{job}"
+    return f"[{info.session_id}] {info.status}{code} pid {info.pid} cwd {where(info)}{job}"
 
 
 def info_html(info: TerminalInfo) -> str:
@@ -249,7 +259,7 @@ def terminals_html(
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
             f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
-            f"<td>{code(short_path(i.cwd))}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+            f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
         f'<th style="text-align:left">{h}</th>'

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import html
 
-from ..render import LITERAL
-from ..render import short_path as short_cwd
+from ..render import LITERAL, where
 from ..terminal import TerminalInfo
 from .panel_state import JobRow, Notice, OutputView, PanelView
 
@@ -100,7 +99,7 @@ def _terminal_row(t: TerminalInfo, view: PanelView) -> str:
         f' data-job="{esc(t.job_id or "")}">'
         f"<td>{esc(t.session_id)}{star}</td>"
         f"<td>{_status_badge(status, t.status)}</td>"
-        f"<td>{esc(short_cwd(t.cwd))}</td>"
+        f"<td>{esc(where(t))}</td>"
         f"<td>{job}</td><td>{esc(age)}</td><td>{t.lines}</td></tr>"
     )
 
@@ -243,7 +242,7 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
             mark = "*" if t.session_id == view.default_session else ""
             mark += ">" if t.session_id == view.selected else ""
             age = fmt_age(view.now - t.job_started_at) if t.job_started_at else ""
-            rows.append((mark, t.session_id, t.status, short_cwd(t.cwd), short_job(t.job_id), age))
+            rows.append((mark, t.session_id, t.status, where(t), short_job(t.job_id), age))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             out.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())

@@ -30,7 +30,7 @@ def test_split_options_keeps_the_command_verbatim(line: str, opts: str, rest: st
 
 def test_help_is_generated_from_the_real_arguments(ip) -> None:
     for name, options in {
-        "bash_attach": ["--session", "--cwd", "--recreate"],
+        "bash_attach": ["--session", "--cwd", "--recreate", "--target"],
         "bash_exec": ["--session", "--wait-ms", "--wait"],
         "bash_wait": ["--timeout-ms", "job_id"],
         "bash_read": ["--session", "--lines"],
@@ -68,6 +68,7 @@ def test_cell_form_is_registered(ip) -> None:
         ("bash_close", "--session never-opened-here", "NO_SUCH_SESSION"),
         ("bash_interrupt", "--session never-opened-here", "NO_SUCH_SESSION"),
         ("bash_attach", "--session x-attach --cwd /no/such/dir/anywhere", "INVALID_ARGUMENT"),
+        ("bash_attach", "--session x-target --target gopher://nowhere", "INVALID_ARGUMENT"),
         ("bash_list", "extra", "unrecognized arguments"),
     ],
 )
@@ -131,3 +132,23 @@ def test_every_magic_reports_bad_options_the_same_way(ip, magic: str) -> None:
         ip.run_line_magic(magic, "--no-such-option x")
     text = str(err.value)
     assert text.startswith(f"INVALID_ARGUMENT: %{magic}: ") and "\n" not in text, text
+
+
+def test_attach_target_opens_the_shell_there(ip) -> None:
+    """``--target cmd:...`` runs the shell through the in-band transport; the row says so."""
+    session = ip.run_line_magic("config", "BashMagics.default_session") or ""
+    sid = f"{session}-target"
+    info = ip.run_line_magic(
+        "bash_attach", f"--session {sid} --target 'cmd:bash --noprofile --norc -i'"
+    )
+    try:
+        assert info.target == "cmd:bash --noprofile --norc -i"
+        from dsh_magics import render
+
+        # %bash_list and the panel show where the shell runs (both use render.where)
+        assert "cmd:bash --noprofile --norc -i" in render.info_text(info)
+        assert "cmd:bash --noprofile --norc -i" in render.terminals_html([info])
+        r = ip.run_line_magic("bash_exec", f"--session {sid} --wait-ms 20000 echo remote-ok")
+        assert r.output == "remote-ok\n" and r.exit_code == 0
+    finally:
+        ip.run_line_magic("bash_close", f"--session {sid}")
