@@ -9,7 +9,7 @@ Use from any test module in ``tests/browser/``::
         nb.wait_for_widget(nb.cell_with_source("show()"), css_class="my-widget")
         nb.screenshot("x-after-run")
 
-The server and the browser are started once per session, lazily (only when a
+The server and the browser are started once for tests/browser, lazily (only when a
 browser test actually runs), and always stopped in ``finally`` blocks; the
 session fails if anything the server started is still alive afterwards.
 Screenshots go to ``$DSH_TEST_OUTPUT/screenshots`` (default
@@ -57,9 +57,9 @@ def screenshots_dir(test_output_dir: Path) -> Path:
     return shots
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """One JupyterLab per session, serving a scratch root (notebooks are copied in)."""
+    """One JupyterLab for the browser tests, serving a scratch root (notebooks are copied in)."""
     root = tmp_path_factory.mktemp("lab-root")
     work = tmp_path_factory.mktemp("lab-state")
     server = LabServer.start(root, work)
@@ -71,9 +71,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         assert not leftovers, f"JupyterLab left processes behind: {leftovers}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium through Playwright (never a downloaded browser build)."""
+    """Debian's Chromium through Playwright (never a downloaded browser build).
+
+    Package scope: Playwright's sync API keeps an asyncio loop marked running
+    in the main thread while it is open, which breaks every later async test
+    (pinned by tests/mcp running after tests/browser in one session)."""
     from playwright.sync_api import sync_playwright
 
     pw = sync_playwright().start()
