@@ -102,6 +102,8 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "text": st.sampled_from(["y", "n", "# typed", "1"]),
     "key": st.sampled_from(["ctrl-c", "ctrl-d", "tab", "enter"]),
     "enter": st.booleans(),
+    # Only this machine: a remote target would start shells outside the sandbox.
+    "target": st.just("local"),
 }
 #: Anything at all, and the near misses a model produces.
 BAD: dict[str, st.SearchStrategy[Any]] = {
@@ -122,6 +124,7 @@ BAD: dict[str, st.SearchStrategy[Any]] = {
     "text": st.sampled_from(["a\nb", "x" * 4001, ""]) | json_values,
     "key": st.sampled_from(["f13", "", "CTRL-Q"]) | json_values,
     "enter": json_values,
+    "target": st.sampled_from(["", "ssh://", "gopher://x", "cmd:", "docker://"]) | json_values,
 }
 TOOL_PARAMS = {s["name"]: list(s["parameters"]["properties"]) for s in tools.schemas()}
 
