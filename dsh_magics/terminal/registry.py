@@ -72,7 +72,12 @@ class Registry:
             )
         if want is not None:
             return self._attach_remote(session_id, term, want, cwd, recreate)
-        base = term.cwd if term is not None and not term.dead and current is None else os.getcwd()
+        # A relative cwd is relative to where the shell is, or would start
+        # (the configured cwd), never to this process's own directory.
+        if term is not None and not term.dead and current is None:
+            base = term.cwd
+        else:
+            base = self.config.cwd or os.getcwd()
         target = None
         if cwd is not None:
             target = os.path.normpath(os.path.join(base, os.path.expanduser(cwd)))

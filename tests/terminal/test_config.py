@@ -34,3 +34,21 @@ def test_invalid_values_raise_clear_errors(env):
 def test_unknown_override_key():
     with pytest.raises(InvalidArgument):
         TerminalConfig.from_env({}, colour="red")
+
+
+def test_relative_attach_cwd_is_relative_to_the_configured_cwd(tmp_path, monkeypatch):
+    """A relative ``cwd`` for a terminal not started yet is resolved against the
+    configured start directory, not the Python process's own (a fuzzed ``.``
+    once put a job's ``>46`` into the process's directory)."""
+    from dsh_magics.terminal import Registry
+
+    (tmp_path / "start" / "sub").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    reg = Registry(login=False, cwd=str(tmp_path / "start"))
+    try:
+        assert reg.attach("rel", cwd="sub").cwd == str(tmp_path / "start" / "sub")
+        assert reg.attach("dot", cwd=".").cwd == str(tmp_path / "start")
+    finally:
+        reg.close_all()
