@@ -1,19 +1,6 @@
 """The PTY engine: persistent bash terminals keyed by session id, with jobs.
 
-Public API (no IPython needed)::
-
-    from dsh_magics import terminal
-    reg = terminal.default_registry()        # process-wide; closed at exit
-    reg.attach("build", cwd="~/project")     # -> TerminalInfo
-    job = reg.exec("build", "make -j2")      # -> jobs.Job at once
-    res = reg.wait(job.id, timeout=5)        # -> Result (timed_out if still running)
-    reg.read("build", last=20)               # -> ReadResult
-    reg.interrupt("build")                   # real Ctrl-C
-    reg.list(); reg.close("build"); reg.close_all()
-
-Adapters type against :class:`Engine` (``api.py``), the contract that the
-registry and the terminal host's client both satisfy. The module-level
-functions below are shortcuts to the default registry.
+Usage and the :class:`Engine` contract: docs/engine.md; the functions below use the default registry.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""Is the configured shell a bash the engine can drive?
+"""Is the configured shell a bash (5.0 or newer) the engine can drive?
 
-The engine runs interactive bash without line editing, interrupts it with
-Ctrl-C, and types a job line that the bash 3.2 of macOS cannot run as
-meant. From bash's CHANGES file, the job line and shell set-up rely on:
-
-- 4.0: associative arrays (``declare -A``; the job line keeps the last
-  status through one);
-- 4.1: the ERR trap no longer fires where ``set -e`` would not exit (the
-  job line's ``! eval``);
-- 4.2: running a trap no longer overwrites ``PIPESTATUS`` (read after the
-  user's DEBUG trap may have run);
-- 4.3: an interactive shell without line editing no longer reads invalid
-  data after a SIGINT, nor corrupted input with ``ignoreeof`` set: exactly
-  the engine's shell (``set +o emacs +o vi``, ``set -o ignoreeof``);
-- 5.0: ``history -d -1`` (negative offsets), with which a job leaves the
-  history as if it had been typed.
-
-So 5.0 is the oldest bash accepted. Only 5.2 is exercised by the test suite
-(docs/portability.md). The check runs ``<shell> --version`` once per
-executable (path, inode, size, mtime) and process, so attaching more
-terminals costs nothing.
+Why 5.0, and how the check is cached: docs/internals.md ("Module notes").
 """
 
 from __future__ import annotations

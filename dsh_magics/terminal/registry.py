@@ -1,9 +1,6 @@
-"""The process-wide registry of terminals keyed by session id.
+"""The process-wide registry of terminals keyed by session id: the engine's public API.
 
-This is the engine's public API: magics, agent tools, widgets, the CLI and
-the host all go through it, so there is exactly one place that decides what
-"busy", "dead" and "closed" mean. Results and events are plain serialisable
-values so that the same API can be served over the host's socket.
+The one place that decides "busy", "dead" and "closed"; its values are serialisable for the host.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""Waits that end on events, not only on the job's end or a deadline.
+"""Waits that end on events (matched, settled, awaiting_input, idle, timeout), not only on a deadline.
 
-``wait(engine, job_id, timeout, until=REGEX, idle_ms=N, on_input=True)``
-returns as soon as one of these holds, and says which in ``reason``:
-
-* ``matched``: output of the job that no earlier wait on it has returned
-  matches ``until`` (``match_line`` is the ring line number of the matching
-  line, the number ``read(since=...)`` uses, and ``match_text`` its text).
-  The first wait on a job looks at all of the job's output, so
-  ``exec(server)`` then ``wait(until="Serving")`` matches however late the
-  wait comes; a later wait looks only past where the previous one ended,
-  so it never returns the same line twice;
-* ``settled``: the job ended;
-* ``awaiting_input``: the job waits for someone to type (``on_input``);
-* ``idle``: no output came for ``idle_ms`` milliseconds;
-* ``timeout``: ``timeout`` seconds passed first (the job keeps running).
-
-It is written against the engine contract only (``job``, ``result``,
-``info``, ``read``, ``output_seq``, ``wait_output``), so a wait behaves the same on a
-:class:`Registry` and through the terminal host. It blocks on the engine's
-output condition, never by sleeping: every new line, a job settling and a job
-starting to wait for input wake it.
+Written against the engine contract only; reasons and rules: docs/interactive.md, docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Agent tools: the ``bash_*`` tools for LLM agents, over the engine.
 
-The same terminals that people drive with magics, driven by a model through
-tool calls::
-
-    from dsh_magics import tools
-    specs = tools.schemas(format="openai")         # or "plain", "anthropic"
-    result = tools.call("bash_exec", {"command": "ls", "wait_ms": 5000},
-                        caller_session="agent-1")  # always a JSON-ready dict
-
-``session_id`` may be passed to every tool; omitted, it means the caller's
-own session (``caller_session``). Errors come back as
-``{"error": {"code", "message"}}`` with the engine's stable codes.
+``schemas(format=...)`` and ``call(name, args, caller_session=...)`` (always a JSON-ready dict): docs/tools.md.
 """
 
 from __future__ import annotations

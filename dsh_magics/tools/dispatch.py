@@ -1,12 +1,6 @@
 """``call(name, arguments)``: validate a model's tool call and run it.
 
-The model is an untrusted, creative caller: it sends JSON strings instead of
-objects, misspells keys, passes ``-1`` and megabyte-long strings. Every such
-call must come back as a plain dict the agent loop can hand straight back to
-the model, with an error code it can branch on and a message naming the
-field to fix. So nothing raises out of here, and no message echoes an
-unbounded value. Terminal semantics live in the engine; this module only
-translates between JSON and the engine API.
+Nothing raises out of here and no message echoes an unbounded value (docs/internals.md, "Module notes").
 """
 
 from __future__ import annotations

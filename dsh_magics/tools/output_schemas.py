@@ -1,11 +1,6 @@
-"""JSON Schemas of what each tool returns, success or error.
+"""JSON Schemas of what each tool returns, success or error, in the harness's JSON Schema subset.
 
-They pin the result contract that agent code (and the descriptions in
-:mod:`.schemas`) rely on; the test suite validates every result it produces
-against them. They stay inside the harness's JSON Schema subset too (nullable
-values are ``oneOf`` a type and ``null``, because the subset allows one
-``type`` per node), so a harness tool wrapping ours could declare them as its
-output schema unchanged.
+Every result the test suite produces is validated against them (docs/internals.md, "Module notes").
 """
 
 from __future__ import annotations

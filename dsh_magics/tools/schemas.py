@@ -1,22 +1,6 @@
-"""The eight ``bash_*`` tools as JSON Schema, in the shapes providers expect.
+"""The eight ``bash_*`` tools as JSON Schema, generated from one spec per tool in the shapes providers expect.
 
-Each tool is declared once, as a small spec (name, description, parameters
-with their bounds), and every schema we hand out is generated from it:
-
-* ``schemas()`` gives what a model sees. Those schemas use only the JSON
-  Schema subset that the DeepSeek Harness accepts (its ``assertSupportedJsonSchema``):
-  ``type``, ``properties``, ``required``, ``additionalProperties``, ``enum``,
-  ``const``, ``oneOf``, ``items`` and annotations. The harness rejects
-  ``minimum``, ``maximum``, ``minLength`` and ``maxLength`` (any keyword it
-  cannot enforce is refused rather than silently ignored), so our bounds are
-  *stated in each parameter's description* instead, and enforced by ``call()``.
-  ``schemas(bounds=True)`` adds the bound keywords for providers that accept
-  full JSON Schema; the harness compatibility test checks both facts.
-* ``validation_schema(name)`` is the bounded schema ``call()`` validates with
-  (``jsonschema``), so the advertised contract and the enforced one cannot drift.
-
-Descriptions are ours, written for a model: what the tool does, when to use
-it, and what each field of its result means.
+Why bounds live in descriptions and ``validation_schema`` enforces them: docs/internals.md ("Module notes").
 """
 
 from __future__ import annotations

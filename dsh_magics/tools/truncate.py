@@ -1,11 +1,4 @@
-"""Bounding text for a model's context: head + tail, with an honest count.
-
-A command can print megabytes; a model's context holds a few thousand tokens
-of it usefully. The start of an output usually says what ran and the end says
-how it went (errors, summaries, exit status), so we keep both ends and replace
-the middle with a marker that states exactly how many characters and lines
-were left out. Nothing is lost: the terminal's ring keeps the text, and
-``bash_read`` pages through it.
+"""Bounding text for a model's context: head + tail, with an honest count of what was left out.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Remote terminals: the same jobs in a bash over ssh, in a container or pod,
-or under any command that opens an interactive bash on its PTY.
+"""Remote terminals: the same jobs in a bash over ssh, in a container or pod, or under any command.
 
-:func:`parse_target` turns ``ssh://host``, ``docker://c``, ``podman://c``,
-``kubectl://ns/pod`` or ``cmd:ARGV`` into a :class:`Target`;
-:class:`RemoteTerminal` runs jobs there through the PTY alone
-(:mod:`.inband`). See docs/remote.md for what holds remotely and what weakens.
+:func:`parse_target` makes a :class:`Target`; :class:`RemoteTerminal` runs jobs through the PTY (docs/remote.md).
 """
 
 from __future__ import annotations

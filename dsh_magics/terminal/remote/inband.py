@@ -1,19 +1,6 @@
 """The in-band transport: everything a remote terminal needs, typed on its PTY.
 
-A local terminal reads each command from a private file; a shell on another
-machine cannot see that file. So here the command text itself is typed,
-as ANSI-C quoted pieces (``$'...'``) appended to a variable, one piece per
-physical line. Each line stays far below the terminal's canonical line
-limit (4095 bytes), every byte that could be special to the line
-discipline (control characters, DEL, bytes >= 0x80) is written as an escape,
-and only bash builtins run, so nothing has to be installed on the other side.
-
-Markers use the local engine's OSC format (``ESC ] 6973 ; kind ; nonce``) and
-its per-job nonce, typed only on the PTY with echo off. The end marker and
-probes also carry the exit status and the shell's cwd (``%q``-quoted, so no
-byte of the path can end the sequence); :class:`Scanner` reads that
-superset, which the local :class:`~dsh_magics.terminal.markers.MarkerScanner`
-never sees.
+How commands, markers and probes are typed, and why: docs/remote.md ("How it works").
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""Where a remote terminal's bash runs, and the local command that opens it.
+"""Where a remote terminal's bash runs (``ssh://``, ``docker://``, ``kubectl://``, ``cmd:``...), and the local argv that opens it.
 
-A target is a string a user or a model types (``ssh://gpu-box``,
-``docker://web``, ``kubectl://prod/api-0``, ``cmd:srun --pty bash -i``).
-Each one names a local program that opens an interactive bash on its PTY;
-everything after that goes through the PTY (see :mod:`.inband`), so one
-transport serves them all and nothing needs to be installed on the other
-side but bash.
-
-Parsing is strict: a target that cannot be parsed is refused with
-``INVALID_ARGUMENT`` before anything is started, and no part of a target is
-ever interpreted by a local shell (the argv is built as a list).
+Parsing is strict (``INVALID_ARGUMENT`` before anything starts); no part of a target reaches a local shell.
 """
 
 from __future__ import annotations
