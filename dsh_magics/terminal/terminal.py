@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import jobs
-from ..errors import InvalidArgument, NotRunning, SecretInput, SessionBusy, ShellExited
-from . import interaction, procs, quiet, reader, shell, watchdog
+from ..errors import InvalidArgument, SessionBusy, ShellExited
+from . import interaction, keyboard, procs, quiet, reader, shell, shell_end, watchdog
 from .cleaner import Cleaner
 from .config import TerminalConfig
 from .interrupts import Interrupter
@@ -25,7 +25,6 @@ from .result import (
     DEAD,
     IDLE,
     INTERRUPTED,
-    SHELL_EXITED,
     ReadResult,
     Result,
     TerminalInfo,
@@ -34,7 +33,6 @@ from .ring import Ring
 from .scratch import Scratch, close_fd, unlink
 
 Emit = Callable[[dict[str, Any]], None]
-
 
 
 class Terminal:
@@ -156,8 +154,8 @@ class Terminal:
             pid = self._proc.pid if self._proc is not None else None
         procs.kill_tree(pid, self._token)
         shell.run_on_spawner(watchdog.forget, self._token)
-        self._reap(timeout=2.0)
-        self._mark_dead(note="terminal closed")
+        shell_end.reap(self, timeout=2.0)
+        shell_end.mark_dead(self, note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
             self._reader.join(timeout=2.0)
         for fd in (self._pidfd, self._wake_r, self._wake_w, self._tty_fd):
@@ -215,7 +213,7 @@ class Terminal:
                 tty=bool(tty),
             )
             self._jobs.add(job)
-            self._before_typing()
+            keyboard.before_typing(self)
             resync = shell.quiet_tty(self._proc.fd)
             if self._gate is not None:
                 self._gate.drain()
@@ -226,7 +224,7 @@ class Terminal:
             }
             last = {"status": self._last_status, "pipestatus": self._pipestatus}
             self._type(shell.job_line(nonce, script, resync_tty=resync, end_nonce=end_nonce, **last, **gates))
-            self._echo_for_job(self._running)
+            keyboard.echo_for_job(self, self._running)
         self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
         return job
 
@@ -270,82 +268,10 @@ class Terminal:
         refuses text while the job asks for hidden entry, read from the
         terminal at this very moment: SECRET_INPUT.
         """
-        data = interaction.encode(text, enter=enter, key=key)
-        with self._lock:
-            run = self._running
-            if run is None or self._dead:
-                raise NotRunning(
-                    f"session {self.session_id!r} runs no job: typed text would be a command "
-                    "of the shell itself; start the program with exec first",
-                    session_id=self.session_id,
-                )
-            hidden = run.echo_on and interaction.hidden_entry(self._proc.fd)
-            if key is None and hidden and not allow_secret:
-                raise SecretInput(
-                    f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
-                    "must answer it (%bash_send --secret, or the panel's password box); an agent "
-                    "may only send keys such as ctrl-c",
-                    session_id=self.session_id,
-                    job_id=run.job.id,
-                )
-            record = interaction.InputRecord.make(
-                source, text, secret=key is None and (secret or hidden), key=key, caller=caller, enter=enter
-            )
-            run.inputs.append(record)
-            run.awaiting = None
-            run.quiet.reader = None
-            if key == "ctrl-c":
-                run.intr.requested = True  # the line it aborts was ours to abort
-            start_line, prompt = self._ring.next_line, self._ring.partial
-            self._typed = True
-            # Look again once the program has had a moment with the input.
-            run.quiet.at = time.monotonic() + quiet.QUIET_S
-            run.quiet.tries = 0
-            job = run.job
-        with self._send_lock:  # outside the engine lock: a full input queue blocks the write
-            self._write_bytes(data)
-        self._poke_reader()
-        self._emit({"type": "input", "session_id": self.session_id, "job_id": job.id, "input": record.to_dict()})
-        return job, start_line, prompt
-
-    def _echo_for_job(self, run: Running) -> None:
-        """Echo on for the job, then open its gate (see interaction.Gate):
-        the job line was typed with echo off, and the kernel is made to take
-        it first, so it is never echoed."""
-        if self._gate is None:
-            return
-        fd = self._tty_fd if self._tty_fd is not None else interaction.open_tty(self._tty)
-        try:
-            interaction.line_taken(fd)
-            interaction.set_echo(self._proc.fd, True)
-        finally:
-            if fd is not None and fd != self._tty_fd:
-                close_fd(fd)
-        run.echo_on = True
-        self._gate.release()
-
-    def _before_typing(self) -> None:
-        """Before the engine types a line: input sent to the last job that
-        nobody read would otherwise run as (or corrupt) the shell's next line."""
-        if self._typed:
-            self._typed = False
-            interaction.discard_typed_input(self._tty)
-
-    def _note_awaiting(self, run: Running) -> None:
-        """The job waits for typed input: say what for (in its snapshots and
-        the terminal's row), and wake waits that end on it."""
-        assert run.quiet.reader is not None
-        pid, name = run.quiet.reader
-        run.awaiting = interaction.AwaitingInput(
-            pid=pid,
-            name=name,
-            prompt=self._ring.partial[-interaction.MAX_PROMPT_CHARS :],
-            # Echo off means the program asked for it only once the engine
-            # switched echo on for the job (interaction.Gate).
-            secret=run.echo_on and interaction.hidden_entry(self._proc.fd),
+        return keyboard.send(
+            self, text, key=key, enter=enter, source=source, caller=caller, secret=secret,
+            allow_secret=allow_secret,
         )
-        self._output_seq += 1
-        self._out_cond.notify_all()
 
     def _poke_reader(self) -> None:
         """Wake the reader so it picks up a new deadline."""
@@ -424,7 +350,7 @@ class Terminal:
             next_due=self._next_due,
             on_data=lambda data: self._on_pty(data),  # tests wrap _on_pty
             on_due=self._on_due,
-            on_gone=lambda: self._on_shell_gone(self._proc.fd),
+            on_gone=lambda: shell_end.on_shell_gone(self, self._proc.fd),
         )
 
     def _next_due(self) -> float | None:
@@ -442,45 +368,7 @@ class Terminal:
             if run.intr.due is not None and run.intr.due <= now and self._interrupter:
                 self._interrupter.step(run)
         if run.quiet.at is not None and run.quiet.at <= now:
-            self._quiet_check()
-
-    def _quiet_check(self) -> None:
-        """A running job has been quiet for a moment (see ``quiet.check``)."""
-        with self._lock:
-            run = self._running
-            if run is None or self._dead or self._closed:
-                return
-            self._quiet_checks += 1
-            pid = self._proc.pid
-            verdict = quiet.check(
-                run.quiet, pid, self._proc.fd, self._identity, run.sync_nonce is not None, tty=self._tty
-            )
-            if verdict is quiet.Verdict.LATER:
-                run.quiet.again_later()
-            elif verdict is quiet.Verdict.ABORTED:
-                # The shell waits for a line although the job never reported:
-                # its line was aborted. A probe (no signal) confirms it.
-                run.quiet.unsent_sigint = True
-                run.sync_nonce = new_nonce()
-                self._before_typing()
-                shell.quiet_tty(self._proc.fd)
-                self._type(shell.sync_line(run.sync_nonce))
-            elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
-                if run.awaiting is None:
-                    self._note_awaiting(run)
-            elif verdict is quiet.Verdict.REPLACED:
-                self._finish(run, SHELL_EXITED, None, self._cwd, note=quiet.REPLACED_NOTE)
-                self._dead = True
-                self._out_cond.notify_all()
-        if verdict is quiet.Verdict.WAITING:
-            self._emit({"type": "output", "session_id": self.session_id})  # views show the note
-        elif verdict is quiet.Verdict.REPLACED:
-            # Kill it and whatever it started, then report; the pidfd (or the
-            # read loop's EOF) collects the exit status afterwards.
-            procs.kill_tree(pid, self._token)
-            self._deliver()
-            self._ready.set()
-            self._emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
+            keyboard.quiet_check(self)
 
     def _on_pty(self, data: bytes) -> None:
         with self._lock:
@@ -535,15 +423,7 @@ class Terminal:
             if self._interrupter is not None:
                 self._interrupter.on_begin(run)
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
-            interaction.set_echo(self._proc.fd, False)
-            if run.tty:
-                # The shell waits at the end gate: drop input nobody read, then let it go on.
-                self._typed = False
-                interaction.discard_typed_input(self._tty)
-                if self._gate is not None:
-                    self._gate.release(end=True)
-            elif self._typed:
-                interaction.discard_typed_input(self._tty)
+            keyboard.after_job(self, run)
             self._last_status = m.status
             self._pipestatus = list(m.pipestatus) if m.pipestatus else None
             self._flush_cleaner()
@@ -587,44 +467,6 @@ class Terminal:
         self._out_cond.notify_all()
         self._scratch.blank_command()
         self._settled.append((run.job, status, result))
-
-    def _on_shell_gone(self, fd: int) -> None:
-        # Our slave descriptor would keep the master from reading EOF (and
-        # the drain would wait out its deadline).
-        with self._lock:
-            tty_fd, self._tty_fd = self._tty_fd, None
-        close_fd(tty_fd)
-        reader.drain(fd, self._on_pty)
-        self._reap(timeout=2.0)
-        with self._lock:
-            code, sig, run = self._exit_code, self._exit_signal, self._running
-            if run is not None:
-                how = "exited" if sig is None else f"was killed by signal {sig}"
-                note = f"the shell {how}; the next command starts a fresh shell"
-                self._finish(run, SHELL_EXITED, code, self._cwd, signal_no=sig, note=note)
-        self._deliver()
-        self._mark_dead()
-
-    def _reap(self, timeout: float) -> None:
-        """Collect the shell's exit status (so no zombie is left)."""
-        if self._proc is None or self._exit_code is not None:
-            return
-        code, sig = procs.reap(self._proc, self._token, timeout)
-        with self._lock:
-            self._exit_code, self._exit_signal = code, sig
-
-    def _mark_dead(self, note: str | None = None) -> None:
-        with self._lock:
-            was_dead = self._dead
-            self._dead = True
-            run = self._running
-            if run is not None:
-                self._finish(run, SHELL_EXITED, self._exit_code, self._cwd, note=note or "the shell exited")
-            self._out_cond.notify_all()
-        self._deliver()
-        self._ready.set()
-        if not was_dead:
-            self._emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
 
     # ------------------------------------------------------------------
     # helpers
