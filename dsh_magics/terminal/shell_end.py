@@ -28,7 +28,9 @@ def on_shell_gone(term: Terminal, fd: int) -> None:
             how = "exited" if sig is None else f"was killed by signal {sig}"
             note = f"the shell {how}; the next command starts a fresh shell"
             term._finish(run, SHELL_EXITED, code, term._cwd, signal_no=sig, note=note)
-    term._deliver()
+    # Dead before the job settles: a caller woken by it may exec at once, and
+    # must get a fresh shell, not this one (pinned by
+    # tests/terminal/test_lifecycle.py::test_terminal_is_dead_when_its_job_settles_shell_exited).
     mark_dead(term)
 
 

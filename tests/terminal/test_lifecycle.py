@@ -44,6 +44,20 @@ def test_shell_killed_from_outside_mid_job(fresh_reg):
     assert run(reg, "echo again").fresh_shell is True
 
 
+def test_terminal_is_dead_when_its_job_settles_shell_exited(fresh_reg):
+    """Whoever is woken by a shell_exited job sees the terminal dead already,
+    so an exec right then starts a fresh shell instead of typing into the old one."""
+    reg = fresh_reg
+    job = reg.exec("t", "echo started; sleep 30")
+    wait_until(lambda: "started" in reg.result(job.id).output, 10)
+    seen: list[str] = []
+    job.add_done_listener(lambda j: seen.append(reg.info("t").status))
+    os.kill(reg.info("t").pid, signal.SIGKILL)
+    assert reg.wait(job.id, timeout=10).status == "shell_exited"
+    wait_until(lambda: seen, 5)
+    assert seen == ["dead"]
+
+
 def test_attach_cwd_missing_dir_and_recreate(fresh_reg, tmp_path):
     reg = fresh_reg
     info = reg.attach("t", cwd=str(tmp_path))
