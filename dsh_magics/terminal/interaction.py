@@ -9,7 +9,8 @@ Three small things the engine and every adapter share:
   secret text never stored.
 * :func:`detect`: whether the job's foreground process is blocked waiting for
   the terminal, read from the terminal itself (its termios flags and what the
-  processes of its foreground group are blocked in, from ``/proc``). No
+  processes of its foreground group are blocked in, asked of the process
+  layer ``procs``). No
   regular expression of prompts is involved: a quiet ``sleep``, ``cat``
   reading a pipe and a program waiting on a socket are not "awaiting input",
   however their last line looks.
@@ -20,13 +21,13 @@ from __future__ import annotations
 import os
 import select
 import shlex
-import struct
 import termios
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
+from . import procs
 
 if TYPE_CHECKING:
     from .result import ReadResult, Result
@@ -328,25 +329,6 @@ class AwaitingInput:
 
 MAX_PROMPT_CHARS = 200
 
-_MACHINE = os.uname().machine
-# (read-like, select-like, poll-like, epoll-like) syscall numbers
-if _MACHINE == "x86_64":
-    _READS = {0, 17, 19}  # read, pread64, readv
-    _SELECTS = {23, 270}  # select, pselect6
-    _POLLS = {7, 271}  # poll, ppoll
-    _EPOLLS = {232, 281, 441}  # epoll_wait, epoll_pwait, epoll_pwait2
-elif _MACHINE == "aarch64":
-    _READS = {63, 65, 67}
-    _SELECTS = {72}
-    _POLLS = {73}
-    _EPOLLS = {22, 441}
-else:  # unknown machine: never claim a job waits for input
-    _READS = _SELECTS = _POLLS = _EPOLLS = set()
-
-_POLLIN = 0x001
-_EPOLLIN = 0x001
-
-
 def echo_on(fd: int) -> bool | None:
     """Is the terminal's echo on? (termios of the PTY, read via the master:
     Linux answers for the slave side.) None if it cannot be read."""
@@ -386,203 +368,29 @@ def set_echo(fd: int, on: bool) -> bool:
     return True
 
 
-def _syscall(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/syscall") as f:
-            return f.read().split()
-    except OSError:
-        return None
-
-
-def _fd_target(pid: int, fd: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/fd/{fd}")
-    except OSError:
-        return None
-
-
-def _is_tty(target: str | None, tty: str | None) -> bool:
-    """The job's terminal: its device path, or ``/dev/tty`` (the controlling
-    terminal, which for everything in this shell's session is ours)."""
-    if target is None:
-        return False
-    return target == "/dev/tty" or (tty is not None and target == tty)
-
-
-def _is_other_input(target: str | None) -> bool:
-    """A descriptor through which input can arrive from elsewhere: a pipe, a
-    socket, another terminal or a file. Event and signal descriptors
-    (``anon_inode:``) are an event loop's own machinery, not input."""
-    if target is None:
-        return True
-    return not target.startswith("anon_inode:")
-
-
-def _read_mem(pid: int, addr: int, size: int) -> bytes | None:
-    if addr == 0 or size <= 0 or size > 65536:
-        return None
-    try:
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        data = os.pread(fd, size, addr)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) == size else None
-
-
-def _waits_on_tty(pid: int, tty: str | None) -> bool:
-    """Is ``pid`` blocked waiting for the terminal and nothing else?
-
-    ``read`` on a descriptor that is the terminal, or a ``select``/``poll``/
-    ``epoll`` whose only input sources include the terminal (REPLs such as
-    ``python3 -i`` wait in ``pselect6`` on fd 0, ``node`` in ``epoll``). A
-    wait that includes a pipe, a socket or a file is not counted: the
-    program may as well be waiting for the network.
-    """
-    fields = _syscall(pid)
-    if not fields or len(fields) < 3 or not fields[0].isdigit():
-        return False
-    nr = int(fields[0])
-    try:
-        args = [int(a, 16) for a in fields[1:7]]
-    except ValueError:
-        return False
-    if nr in _READS:
-        return _is_tty(_fd_target(pid, args[0]), tty)
-    if nr in _SELECTS:
-        nfds, readfds = args[0], args[1]
-        if nfds <= 0 or nfds > 1024:
-            return False
-        data = _read_mem(pid, readfds, (nfds + 7) // 8)
-        if data is None:
-            # Memory not readable (another user's or a non-dumpable process):
-            # only the unambiguous case, a select on fd 0 alone.
-            return nfds == 1 and _is_tty(_fd_target(pid, 0), tty)
-        fds = [i for i in range(nfds) if data[i // 8] >> (i % 8) & 1]
-        return _only_tty(pid, fds, tty)
-    if nr in _POLLS:
-        ptr, nfds = args[0], args[1]
-        if nfds <= 0 or nfds > 1024:
-            return False
-        data = _read_mem(pid, ptr, 8 * nfds)
-        if data is None:
-            return False
-        fds = []
-        for i in range(nfds):
-            fd, events, _ = struct.unpack_from("iHH", data, 8 * i)
-            if fd >= 0 and events & _POLLIN:
-                fds.append(fd)
-        return _only_tty(pid, fds, tty)
-    if nr in _EPOLLS:
-        return _only_tty(pid, _epoll_fds(pid, args[0]), tty)
-    return False
-
-
-def _epoll_fds(pid: int, epfd: int) -> list[int]:
-    """Descriptors registered for input in an epoll instance (from fdinfo)."""
-    out: list[int] = []
-    try:
-        with open(f"/proc/{pid}/fdinfo/{epfd}") as f:
-            for line in f:
-                if line.startswith("tfd:"):
-                    parts = line.split()
-                    fd = int(parts[1])
-                    events = int(parts[3], 16) if len(parts) > 3 and parts[2] == "events:" else _EPOLLIN
-                    if events & _EPOLLIN:
-                        out.append(fd)
-    except (OSError, ValueError, IndexError):
-        return []
-    return out
-
-
-def _only_tty(pid: int, fds: list[int], tty: str | None) -> bool:
-    targets = [_fd_target(pid, fd) for fd in fds]
-    if not any(_is_tty(t, tty) for t in targets):
-        return False
-    others = [t for t in targets if not _is_tty(t, tty)]
-    if any(t is not None and t.startswith("pipe:") for t in others):
-        own = _self_pipes(pid)
-        others = [t for t in others if t not in own]
-    return not any(_is_other_input(t) for t in others)
-
-
-def _self_pipes(pid: int) -> set[str]:
-    """Pipes the process holds both ends of: an event loop's wake-up pipe
-    (libuv's signal pipe in ``node``), which brings no input from outside."""
-    seen: dict[str, int] = {}
-    try:
-        names = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return set()
-    for name in names:
-        target = _fd_target(pid, int(name))
-        if target and target.startswith("pipe:"):
-            seen[target] = seen.get(target, 0) + 1
-    return {t for t, n in seen.items() if n > 1}
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() or "?"
-    except OSError:
-        return "?"
-
-
 def tty_path(shell_pid: int) -> str | None:
     """The terminal device of a shell (its controlling terminal), e.g.
     ``/dev/pts/3``: what a process reading our terminal has open."""
-    for fd in (0, 1, 2):
-        target = _fd_target(shell_pid, fd)
-        if target and target.startswith("/dev/pts/"):
-            return target
-    return None
+    return procs.tty_path(shell_pid)
+
+
+#: Direct children of a pid, from the process layer (tests walk the tree with it).
+_children = procs.children
 
 
 def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) -> int | None:
     """The process of the terminal's foreground group that waits for it, or
-    None. The shell itself counts only when the foreground group is the
-    shell's and ``shell_reads_job_input(shell_pid)`` says its read is a job's
-    (a builtin ``read``), which the caller decides (see :func:`detect`)."""
-    if not (_READS or _SELECTS or _POLLS or _EPOLLS):
-        return None
+    None (asked of the process layer: ``procs.tty_waiter``). The shell itself
+    counts only when the foreground group is the shell's and
+    ``shell_reads_job_input(shell_pid)`` says its read is a job's (a builtin
+    ``read``), which the caller decides (see :func:`detect`)."""
     try:
         fg = os.tcgetpgrp(master_fd)
     except OSError:
         return None
     if tty is None:
         tty = tty_path(shell_pid)
-    queue, seen = _children(shell_pid), 0
-    while queue and seen < 256:
-        pid = queue.pop(0)
-        seen += 1
-        try:
-            in_group = os.getpgid(pid) == fg
-        except OSError:
-            continue
-        if in_group and _waits_on_tty(pid, tty):
-            return pid
-        queue.extend(_children(pid))
-    return None
+    return procs.tty_waiter(shell_pid, fg, tty)
 
 
 def detect(
@@ -611,7 +419,7 @@ def detect(
         return None
     prompt = partial[-MAX_PROMPT_CHARS:] if partial else ""
     return AwaitingInput(
-        pid=reader, name=_comm(reader), prompt=prompt, secret=hidden_entry(master_fd)
+        pid=reader, name=procs.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
     )
 
 

@@ -312,6 +312,15 @@ PROCFS = {
     "tagged": tagged,
     "terminal_reader": terminal_reader,
 }
+# The typed-input probe lives in the /proc layer module itself. ``tty_path``
+# stays the /proc one in both layers: psutil's ``terminal()`` of a just
+# spawned shell is sometimes still None (measured: 13 of 20 spawns), and the
+# engine takes the path right then (tests/contract/test_interactive.py::
+# test_type_ahead_nobody_read_never_becomes_a_command leaked with it).
+from .proclayer.procfs import tty_path, tty_waiter  # noqa: E402
+
+PROCFS["tty_path"] = tty_path
+PROCFS["tty_waiter"] = tty_waiter
 
 if not _proclayer.use_procfs():
     from .proclayer.portable import (  # noqa: E402, F401, F811
@@ -325,6 +334,7 @@ if not _proclayer.use_procfs():
         input_state,
         tagged,
         terminal_reader,
+        tty_waiter,
     )
 
     pid_alive = alive

@@ -16,8 +16,15 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, SecretInput
 from dsh_magics.terminal import COMPLETED, INTERRUPTED, RUNNING, Engine, Result
+from dsh_magics.terminal.proclayer import use_procfs
 
 from ..conftest import wait_until
+
+#: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
+#: ``read`` on the terminal only; a REPL's select/poll/epoll wait is not seen.
+needs_select_detection = pytest.mark.skipif(
+    not use_procfs(), reason="portable layer: select/poll waits on the terminal are not detected"
+)
 
 PASSWORD = "hunter2-Zq9"
 
@@ -92,6 +99,7 @@ def test_quiet_jobs_are_not_awaiting_input(engine: Engine, command: str) -> None
 
 
 # -- a REPL driven line by line -------------------------------------------------------
+@needs_select_detection
 def test_python_repl_driven_line_by_line(engine: Engine) -> None:
     job = _start(engine, "c-repl", "python3 -i -q", tty=True)
     first = _awaiting(engine, job)

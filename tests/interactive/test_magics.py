@@ -15,6 +15,13 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from dsh_magics.terminal import Result, default_registry
+from dsh_magics.terminal.proclayer import use_procfs
+
+#: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
+#: ``read`` on the terminal only; a REPL's select/poll/epoll wait is not seen.
+needs_select_detection = pytest.mark.skipif(
+    not use_procfs(), reason="portable layer: select/poll waits on the terminal are not detected"
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +41,7 @@ def line(ip: Any, magic: str, text: str) -> Any:
     return ip.run_line_magic(magic, text)
 
 
+@needs_select_detection
 def test_a_repl_driven_from_the_notebook(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     line(ip, "bash_exec", "--tty python3 -i -q")
     waited = line(ip, "bash_wait", "--timeout-ms 20000")

@@ -10,8 +10,15 @@ from collections.abc import Iterator
 import pytest
 
 from dsh_magics.terminal import Registry
+from dsh_magics.terminal.proclayer import use_procfs
 from dsh_magics.widgets.panel import Panel, panel
 from tests.conftest import wait_until
+
+#: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
+#: ``read`` on the terminal only; a REPL's select/poll/epoll wait is not seen.
+needs_select_detection = pytest.mark.skipif(
+    not use_procfs(), reason="portable layer: select/poll waits on the terminal are not detected"
+)
 
 NB = "nb-answer-test"
 PASSWORD = "panel-Pw-77x"
@@ -69,6 +76,7 @@ def test_a_password_goes_through_the_hidden_box_only(reg: Registry, pn: Panel) -
     assert PASSWORD not in job.result.output and PASSWORD not in str(job.result.inputs)
 
 
+@needs_select_detection
 def test_ctrl_d_ends_a_repl(reg: Registry, pn: Panel) -> None:
     job = reg.exec(NB, "python3 -i -q", tty=True)
     wait_until(lambda: "waits for input" in pn.h_outhead.value, 20, msg="repl waits")

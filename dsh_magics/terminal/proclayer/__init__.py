@@ -74,6 +74,13 @@ class ProcessLayer(Protocol):
         blocked reading the terminal, or None."""
         ...
 
+    def tty_waiter(self, shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
+        """A process of foreground group ``fg_pgrp`` below the shell blocked
+        waiting for typed input on ``tty`` (and nothing else), or None. The
+        /proc layer sees ``read``, ``select``, ``poll`` and ``epoll``; the
+        portable one only a blocked ``read`` (see docs/portability.md)."""
+        ...
+
     def input_state(self, pid: int) -> str:
         """``TOP_LEVEL`` (the shell reads its own input), ``TTY_READ_ELSEWHERE``
         (it reads the terminal for a job, e.g. ``read x </dev/tty``), or

@@ -257,3 +257,18 @@ def cwd(pid: int) -> str | None:
         return psutil.Process(pid).cwd() or None
     except (psutil.Error, OSError):
         return None
+
+
+def tty_waiter(shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
+    """A blocked ``read`` on the terminal only (:func:`terminal_reader`), by
+    a process whose controlling terminal is ``tty``. A ``select``, ``poll``
+    or ``epoll`` wait (``python3 -i``, ``node``) sleeps in the same channel
+    as one on a socket, so it is not reported: weaker than ``procfs``."""
+    pid = terminal_reader(shell_pid, fg_pgrp)
+    if pid is None or tty is None:
+        return pid
+    try:
+        own = psutil.Process(pid).terminal()
+    except (psutil.Error, OSError):
+        return None
+    return pid if own == tty else None
