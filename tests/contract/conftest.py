@@ -28,8 +28,6 @@ REMOTE_SKIPS = {
     "this process's environment",
     "test_nothing_a_command_reads_forges_its_end[ssh-scratch-files]": "a remote terminal has no "
     "scratch files to read",
-    "test_history_lists_the_jobs_as_written[ssh]": "it expects `fc -l` to list itself, which bash at "
-    "a prompt does not (bash 5.2 in a PTY); tests/remote pins the remote history as bash shows it",
 }
 REMOTE_SKIP_MODULES = {
     "test_interactive.py": "awaiting input is seen through /proc, which a remote shell does not offer",

@@ -78,6 +78,21 @@ def test_status_after_an_interrupted_job(engine: Engine) -> None:
     assert _out(engine, s, 'echo "[$?]"') == "[0]\n"
 
 
+def test_fc_lists_the_history_without_itself(engine: Engine, request: pytest.FixtureRequest) -> None:
+    """At a prompt, ``fc -l`` leaves its own line out (bash 5.2 in a PTY shows
+    the commands before it; ``history`` shows itself)."""
+    if request.node.callspec.params.get("engine") in ("local", "host"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "known gap: the local engine adds each job with `history -s`, and bash's fc "
+            "then lists the running `fc -l` too (docs/engine.md, known limits)"
+        )))
+    s = "f-fc"
+    _done(engine, s, "echo one")
+    _done(engine, s, "echo two")
+    fc = _out(engine, s, "fc -l")
+    assert [line.split(None, 1)[1] for line in fc.splitlines()][-2:] == ["echo one", "echo two"], fc
+
+
 def test_history_lists_the_jobs_as_written(engine: Engine) -> None:
     s = "f-history"
     _done(engine, s, "echo one")
@@ -87,7 +102,7 @@ def test_history_lists_the_jobs_as_written(engine: Engine) -> None:
     assert entries[-3:] == ["echo one", "for i in 1 2; do", "history"], out
     assert "dsh" not in out and "6973" not in out and "/dev/shm" not in out
     fc = _out(engine, s, "fc -l")
-    assert fc.splitlines()[-1].split(None, 1)[1] == "fc -l" and "dsh" not in fc
+    assert "echo one" in fc and "dsh" not in fc and "6973" not in fc
     assert _out(engine, s, 'echo "[${HISTFILE-unset}]"') == "[unset]\n"
     # A job that switches bash's own recording on cannot get the engine's
     # lines recorded: it is off again before bash reads the next one.
