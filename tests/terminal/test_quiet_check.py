@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal import procs
+from dsh_magics.terminal import Registry, Result, procs
 from tests.conftest import live_pids, wait_until
 
 
