@@ -3,6 +3,7 @@ the quiet check that notes a job waiting for typed input (docs/interactive.md)."
 
 from __future__ import annotations
 
+import select
 import time
 from typing import TYPE_CHECKING
 
@@ -124,6 +125,16 @@ def note_awaiting(term: Terminal, run: Running) -> None:
     term._out_cond.notify_all()
 
 
+def _unread_output(fd: int) -> bool:
+    """Has the PTY output the reader has not taken yet? (A slow look at the
+    process, e.g. ``ps`` on the portable layer, lets a prompt arrive meanwhile;
+    pinned by tests/terminal/test_terminal_input.py under DSH_MAGICS_PROCFS=0.)"""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def quiet_check(term: Terminal) -> None:
     """A running job has been quiet for a moment (see ``quiet.check``)."""
     with term._lock:
@@ -146,7 +157,13 @@ def quiet_check(term: Terminal) -> None:
             shell.quiet_tty(term._proc.fd)
             term._type(shell.sync_line(run.sync_nonce))
         elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
-            if run.awaiting is None:
+            if _unread_output(term._proc.fd):
+                # The prompt it printed before blocking is not read yet; its
+                # arrival would clear the note at once. Decide after it.
+                verdict = quiet.Verdict.LATER
+                run.quiet.reader = None
+                run.quiet.again_later()
+            elif run.awaiting is None:
                 note_awaiting(term, run)
         elif verdict is quiet.Verdict.REPLACED:
             term._finish(run, SHELL_EXITED, None, term._cwd, note=quiet.REPLACED_NOTE)
