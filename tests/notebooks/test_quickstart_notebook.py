@@ -119,7 +119,7 @@ def check(nb: nbformat.NotebookNode) -> None:
     assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout-ms 10000\nw.reason"))
     assert "42" in _text(_cell(nb, "%bash_send print(6 * 7)"))
     assert "you said: y" in _text(_cell(nb, "%bash_send y"))
-    refused = _text(_cell(nb, "w = %bash_wait --timeout-ms 10000\nfrom dsh_magics import tools"))
+    refused = _text(_cell(nb, "from dsh_magics import tools\n\nw = %bash_wait --timeout-ms 10000"))
     assert "'secret': True" in refused and "SECRET_INPUT" in refused
     answered = _text(_cell(nb, "p.select(w.session_id)"))
     assert "got 7 characters" in answered and "[secret]" in answered
