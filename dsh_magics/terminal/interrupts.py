@@ -175,6 +175,11 @@ class Interrupter:
 
 
 def _killpg(pgrp: int) -> None:
+    """SIGINT to ``pgrp``, never to our own group: a terminal whose session has
+    no foreground group (its shell just died) reports 0, and ``killpg(0)``
+    would hit the caller (pinned by tests/terminal/test_interrupt.py::test_no_sigint_to_our_own_group)."""
+    if pgrp <= 1 or pgrp == os.getpgrp():
+        return
     try:
         os.killpg(pgrp, signal.SIGINT)
     except (ProcessLookupError, PermissionError):

@@ -66,3 +66,22 @@ def test_user_int_trap_still_settles(reg):
     assert res.status == "interrupted"
     run(reg, "trap - INT")
     assert run(reg, "echo fine").output == "fine\n"
+
+
+def test_no_sigint_to_our_own_group():
+    """A foreground group of 0 (a terminal whose shell just died) or our own
+    group never gets the engine's SIGINT: it would interrupt the caller."""
+    import os
+    import signal
+
+    from dsh_magics.terminal import interrupts
+
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        interrupts._killpg(0)
+        interrupts._killpg(os.getpgrp())
+        os.kill(os.getpid(), 0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert caught == []
