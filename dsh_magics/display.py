@@ -102,7 +102,7 @@ class JobHandle(_DisplayOnce):
         self,
         job: jobs.Job,
         registry: Engine,
-        live: Callable[[JobHandle], None] | None = None,
+        live: Callable[[JobHandle], object] | None = None,
         on_wait: Callable[[jobs.Job], None] | None = None,
     ) -> None:
         self._job = job

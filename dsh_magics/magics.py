@@ -140,7 +140,7 @@ class BashMagics(Magics):
         if self.default_session:
             return NotebookIdentity(self.default_session, "config")
         if self._identity is None:
-            ns = self.shell.user_ns if self.shell is not None else {}
+            ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
             self._identity = identify(ns, os.environ, kernel_connection_file(self.shell))
         return self._identity
 

@@ -78,7 +78,7 @@ def handle_signals(*signals: int, chain: bool = True) -> list[int]:
     action is taken. A signal that is ignored is left alone, and with
     ``chain=False`` so is one that already has a handler. Main thread only;
     returns the signals now handled here."""
-    handled = []
+    handled: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         return handled
     for signum in signals:

@@ -6,7 +6,7 @@ Texts are only lengths and hashes (:mod:`.text_facts`) and our own summaries (:m
 from __future__ import annotations
 
 from ..errors import InvalidArgument
-from .types import EraInfo
+from .types import EraInfo, SandboxMode
 
 #: Published version the bridge installs by default (npm ``latest``).
 DEFAULT_VERSION = "0.1.0-rc.8"
@@ -41,7 +41,7 @@ OUTCOMES: tuple[str, ...] = ("allowed-once", "rejected", "cancelled", "unavailab
 POLICIES: tuple[str, ...] = ("ask", "never")
 
 #: Package default of the sandbox policy service vs the shipped base bundle.
-PACKAGE_DEFAULT_MODE = "read-only"
+PACKAGE_DEFAULT_MODE: SandboxMode = "read-only"
 BASE_BUNDLE_DEFAULT_MODE = "workspace-write"
 PERMISSION_MODE_ENV = "DSH_PERMISSION_MODE"
 

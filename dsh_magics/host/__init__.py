@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DshError
@@ -48,7 +49,7 @@ _choice: ModeChoice | None = None
 _lock = threading.Lock()
 
 
-def select_registry(configured: Any = None, *, environ: dict[str, str] | None = None) -> Engine:
+def select_registry(configured: Any = None, *, environ: Mapping[str, str] | None = None) -> Engine:
     """Decide where this process's terminals live, install that registry as
     the process default and return it.
 

@@ -105,10 +105,10 @@ def run(args: argparse.Namespace) -> int:
             for name in list_names(d):
                 if args.name is not None and name != args.name:
                     continue
-                info = stop_host(HostPaths.for_name(name, d))
-                if info is not None:
+                gone = stop_host(HostPaths.for_name(name, d))
+                if gone is not None:
                     stopped += 1
-                    print(f"host {name}: stopped (pid {info['pid']}); its terminals are closed")
+                    print(f"host {name}: stopped (pid {gone['pid']}); its terminals are closed")
         if not stopped:
             print("no terminal host was running")
         return 0

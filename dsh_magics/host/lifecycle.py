@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -348,7 +349,7 @@ def parse_mode(value: object, source: str) -> str:
     raise InvalidArgument(f"{source} must be 0, 1 or auto, got {value!r}")
 
 
-def jupyter_server_pid(environ: dict[str, str] | None = None, *, require_notebook: bool = True) -> int | None:
+def jupyter_server_pid(environ: Mapping[str, str] | None = None, *, require_notebook: bool = True) -> int | None:
     """The pid of the Jupyter server that started this kernel, if any.
 
     jupyter_client sets ``JPY_PARENT_PID`` for every kernel it launches (also
@@ -369,7 +370,7 @@ def jupyter_server_pid(environ: dict[str, str] | None = None, *, require_noteboo
     return pid
 
 
-def choose_mode(configured: object = None, environ: dict[str, str] | None = None) -> ModeChoice:
+def choose_mode(configured: object = None, environ: Mapping[str, str] | None = None) -> ModeChoice:
     """``DSH_MAGICS_HOST`` (if set) wins over the config key, which wins over
     the automatic choice: the host under a Jupyter server, in-process
     otherwise. ``DSH_MAGICS_HOST_NAME`` names the host to join (unless the

@@ -198,8 +198,8 @@ def error_from_wire(d: Any) -> errors.DshError:
         return errors.HostUnavailable(f"the terminal host sent a malformed error: {d!r}"[:300])
     code = str(d.get("code") or "ERROR")
     message = str(d.get("message") or code)
-    details = d.get("details") if isinstance(d.get("details"), dict) else {}
-    details = {k: v for k, v in details.items() if k != "code" and isinstance(k, str)}
+    raw = d.get("details")
+    details = {k: v for k, v in (raw if isinstance(raw, dict) else {}).items() if k != "code" and isinstance(k, str)}
     cls = _error_classes().get(code, errors.DshError)
     if cls is errors.DshError:
         return errors.DshError(message, code=code, **details)

@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ def validate_name(name: object) -> str:
     return name
 
 
-def default_dir(environ: dict[str, str] | None = None) -> str:
+def default_dir(environ: Mapping[str, str] | None = None) -> str:
     """``$DSH_MAGICS_HOST_DIR``, else ``$XDG_RUNTIME_DIR/dsh-magics``, else
     ``/tmp/dsh-magics-<uid>``."""
     env = os.environ if environ is None else environ
@@ -56,7 +57,7 @@ def default_dir(environ: dict[str, str] | None = None) -> str:
     return f"/tmp/dsh-magics-{os.getuid()}"
 
 
-def candidate_dirs(environ: dict[str, str] | None = None) -> list[str]:
+def candidate_dirs(environ: Mapping[str, str] | None = None) -> list[str]:
     """Where hosts of this user may live: the explicit directory if one is
     set, else both the XDG runtime directory and the /tmp fallback (a
     server started without ``XDG_RUNTIME_DIR`` uses the latter, while the

@@ -279,7 +279,9 @@ class HostServer:
             if self.watch_pid is not None and watch_fd is None and not procs.alive(self.watch_pid):
                 self.stop(f"the watched process {self.watch_pid} is gone")
             while not self._stopping.is_set():
-                fds = [self._listener, self._stop_r] + ([watch_fd] if watch_fd is not None else [])
+                fds: list[socket.socket | int] = [self._listener, self._stop_r]
+                if watch_fd is not None:
+                    fds.append(watch_fd)
                 timeout = SOCKET_CHECK if watch_fd is not None or self.watch_pid is None else 1.0
                 try:
                     ready, _, _ = select.select(fds, [], [], timeout)

@@ -294,7 +294,7 @@ def _input_row(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
-    row = {
+    row: dict[str, Any] = {
         "session_id": info.session_id,
         "status": info.status,
         "cwd": info.cwd,

@@ -157,7 +157,8 @@ def awaiting_text(view: PanelView) -> str:
 def output_header_html(view: PanelView) -> str:
     out = view.output
     waiting = awaiting_text(view)
-    secret = (view.selected_info.awaiting_input or {}).get("secret") if waiting else False
+    info = view.selected_info
+    secret = (info.awaiting_input or {}).get("secret") if waiting and info is not None else False
     note = (
         f'<div class="dsh-panel-awaiting" data-secret="{"1" if secret else "0"}">'
         f"{esc(waiting)}</div>"
@@ -264,7 +265,7 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
     if view.jobs:
         out.append("")
         out.append("Recent jobs")
-        rows = [
+        job_rows = [
             (
                 short_job(j.job_id),
                 j.session_id,
@@ -274,8 +275,8 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
             )
             for j in view.jobs
         ]
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        for r in rows:
-            cells = [c.ljust(w) for c, w in zip(r[:4], widths, strict=True)]
-            out.append("  " + "  ".join([*cells, r[4]]).rstrip())
+        widths = [max(len(r[i]) for r in job_rows) for i in range(4)]
+        for jr in job_rows:
+            cells = [c.ljust(w) for c, w in zip(jr[:4], widths, strict=True)]
+            out.append("  " + "  ".join([*cells, jr[4]]).rstrip())
     return "\n".join(out)
