@@ -194,7 +194,11 @@ class JobHandle(_DisplayOnce):
             return once
         if self._live is not None and not self._job.done:
             live = self._live
-            return lambda: live(self)
+
+            def show() -> None:
+                live(self)
+
+            return show
         return None
 
     def _summary_line(self) -> str:

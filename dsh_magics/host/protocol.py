@@ -6,6 +6,7 @@ An operation is one engine method plus one row of :data:`OPERATIONS` (docs/host.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import socket
 from collections.abc import Callable, Iterator, Mapping
@@ -13,6 +14,7 @@ from typing import Any
 
 from .. import errors, jobs
 from ..terminal import validation as V
+from ..terminal.api import Engine
 from ..terminal.result import ReadResult, Result, TerminalInfo
 
 VERSION = 1
@@ -248,7 +250,8 @@ class Operation:
     :mod:`dsh_magics.terminal.validation` (the engine's own, so the wording
     is the same through the host); ``required`` names those that must be
     there. ``returns`` is the value kind (:data:`TO_WIRE`). ``block`` names
-    a timeout argument the host caps, so no request holds a thread for long.
+    a waiting argument the host caps (:func:`capped`), so no request holds a
+    thread for long. Rows for engine methods are built by :func:`_contract`.
     """
 
     name: str
@@ -287,7 +290,39 @@ def _any_str(value: Any, name: str) -> str:
     return V.text(value, name)  # type: ignore[return-value]
 
 
-_SID = {"session_id": V.session_id}
+def contract_args(name: str) -> tuple[dict[str, Check], tuple[str, ...]]:
+    """The arguments of the engine method ``name`` as the contract declares
+    them (:class:`~dsh_magics.terminal.api.Engine`): each parameter with its
+    check from :data:`~dsh_magics.terminal.validation.CHECKS`, and the names
+    of those without a default (required on the wire)."""
+    params = [p for p in inspect.signature(getattr(Engine, name)).parameters.values() if p.name != "self"]
+    args = {p.name: V.CHECKS[p.name] for p in params}
+    required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
+    return args, required
+
+
+def _contract(
+    name: str,
+    returns: str = "raw",
+    *,
+    wire: Mapping[str, Check] | None = None,
+    checks: Mapping[str, Check] | None = None,
+    block: str | None = None,
+) -> Operation:
+    """A row for an engine method: its arguments come from the contract's
+    signature, so the table cannot drift from it. ``wire`` adds arguments
+    only the host uses (``base_cwd``); ``checks`` replaces a check."""
+    args, required = contract_args(name)
+    args.update(checks or {})
+    args.update(wire or {})
+    return Operation(name, args, required, returns, block=block)
+
+
+#: Longest one request may block a host thread (``block`` arguments are
+#: capped to it; clients wait longer in slices or on their job proxies).
+MAX_BLOCK_SECONDS = 30.0
+
+_BASE = {"base_cwd": V.text}
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op
@@ -298,53 +333,38 @@ OPERATIONS: dict[str, Operation] = {
         Operation("subscribe", {"types": V.strings}, host=True),
         Operation("detach", host=True),
         Operation("shutdown", host=True),
-        # the engine contract
-        Operation(
-            "attach",
-            {**_SID, "cwd": V.cwd, "recreate": V.flag, "base_cwd": V.text, "target": V.text},
-            ("session_id",),
-            "info",
-        ),
-        Operation(
-            "exec",
-            {**_SID, "command": V.command, "wait_ms": V.wait_ms, "base_cwd": V.text, "tty": V.flag},
-            ("session_id", "command"),
-            "exec",
-        ),
-        Operation("wait", {"job_id": V.job_id, "timeout": V.timeout}, ("job_id",), "result", block="timeout"),
-        Operation(
-            "send",
-            {
-                **_SID,
-                "text": V.text,
-                "key": V.text,
-                "enter": V.flag,
-                "wait_ms": V.wait_ms,
-                "source": V.text,
-                "caller": V.text,
-                "secret": V.flag,
-                "allow_secret": V.flag,
-            },
-            ("session_id",),
-            "result",
-        ),
-        Operation("result", {"job_id": V.job_id, "tail_lines": V.count}, ("job_id",), "result"),
-        Operation("job", {"job_id": V.job_id}, ("job_id",), "job"),
-        Operation("latest_job", _SID, (), "job"),
         Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", host=True),
-        Operation("read", {**_SID, "since": V.count, "last": V.count}, ("session_id",), "read"),
-        Operation("interrupt", _SID, ("session_id",), "job"),
-        Operation("close", _SID, ("session_id",)),
-        Operation("close_all"),
-        Operation("list", returns="infos"),
-        Operation("info", _SID, ("session_id",), "info"),
-        Operation("exists", {"session_id": _any_str}, ("session_id",)),
-        Operation(
-            "wait_output",
-            {**_SID, "after_seq": V.count, "timeout": V.timeout},
-            ("session_id", "after_seq"),
-            block="timeout",
-        ),
-        Operation("output_seq", _SID, ("session_id",)),
+        # the engine contract: one row per method of terminal/api.py's Engine
+        _contract("attach", "info", wire=_BASE),
+        _contract("exec", "exec", wire=_BASE, block="wait_ms"),
+        _contract("wait", "result", block="timeout"),
+        _contract("send", "result", block="wait_ms"),
+        _contract("result", "result"),
+        _contract("job", "job"),
+        _contract("latest_job", "job"),
+        _contract("read", "read"),
+        _contract("interrupt", "job"),
+        _contract("close"),
+        _contract("close_all"),
+        _contract("list", "infos"),
+        _contract("info", "info"),
+        _contract("exists", checks={"session_id": _any_str}),
+        _contract("wait_output", block="timeout"),
+        _contract("output_seq"),
     )
 }
+
+
+def capped(op: Operation, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the row's blocking argument capped at
+    :data:`MAX_BLOCK_SECONDS`: the one place a host request's wait is bounded.
+    A missing ``timeout`` means the cap; a missing ``wait_ms`` stays "no wait"."""
+    if op.block is None:
+        return args
+    limit = args.get(op.block)
+    if op.block.endswith("_ms"):
+        if limit is not None:
+            args[op.block] = min(limit, MAX_BLOCK_SECONDS * 1000)
+    else:
+        args[op.block] = MAX_BLOCK_SECONDS if limit is None else min(limit, MAX_BLOCK_SECONDS)
+    return args

@@ -27,7 +27,7 @@ from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 log = logging.getLogger("dsh_magics.host")
 
 #: Longest a single blocking request may hold its connection; clients loop.
-MAX_BLOCK_SECONDS = 30.0
+MAX_BLOCK_SECONDS = P.MAX_BLOCK_SECONDS
 
 #: Events queued for one subscriber before it is considered stuck and dropped.
 MAX_QUEUED_EVENTS = 20_000
@@ -466,9 +466,7 @@ class HostServer:
     # ------------------------------------------------------------------
     # operations (arguments already checked against their table row)
     def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
-        if op.block is not None:
-            limit = a.get(op.block)
-            a[op.block] = MAX_BLOCK_SECONDS if limit is None else min(limit, MAX_BLOCK_SECONDS)
+        a = P.capped(op, a)
         hook = self._hooks.get(op.name)
         if hook is not None:
             return hook(conn, a)
@@ -509,9 +507,7 @@ class HostServer:
 
     def _op_exec(self, conn: _Conn, a: dict[str, Any]) -> Any:
         sid = a["session_id"]
-        wait_ms = a.get("wait_ms")
-        if wait_ms is not None:
-            wait_ms = min(wait_ms, MAX_BLOCK_SECONDS * 1000)
+        wait_ms = a.get("wait_ms")  # capped by the table row
         base = self._where(sid, a.get("base_cwd"))
         if base is not None:
             try:

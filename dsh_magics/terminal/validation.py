@@ -1,16 +1,26 @@
-"""Argument checks for every entry point of the engine contract, one wording each.
+"""Argument checks for every entry point of the engine contract: one check
+per parameter name (:data:`CHECKS`), one wording each.
 
 ``check(value, name) -> value``, ``None`` meaning "not given": the host's table relies on both.
+Adapters (tools, magics, the host) check with these; engine internals trust checked input.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument
 
 MAX_SESSION_ID = 200
+#: Longest ``until`` pattern (a regex is compiled and run on every line).
+MAX_PATTERN_CHARS = 1000
+#: Who typed an input (``send(source=...)``).
+SOURCES = ("person", "agent")
+
+Check = Callable[[Any, str], Any]
 
 
 def _bad(message: str, field: str, **details: Any) -> InvalidArgument:
@@ -73,20 +83,20 @@ def timeout(value: object, name: str = "timeout") -> float | None:
     return value  # type: ignore[return-value]
 
 
-def count(value: object, name: str) -> int | None:
+def count(value: object, name: str = "count") -> int | None:
     """A line number or a number of lines (``since``, ``last``, ``tail_lines``, ``after_seq``)."""
     if value is not None and (not _is_int(value) or value < 0):  # type: ignore[operator]
         raise _bad(f"{name} must be an integer >= 0", name)
     return value  # type: ignore[return-value]
 
 
-def flag(value: object, name: str) -> bool | None:
+def flag(value: object, name: str = "flag") -> bool | None:
     if value is not None and not isinstance(value, bool):
         raise _bad(f"{name} must be true or false", name)
     return value
 
 
-def text(value: object, name: str) -> str | None:
+def text(value: object, name: str = "text") -> str | None:
     if value is not None and not isinstance(value, str):
         raise _bad(f"{name} must be a string", name)
     return value
@@ -104,17 +114,93 @@ def strings(value: object, name: str) -> list[str] | None:
     return value
 
 
+def until(value: object, name: str = "until") -> str | None:
+    """A non-empty Python regular expression that compiles."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _bad("until must be a non-empty regular expression", "until")
+    if len(value) > MAX_PATTERN_CHARS:
+        raise _bad(f"until is {len(value)} characters long; the limit is {MAX_PATTERN_CHARS}", "until")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise _bad(f"until is not a valid regular expression: {e}", "until") from None
+    return value
+
+
+def idle_ms(value: object, name: str = "idle_ms") -> int | None:
+    if value is not None and (not _is_int(value) or value < 1):  # type: ignore[operator]
+        raise _bad("idle_ms must be an integer number of milliseconds >= 1", "idle_ms")
+    return value  # type: ignore[return-value]
+
+
+def source(value: object, name: str = "source") -> str | None:
+    if value is not None and value not in SOURCES:
+        raise _bad(f"source must be one of {', '.join(SOURCES)}", "source")
+    return value  # type: ignore[return-value]
+
+
+def caller(value: object, name: str = "caller") -> str | None:
+    if value is not None and (not isinstance(value, str) or len(value) > MAX_SESSION_ID):
+        raise _bad("caller must be a session id (a string)", "caller")
+    return value
+
+
+#: The check for each parameter name of the engine contract
+#: (:class:`~dsh_magics.terminal.api.Engine`); the host's table is built from
+#: it and the contract's signatures (tests/host/test_table.py pins both).
+CHECKS: dict[str, Check] = {
+    "session_id": session_id,
+    "command": command,
+    "job_id": job_id,
+    "cwd": cwd,
+    "target": text,
+    "recreate": flag,
+    "tty": flag,
+    "wait_ms": wait_ms,
+    "timeout": timeout,
+    "until": until,
+    "idle_ms": idle_ms,
+    "on_input": flag,
+    "text": text,
+    "key": text,
+    "enter": flag,
+    "source": source,
+    "caller": caller,
+    "secret": flag,
+    "allow_secret": flag,
+    "tail_lines": count,
+    "since": count,
+    "last": count,
+    "after_seq": count,
+}
+
+
+def check(name: str, value: object) -> Any:
+    """Check one contract argument by its parameter name (:data:`CHECKS`)."""
+    return CHECKS[name](value, name)
+
+
 __all__ = [
+    "CHECKS",
+    "MAX_PATTERN_CHARS",
     "MAX_SESSION_ID",
+    "SOURCES",
+    "caller",
+    "check",
     "command",
     "count",
     "cwd",
     "flag",
+    "idle_ms",
     "job_id",
     "mapping",
     "session_id",
+    "source",
     "strings",
     "text",
     "timeout",
+    "until",
     "wait_ms",
 ]

@@ -80,13 +80,28 @@ def test_timed_out_wait_leaves_the_job_running(client: HostClient) -> None:
     assert not final.timed_out and final.output == "started\nfinished\n"
 
 
-def test_exec_wait_ms_longer_than_one_host_slice(client: HostClient, monkeypatch) -> None:
-    # The host answers a long wait_ms in slices; the client finishes the wait.
-    from dsh_magics.host import client as client_mod
+def test_exec_wait_ms_longer_than_one_host_slice(module_dir: str, monkeypatch) -> None:
+    # The host caps a request's wait (protocol.MAX_BLOCK_SECONDS, the table
+    # row's block argument); the client finishes the wait on its job proxy.
+    from dsh_magics.host import protocol as P
+    from dsh_magics.host.server import HostServer
+    from dsh_magics.terminal import Registry
 
-    monkeypatch.setattr(client_mod, "_BLOCK", 0.2)
-    r = client.exec("api-slices", "sleep 0.6; echo done", wait_ms=10_000)
-    assert isinstance(r, Result) and r.output == "done\n"
+    monkeypatch.setattr(P, "MAX_BLOCK_SECONDS", 0.2)
+    paths = HostPaths.for_name("slices", module_dir)
+    server = HostServer(paths, registry=Registry(login=False))
+    server.bind()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = HostClient(paths, autostart=False)
+    try:
+        r = client.exec("api-slices", "sleep 0.6; echo done", wait_ms=10_000)
+        assert isinstance(r, Result) and r.output == "done\n"
+    finally:
+        client.detach()
+        server.stop("test over")
+        thread.join(20)
+        assert not thread.is_alive()
 
 
 def test_a_second_client_sees_the_same_terminal_and_job(client: HostClient, module_dir: str) -> None:

@@ -41,6 +41,34 @@ def test_every_contract_method_has_a_row_and_every_row_a_handler() -> None:
         assert op.returns in P.TO_WIRE or op.returns in ("exec", "jobs"), name
 
 
+def test_each_row_takes_exactly_the_contracts_parameters() -> None:
+    """The rows are built from the Protocol's signatures: a parameter added
+    to, renamed in or dropped from Engine changes the row with it, and one
+    without a check in validation.CHECKS fails here (and at import)."""
+    for name in sorted(_CONTRACT - {"subscribe"}):
+        op = P.OPERATIONS[name]
+        params = [p for p in inspect.signature(getattr(Engine, name)).parameters.values() if p.name != "self"]
+        assert [a for a in op.args if a != "base_cwd"] == [p.name for p in params], name
+        assert op.required == tuple(p.name for p in params if p.default is inspect.Parameter.empty), name
+        for p in params:
+            assert p.name in V.CHECKS, (name, p.name)
+            if name != "exists":  # exists takes any string: a malformed id simply does not exist
+                assert op.args[p.name] is V.CHECKS[p.name], (name, p.name)
+
+
+def test_a_drifted_row_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Wider(Engine):  # type: ignore[misc]
+        def read(self, session_id: str, since: int | None = None, last: int | None = None, grep: str = "") -> object: ...
+
+    monkeypatch.setattr(P, "Engine", Wider)
+    with pytest.raises(KeyError, match="grep"):
+        P.contract_args("read")
+    monkeypatch.setitem(V.CHECKS, "grep", V.text)
+    args, required = P.contract_args("read")
+    assert list(args) == ["session_id", "since", "last", "grep"] and required == ("session_id",)
+    assert list(args) != [a for a in P.OPERATIONS["read"].args]  # the table would have to follow
+
+
 def test_the_client_has_every_contract_method() -> None:
     for name in _CONTRACT:
         assert callable(getattr(HostClient, name)), name
