@@ -1,4 +1,4 @@
-"""``%load_ext dsh_magics``: register the magics, the formatters and the exit steps.
+"""``%load_ext dsh_magics``: register the magics, their live views, the formatters and the exit steps.
 
 The one place IPython learns how engine values show themselves (the dataclasses carry no reprs).
 """
@@ -12,6 +12,7 @@ from typing import Any
 from . import display as dsp
 from . import shutdown
 from .errors import DshError
+from .live_views import ViewManager
 from .magic_args import usage_line
 from .magics import BashMagics
 from .render import info_html, info_text, read_html, read_text, result_html, result_text
@@ -22,8 +23,9 @@ _ADDONS = ("inspector_magic", "panel_magic")
 
 
 class _State:
-    def __init__(self, magics: BashMagics) -> None:
+    def __init__(self, magics: BashMagics, views: ViewManager) -> None:
         self.magics = magics
+        self.views = views
         self.formatters: list[tuple[Any, type, Any]] = []
         self.submodules: list[Any] = []
         self.unregister: list[Any] = []
@@ -39,15 +41,16 @@ def load_ipython_extension(ip: Any) -> None:
         registry = select_registry(_host_setting(ip))
     except DshError as e:
         raise usage_line(e) from None
-    magics = BashMagics(shell=ip, registry=registry)
+    views = ViewManager(registry, _publisher(ip))
+    magics = BashMagics(shell=ip, registry=registry, views=views)
     ip.register_magics(magics)
-    state = _State(magics)
+    state = _State(magics, views)
     setattr(ip, _STATE_ATTR, state)
     if magics not in ip.configurables:
         ip.configurables.append(magics)
     ip.events.register("post_run_cell", magics.post_run_cell)
     register_formatters(ip, state.formatters)
-    state.unregister += _exit_steps(magics)
+    state.unregister += _exit_steps(views)
     for name in _ADDONS:
         try:
             mod = __import__(f"dsh_magics.widgets.{name}", fromlist=["register"])
@@ -93,7 +96,7 @@ def unload_ipython_extension(ip: Any) -> None:
             pass
     for off in state.unregister:
         off()
-    magics.close()
+    state.views.close()
     setattr(ip, _STATE_ATTR, None)
 
 
@@ -132,7 +135,19 @@ def _host_setting(ip: Any) -> Any:
         return "auto"
 
 
-def _exit_steps(magics: BashMagics) -> list[Any]:
+def _publisher(ip: Any) -> Any:
+    """The shell's display publisher, looked up at each publish (a shell
+    without one, plain IPython in a terminal, publishes nothing)."""
+
+    def publish(**kwargs: Any) -> None:
+        pub = getattr(ip, "display_pub", None)
+        if pub is not None:
+            pub.publish(**kwargs)
+
+    return publish
+
+
+def _exit_steps(views: ViewManager) -> list[Any]:
     """Stop live views first at exit (before a kernel's sockets go; the
     engine's own steps then detach or close the terminals). SIGTERM (what
     jupyter_client sends a kernel that does not exit in time) and SIGHUP (a
@@ -141,7 +156,7 @@ def _exit_steps(magics: BashMagics) -> list[Any]:
 
     def stop_views() -> None:
         dsp.closing.set()
-        magics.stop_views()
+        views.stop()
 
     off = shutdown.register(shutdown.VIEWS, stop_views)
     shutdown.handle_signals(signal.SIGTERM, signal.SIGHUP)

@@ -5,12 +5,8 @@ Parses arguments, picks the session, decides how a job shows itself; loading is 
 
 from __future__ import annotations
 
-import dataclasses
 import getpass
 import os
-import sys
-import threading
-import time
 from typing import Any
 
 from IPython.core.magic import (
@@ -25,10 +21,12 @@ from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
 from . import display as dsp
 from . import jobs
-from .errors import DshError, InvalidArgument, NoSuchJob, NotRunning
+from .errors import InvalidArgument, NoSuchJob, NotRunning
+from .live_views import ViewManager, ViewSettings
 from .magic_args import parse, session_arg, usage_errors
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
-from .terminal import ReadResult, Result, TerminalInfo, default_registry, waits
+from .terminal import ReadResult, Result, TerminalInfo, default_registry
+from .terminal import validation as V
 from .terminal.api import Engine
 
 # Options of %bash_exec that take a value; everything after the options is
@@ -122,15 +120,14 @@ class BashMagics(Magics):
         "Read when the extension loads.",
     ).tag(config=True)
 
-    def __init__(self, shell: Any = None, registry: Engine | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, shell: Any = None, registry: Engine | None = None, views: ViewManager | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(shell=shell, **kwargs)
         self.registry = registry if registry is not None else default_registry()
-        self.signals = dsp.OutputSignals(self.registry)
+        #: The extension's live views (it owns them: load_ipython_extension).
+        self.views = views if views is not None else ViewManager(self.registry, lambda **kw: None)
         self._identity: NotebookIdentity | None = None
-        self._views: dict[str, list[dsp.LiveView]] = {}
-        self._views_lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
         self._pending_once: list[dsp._DisplayOnce] = []
 
     # ------------------------------------------------------------------
@@ -172,73 +169,28 @@ class BashMagics(Magics):
             value._clear_display_once()
 
     # ------------------------------------------------------------------
-    # live views
-    def _publish(self, **kwargs: Any) -> None:
-        pub = getattr(self.shell, "display_pub", None)
-        if pub is not None:
-            pub.publish(**kwargs)
-
-    def _new_view(self, job: jobs.Job) -> dsp.LiveView:
-        view = dsp.LiveView(self.registry, job, self._publish, tail=self.live_tail)
-        with self._views_lock:
-            self._views.setdefault(job.id, []).append(view)
-        return view
-
-    def _forget_view(self, view: dsp.LiveView) -> None:
-        with self._views_lock:
-            views = self._views.get(view.job.id)
-            if views and view in views:
-                views.remove(view)
-                if not views:
-                    del self._views[view.job.id]
-
-    def finalize_views(self, job: jobs.Job) -> None:
-        """Render the final state into every live view of a settled job, now,
-        from the calling thread, so the cell that waited ends with all of the
-        job's output areas final (no race with the background threads)."""
-        with self._views_lock:
-            views = list(self._views.get(job.id, ()))
-        for view in views:
-            view.refresh()
+    # live views (kept by the extension's ViewManager)
+    @property
+    def view_settings(self) -> ViewSettings:
+        """This magics object's settings, as the view manager takes them."""
+        return ViewSettings(
+            live=self.live,
+            tail=self.live_tail,
+            update_interval=self.update_interval,
+            heartbeat=self.heartbeat,
+            interrupt_grace=self.interrupt_grace,
+        )
 
     def show_live(self, handle: dsp.JobHandle) -> dsp.LiveView:
         """Open an output area for the job and keep it updated in the background."""
-        job = handle.job
-        view = self._new_view(job)
-        view.show()
-        if view.final:
-            self._forget_view(view)
-            return view
-
-        def run() -> None:
-            try:
-                dsp.follow(
-                    job,
-                    view,
-                    self.signals,
-                    min_interval=self.update_interval,
-                    heartbeat=self.heartbeat,
-                    stop=self._stop,
-                )
-            except Exception:  # noqa: BLE001 - a display thread must never kill anything
-                import logging
-
-                logging.getLogger(__name__).exception("live view for %s failed", job.id)
-            finally:
-                self._forget_view(view)
-
-        t = threading.Thread(target=run, name=f"dsh-live-{job.id[:13]}", daemon=True)
-        self._threads = [x for x in self._threads if x.is_alive()]
-        self._threads.append(t)
-        t.start()
-        return view
+        return self.views.show_live(handle.job, self.view_settings)
 
     def _handle(self, job: jobs.Job) -> dsp.JobHandle:
         return dsp.JobHandle(
             job,
             self.registry,
             live=(lambda h: self.show_live(h)) if self.live else None,
-            on_wait=self.finalize_views,
+            on_wait=self.views.finalize,
         )
 
     # ------------------------------------------------------------------
@@ -252,99 +204,16 @@ class BashMagics(Magics):
         idle_ms: int | None = None,
     ) -> Result:
         if job.done:
-            return job.result
-        waits.check_options(until, idle_ms, True)  # a bad regex is one line, before any display
-        deadline = None if timeout is None else time.monotonic() + timeout
-        # The engine's wait decides when to return (settled, matched, idle,
-        # awaiting input, timeout); this thread only streams until it does.
-        stop = threading.Event()
-        ended: list[Any] = []
-
-        def waiter() -> None:
-            try:
-                ended.append(self.registry.wait(job.id, timeout, until=until, idle_ms=idle_ms))
-            except BaseException as e:  # noqa: BLE001 - reported by the streaming side
-                ended.append(e)
-            finally:
-                stop.set()
-
-        threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
-        sink: dsp.Sink | None = None
-        view: dsp.LiveView | None = None
-        interrupted = False
-        try:
-            # Everything from the first display on is inside the try: the
-            # interrupt can land at any point, also while the view is created.
-            try:
-                if self.live:
-                    view = self._new_view(job)
-                    view.show()
-                    sink = view
-                else:
-                    sink = dsp.StdoutStream(self.registry, job, _stdout_write)
-                if interrupt_now:
-                    raise KeyboardInterrupt
-                dsp.follow(
-                    job,
-                    sink,
-                    self.signals,
-                    deadline=deadline,
-                    min_interval=self.update_interval,
-                    heartbeat=self.heartbeat,
-                    stop=stop,
-                )
-            except KeyboardInterrupt:
-                interrupted = True
-                self._interrupt_job(job)
-            result = dsp.snapshot(self.registry, job)
-            why = ended[0] if ended and isinstance(ended[0], Result) else None
-            if why is not None and not job.done and not interrupted and why.reason != "timeout":
-                result = dataclasses.replace(
-                    result,
-                    reason=why.reason,
-                    match_line=why.match_line,
-                    match_text=why.match_text,
-                    awaiting_input=why.awaiting_input or result.awaiting_input,
-                    timed_out=False,
-                    note=_wait_note(why),
-                )
-            elif not job.done and not interrupted and timeout is not None:
-                timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
-                # A note the engine put on the job (waiting for typed input) says why.
-                note = f"{timed_out}. {result.note}" if result.note else timed_out
-                result = dataclasses.replace(result, note=note)
-            if job.done:
-                self.finalize_views(job)
-            elif view is not None:
-                view.refresh(result)
-            if sink is not None and view is None:
-                sink.refresh()
-        finally:
-            if view is not None:
-                self._forget_view(view)
-        if interrupted:
-            if job.done:
-                _stdout_write(f"Interrupted: sent Ctrl-C to job {job.id} ({result.status}).\n")
-            else:
-                _stdout_write(
-                    f"Sent Ctrl-C to job {job.id}, but it is still running after "
-                    f"{self.interrupt_grace:g}s; try %bash_interrupt again or %bash_close.\n"
-                )
+            return job.result  # type: ignore[no-any-return]
+        V.until(until)  # a bad regex is one line, before any display
+        V.idle_ms(idle_ms)
+        settings = self.view_settings
+        result = self.views.wait_streaming(
+            job, timeout, settings, interrupt_now=interrupt_now, until=until, idle_ms=idle_ms
+        )
         out = dsp.StreamedResult.from_result(result, None)
-        self._once(out, dsp.SKIP if self.live else dsp.SUMMARY)
+        self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
         return out
-
-    def _interrupt_job(self, job: jobs.Job) -> None:
-        """Ctrl-C for the job, then give it a moment to settle. A second
-        KeyboardInterrupt while we wait stops the waiting, not the job."""
-        try:
-            if not job.done:
-                self.registry.interrupt(job.owner)
-            job.wait(self.interrupt_grace)
-        except KeyboardInterrupt:
-            pass
-        except DshError:
-            pass
 
     # ------------------------------------------------------------------
     # the magics
@@ -605,7 +474,7 @@ class BashMagics(Magics):
         except KeyboardInterrupt:
             pass
         if job.done:
-            self.finalize_views(job)
+            self.views.finalize(job)
         return dsp.snapshot(self.registry, job)
 
     @line_magic
@@ -666,35 +535,3 @@ class BashMagics(Magics):
             if len(found) > 1:
                 raise InvalidArgument(f"job id prefix {job_id!r} is ambiguous ({len(found)} jobs)")
         raise NoSuchJob(f"no job with id {job_id!r}")
-
-    def stop_views(self) -> None:
-        """Background views stop publishing (at exit: the front end is going)."""
-        self._stop.set()
-
-    def close(self) -> None:
-        """Stop background views and the event subscription (terminals stay)."""
-        self._stop.set()
-        self.signals.close()
-        for t in self._threads:
-            t.join(timeout=1.0)
-        self._threads = []
-
-
-def _wait_note(res: Result) -> str | None:
-    """Why a wait returned before the job ended, in one line."""
-    if res.reason == "awaiting_input" and res.awaiting_input:
-        a = res.awaiting_input
-        who = f"{a.get('name')} (pid {a.get('pid')})"
-        if a.get("secret"):
-            return f"{who} waits for hidden input {a.get('prompt')!r}: answer with %bash_send --secret"
-        return f"{who} waits for input {a.get('prompt')!r}: answer with %bash_send TEXT"
-    if res.reason == "matched":
-        return f"matched line {res.match_line}: {res.match_text}"
-    if res.reason == "idle":
-        return "no output for the --idle-ms spell; the job keeps running"
-    return res.note
-
-
-def _stdout_write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()

@@ -1,4 +1,4 @@
-"""One owner for process exit: steps run in a fixed order (VIEWS, DETACH, TERMINALS, BRIDGES).
+"""One owner for process exit: steps run in a fixed order (VIEWS, DETACH, TERMINALS, BRIDGES, REPORT).
 
 Modules register a callback for a step, never ``atexit``/``signal`` themselves (docs/engine.md).
 """
@@ -17,7 +17,8 @@ VIEWS = 10
 DETACH = 20
 TERMINALS = 30
 BRIDGES = 40
-STEPS = (VIEWS, DETACH, TERMINALS, BRIDGES)
+REPORT = 50  # last words, after everything else (a server's "exited" line)
+STEPS = (VIEWS, DETACH, TERMINALS, BRIDGES, REPORT)
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,29 @@ def handle_signals(*signals: int, chain: bool = True) -> list[int]:
     return handled
 
 
+def raise_on_signals(*signals: int) -> Callable[[], None]:
+    """Make ``signals`` raise ``SystemExit(128 + signum)`` in the main thread,
+    so a server's own cleanup (``finally``) runs as for any other exit;
+    returns the function that puts the previous handlers back. Main thread
+    only (elsewhere nothing changes)."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in signals:
+            previous[signum] = signal.getsignal(signum)
+            signal.signal(signum, _raise_exit)
+
+    def restore() -> None:
+        for signum, prev in previous.items():
+            signal.signal(signum, prev if prev is not None else signal.SIG_DFL)
+        previous.clear()
+
+    return restore
+
+
+def _raise_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _on_signal(signum: int, frame: Any) -> None:
     run()
     prev = _previous.get(signum, signal.SIG_DFL)
@@ -107,4 +131,15 @@ def _on_signal(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
-__all__ = ["BRIDGES", "DETACH", "STEPS", "TERMINALS", "VIEWS", "handle_signals", "register", "run"]
+__all__ = [
+    "BRIDGES",
+    "DETACH",
+    "REPORT",
+    "STEPS",
+    "TERMINALS",
+    "VIEWS",
+    "handle_signals",
+    "raise_on_signals",
+    "register",
+    "run",
+]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import signal
 import sys
@@ -92,10 +91,9 @@ def run(args: argparse.Namespace) -> int:
         where = f"host {paths.name} ({paths.socket})"
     server = ToolServer(backend, session=args.session)
     _say(f"serving the tools on stdio; terminals: {where}")
-    previous = signal.getsignal(signal.SIGTERM)
     # SIGTERM (a client that gave up waiting) ends the server like a closed
     # stdin: terminals are closed in-process, the host is left running.
-    signal.signal(signal.SIGTERM, _raise_exit)
+    restore_signals = shutdown.raise_on_signals(signal.SIGTERM)
     why = "the client closed the connection"
     code = 0
     try:
@@ -106,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         code = e.code if isinstance(e.code, int) else 1
         why = f"terminated (exit status {code})"
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        restore_signals()
         if args.in_process:
             why += f"; closed {backend.close_all()} terminal(s)"
         else:
@@ -123,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     # that never appears means something held the exit up until a kill
     # (tests/mcp/test_mcp_server.py: test_a_client_gone_mid_wait_leaves_the_job_running,
     # test_in_process_exit_leaves_nothing).
-    atexit.register(_say, f"exited: {why}")
+    shutdown.register(shutdown.REPORT, lambda: _say(f"exited: {why}"))
     return 0
 
 
@@ -132,7 +130,3 @@ def _say(message: str) -> None:
         print(f"dsh-magics mcp: {message}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
-
-
-def _raise_exit(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)

@@ -36,10 +36,7 @@ _MAX_MESSAGE_CHARS = 1000
 #: Arguments the engine checks itself: a schema violation on one of them is
 #: reported in the engine's words (one wording per error, whoever checks).
 _ENGINE_CHECKS: dict[str, Callable[[Any, str], Any]] = {
-    "session_id": V.session_id,
-    "command": V.command,
-    "job_id": V.job_id,
-    "cwd": V.cwd,
+    name: V.CHECKS[name] for name in ("session_id", "command", "job_id", "cwd")
 }
 _READ_HINT = "bash_read with since pages through it"
 

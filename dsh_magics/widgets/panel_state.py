@@ -413,6 +413,15 @@ _models: weakref.WeakKeyDictionary[Engine, PanelModel] = weakref.WeakKeyDictiona
 _models_lock = threading.Lock()
 
 
+def _register_exit() -> None:
+    """Stop the panels at exit, registered with the first model rather than
+    at import (caller holds ``_models_lock``)."""
+    global _exit_registered
+    if not _exit_registered:
+        shutdown.register(shutdown.VIEWS, _stop_models)
+        _exit_registered = True
+
+
 def _stop_models() -> None:
     """At exit, panels stop refreshing before the terminals go (VIEWS step)."""
     with _models_lock:
@@ -421,7 +430,7 @@ def _stop_models() -> None:
         model._stop_thread()
 
 
-shutdown.register(shutdown.VIEWS, _stop_models)
+_exit_registered = False
 
 
 def shared_model(registry: Engine, **options: Any) -> PanelModel:
@@ -436,6 +445,7 @@ def shared_model(registry: Engine, **options: Any) -> PanelModel:
         if model is None:
             model = PanelModel(registry, **options)
             _models[registry] = model
+            _register_exit()
         return model
 
 

@@ -537,6 +537,8 @@ def get_bridge(version: str | None = None) -> Bridge:
             f"choose one of {', '.join(published_versions())}"
         )
     with _bridges_lock:
+        if not _bridges:
+            _register_exit()
         return _bridges.setdefault(version, Bridge(version))
 
 
@@ -548,4 +550,12 @@ def _close_all() -> None:
             pass
 
 
-shutdown.register(shutdown.BRIDGES, _close_all)
+_unregister_exit: Callable[[], None] | None = None
+
+
+def _register_exit() -> None:
+    """Close the bridges at exit (BRIDGES step), registered with the first
+    bridge rather than at import (caller holds ``_bridges_lock``)."""
+    global _unregister_exit
+    if _unregister_exit is None:
+        _unregister_exit = shutdown.register(shutdown.BRIDGES, _close_all)

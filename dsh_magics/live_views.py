@@ -1,0 +1,245 @@
+"""The live views of jobs: output areas kept up to date by background
+threads, and the foreground wait that streams a job while the engine waits.
+
+Owned by the extension (one per loaded extension); the magics ask it for
+views and hand it their settings with each request, so a ``%config``
+change applies to the next view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import display as dsp
+from . import jobs
+from .errors import DshError
+from .terminal import Result
+from .terminal.api import Engine
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewSettings:
+    """What a view needs from the magics' configuration (docs/magics.md)."""
+
+    live: bool = True
+    tail: int = 20
+    update_interval: float = 0.25
+    heartbeat: float = 1.0
+    interrupt_grace: float = 5.0
+
+
+class ViewManager:
+    """Every live output area of one extension, by job. ``publish`` is the
+    shell's display publisher (safe from a background thread under ipykernel)."""
+
+    def __init__(self, registry: Engine, publish: Callable[..., Any]) -> None:
+        self.registry = registry
+        self._publish = publish
+        self.signals = dsp.OutputSignals(registry)
+        self._views: dict[str, list[dsp.LiveView]] = {}
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------------
+    # the table of views
+    def _new_view(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
+        view = dsp.LiveView(self.registry, job, self._publish, tail=settings.tail)
+        with self._lock:
+            self._views.setdefault(job.id, []).append(view)
+        return view
+
+    def _forget(self, view: dsp.LiveView) -> None:
+        with self._lock:
+            views = self._views.get(view.job.id)
+            if views and view in views:
+                views.remove(view)
+                if not views:
+                    del self._views[view.job.id]
+
+    def finalize(self, job: jobs.Job) -> None:
+        """Render the final state into every live view of a settled job, now,
+        from the calling thread, so the cell that waited ends with all of the
+        job's output areas final (no race with the background threads)."""
+        with self._lock:
+            views = list(self._views.get(job.id, ()))
+        for view in views:
+            view.refresh()
+
+    # ------------------------------------------------------------------
+    # background views
+    def show_live(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
+        """Open an output area for the job and keep it updated in the background."""
+        view = self._new_view(job, settings)
+        view.show()
+        if view.final:
+            self._forget(view)
+            return view
+
+        def run() -> None:
+            try:
+                dsp.follow(
+                    job,
+                    view,
+                    self.signals,
+                    min_interval=settings.update_interval,
+                    heartbeat=settings.heartbeat,
+                    stop=self._stop,
+                )
+            except Exception:  # noqa: BLE001 - a display thread must never kill anything
+                log.exception("live view for %s failed", job.id)
+            finally:
+                self._forget(view)
+
+        t = threading.Thread(target=run, name=f"dsh-live-{job.id[:13]}", daemon=True)
+        self._threads = [x for x in self._threads if x.is_alive()]
+        self._threads.append(t)
+        t.start()
+        return view
+
+    # ------------------------------------------------------------------
+    # waiting in the foreground (streams; Ctrl-C becomes a real Ctrl-C)
+    def wait_streaming(
+        self,
+        job: jobs.Job,
+        timeout: float | None,
+        settings: ViewSettings,
+        *,
+        interrupt_now: bool = False,
+        until: str | None = None,
+        idle_ms: int | None = None,
+    ) -> Result:
+        """Stream the job (a live view, or stdout in plain IPython) while the
+        engine's wait decides when to return (settled, matched, idle,
+        awaiting input, timeout). Arguments are checked by the caller."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        stop = threading.Event()
+        ended: list[Any] = []
+
+        def waiter() -> None:
+            try:
+                ended.append(self.registry.wait(job.id, timeout, until=until, idle_ms=idle_ms))
+            except BaseException as e:  # noqa: BLE001 - reported by the streaming side
+                ended.append(e)
+            finally:
+                stop.set()
+
+        threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
+        sink: dsp.Sink | None = None
+        view: dsp.LiveView | None = None
+        interrupted = False
+        try:
+            # Everything from the first display on is inside the try: the
+            # interrupt can land at any point, also while the view is created.
+            try:
+                if settings.live:
+                    view = self._new_view(job, settings)
+                    view.show()
+                    sink = view
+                else:
+                    sink = dsp.StdoutStream(self.registry, job, _stdout_write)
+                if interrupt_now:
+                    raise KeyboardInterrupt
+                dsp.follow(
+                    job,
+                    sink,
+                    self.signals,
+                    deadline=deadline,
+                    min_interval=settings.update_interval,
+                    heartbeat=settings.heartbeat,
+                    stop=stop,
+                )
+            except KeyboardInterrupt:
+                interrupted = True
+                self._interrupt(job, settings.interrupt_grace)
+            result = dsp.snapshot(self.registry, job)
+            why = ended[0] if ended and isinstance(ended[0], Result) else None
+            if why is not None and not job.done and not interrupted and why.reason != "timeout":
+                result = dataclasses.replace(
+                    result,
+                    reason=why.reason,
+                    match_line=why.match_line,
+                    match_text=why.match_text,
+                    awaiting_input=why.awaiting_input or result.awaiting_input,
+                    timed_out=False,
+                    note=_wait_note(why),
+                )
+            elif not job.done and not interrupted and timeout is not None:
+                timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
+                # A note the engine put on the job (waiting for typed input) says why.
+                note = f"{timed_out}. {result.note}" if result.note else timed_out
+                result = dataclasses.replace(result, note=note)
+            if job.done:
+                self.finalize(job)
+            elif view is not None:
+                view.refresh(result)
+            if sink is not None and view is None:
+                sink.refresh()
+        finally:
+            if view is not None:
+                self._forget(view)
+        if interrupted:
+            if job.done:
+                _stdout_write(f"Interrupted: sent Ctrl-C to job {job.id} ({result.status}).\n")
+            else:
+                _stdout_write(
+                    f"Sent Ctrl-C to job {job.id}, but it is still running after "
+                    f"{settings.interrupt_grace:g}s; try %bash_interrupt again or %bash_close.\n"
+                )
+        return result
+
+    def _interrupt(self, job: jobs.Job, grace: float) -> None:
+        """Ctrl-C for the job, then give it a moment to settle. A second
+        KeyboardInterrupt while we wait stops the waiting, not the job."""
+        try:
+            if not job.done:
+                self.registry.interrupt(job.owner)
+            job.wait(grace)
+        except KeyboardInterrupt:
+            pass
+        except DshError:
+            pass
+
+    # ------------------------------------------------------------------
+    def stop(self) -> None:
+        """Background views stop publishing (at exit: the front end is going)."""
+        self._stop.set()
+
+    def close(self) -> None:
+        """Stop background views and the event subscription (terminals stay)."""
+        self._stop.set()
+        self.signals.close()
+        for t in self._threads:
+            t.join(timeout=1.0)
+        self._threads = []
+
+
+def _wait_note(res: Result) -> str | None:
+    """Why a wait returned before the job ended, in one line."""
+    if res.reason == "awaiting_input" and res.awaiting_input:
+        a = res.awaiting_input
+        who = f"{a.get('name')} (pid {a.get('pid')})"
+        if a.get("secret"):
+            return f"{who} waits for hidden input {a.get('prompt')!r}: answer with %bash_send --secret"
+        return f"{who} waits for input {a.get('prompt')!r}: answer with %bash_send TEXT"
+    if res.reason == "matched":
+        return f"matched line {res.match_line}: {res.match_text}"
+    if res.reason == "idle":
+        return "no output for the --idle-ms spell; the job keeps running"
+    return res.note
+
+
+def _stdout_write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+__all__ = ["ViewManager", "ViewSettings"]
