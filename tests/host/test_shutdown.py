@@ -83,3 +83,28 @@ def test_a_host_clients_exit_detaches_and_never_closes(host_dir: str) -> None:
         assert rows["shutdown-host"].pid == shell and rows["shutdown-host"].status == "idle"
     finally:
         c.detach()
+
+
+_IMPORT_ALL = r"""
+import importlib, pkgutil, signal
+import dsh_magics
+from dsh_magics import shutdown
+
+handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+names = sorted(m.name for m in pkgutil.walk_packages(dsh_magics.__path__, "dsh_magics.")
+               if not m.name.endswith("__main__"))
+for name in names:
+    importlib.import_module(name)
+changed = [s for s, h in handlers.items() if signal.getsignal(s) != h]
+print(len(names), len(shutdown._callbacks), changed, flush=True)
+"""
+
+
+def test_no_module_registers_an_exit_step_when_imported() -> None:
+    """Exit steps come from what a program does (a client, a bridge, a
+    panel, the extension), never from an import."""
+    out = subprocess.run([sys.executable, "-c", _IMPORT_ALL], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    modules, steps, changed = out.stdout.split(maxsplit=2)
+    assert int(modules) > 50
+    assert (steps, changed.strip()) == ("0", "[]")
