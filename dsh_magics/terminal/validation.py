@@ -177,18 +177,12 @@ CHECKS: dict[str, Check] = {
 }
 
 
-def check(name: str, value: object) -> Any:
-    """Check one contract argument by its parameter name (:data:`CHECKS`)."""
-    return CHECKS[name](value, name)
-
-
 __all__ = [
     "CHECKS",
     "MAX_PATTERN_CHARS",
     "MAX_SESSION_ID",
     "SOURCES",
     "caller",
-    "check",
     "command",
     "count",
     "cwd",
