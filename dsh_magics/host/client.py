@@ -230,8 +230,15 @@ class HostClient:
         and a job it returns unsettled is waited on locally until the same
         deadline (its proxy is settled by the host's ``job_done`` event)."""
         started = time.monotonic()
+        # tty=False (the default) is left off the wire; anything but a bool
+        # is sent as given, for the row's check to refuse in its words.
         value = self._op(
-            "exec", session_id=session_id, command=command, wait_ms=wait_ms, base_cwd=_cwd(), tty=tty or None
+            "exec",
+            session_id=session_id,
+            command=command,
+            wait_ms=wait_ms,
+            base_cwd=_cwd(),
+            tty=(tty or None) if isinstance(tty, bool) else tty,
         )
         noted = self._proxies.first_after_restart(session_id)
         if "result" in value:
