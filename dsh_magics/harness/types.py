@@ -534,6 +534,12 @@ class EraInfo:
     background_toggle: bool  # does enable_run_in_background exist?
     escalation: bool  # can sandbox_permissions/justification appear?
     tools: tuple[str, ...]  # model-visible tool names in a default composition
+    published: str | None = None  # dsh-tool-bash version with this era's exact texts
+
+    @property
+    def texts(self) -> str:
+        """Where exact texts come from: ``live (<version>)`` or ``modelled``."""
+        return f"live ({self.published})" if self.published else "modelled"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -544,6 +550,8 @@ class EraInfo:
             "background_toggle": self.background_toggle,
             "escalation": self.escalation,
             "tools": list(self.tools),
+            "published": self.published,
+            "texts": self.texts,
         }
 
 
