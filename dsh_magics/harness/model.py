@@ -345,7 +345,7 @@ def model_view(config: Config) -> SchemaView:
     inputs = input_statuses(config)
     bg, confined = _effective(config)
     current = era.key == CURRENT_ERA
-    facts = text_facts.BY_ERA.get(era.key)  # measured sizes and hashes, if published
+    era_facts = text_facts.BY_ERA.get(era.key)  # measured sizes and hashes, if published
     if era.published is not None and confined and not config.sandbox_policy:
         raise PluginLoadError(
             "the bash plugin would fail to load: the executor reports sandbox mode "
@@ -370,16 +370,18 @@ def model_view(config: Config) -> SchemaView:
         keys.append("background-on" if bg else "background-off")
     if confined:
         keys.append("escalation")
-    fragments = tuple(Fragment(k, summaries[k], None, facts[0][k] if facts else None) for k in keys)
-    variant = variant_of(bg, confined) if facts else None
+    fragments = tuple(
+        Fragment(k, summaries[k], None, era_facts[0][k] if era_facts else None) for k in keys
+    )
+    variant = variant_of(bg, confined) if era_facts else None
     bash = _tool(
         "bash",
         BASH_PKG,
         " ".join(f.summary for f in fragments),
         tuple(params),
         fragments=fragments,
-        description_facts=facts[1][variant] if facts and variant else None,
-        param_facts=facts[2] if facts else None,
+        description_facts=era_facts[1][variant] if era_facts and variant else None,
+        param_facts=era_facts[2] if era_facts else None,
     )
 
     tools = [bash]

@@ -346,6 +346,12 @@ class SchemaDiff:
     chars_b: int | None
     tokens_a: int | None
     tokens_b: int | None
+    #: Fragments (same key on both sides) and parameters whose text differs.
+    fragments_changed: tuple[str, ...] = ()
+    texts_changed: tuple[str, ...] = ()
+    #: How texts were compared: ``exact`` (both sides live), ``sha256`` (stored
+    #: facts on at least one side), or ``no`` (a side's texts are unknown).
+    texts_compared: str = "no"
 
     @property
     def chars_delta(self) -> int | None:
@@ -390,6 +396,9 @@ class SchemaDiff:
             "tokens_b": self.tokens_b,
             "tokens_delta": self.tokens_delta,
             "structurally_equal": self.structurally_equal,
+            "fragments_changed": list(self.fragments_changed),
+            "texts_changed": list(self.texts_changed),
+            "texts_compared": self.texts_compared,
         }
 
 

@@ -69,7 +69,8 @@ class InstallPlan:
     specs: tuple[str, ...]
     npm_flags: tuple[str, ...] = ()
     standins: tuple[StandIn, ...] = ()
-    #: Peers declared by the installed packages that stay unmet, and why that is safe.
+    #: Non-optional peers of the installed packages that stay unmet; no installed
+    #: JavaScript imports them (tests/harness/test_task_era.py checks both).
     unmet_peers: tuple[str, ...] = ()
 
     def npm_args(self) -> list[str]:
@@ -126,6 +127,7 @@ TASK_ERA_PLAN = InstallPlan(
         "@deepseek-ai/dsh-code-runtime",
         "@deepseek-ai/dsh-attachment",
         "@deepseek-ai/dsh-brand",
+        "@deepseek-ai/dsh-type-meta",
     ),
 )
 
