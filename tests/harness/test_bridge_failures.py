@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from dsh_magics.errors import BridgeUnavailable, InvalidArgument
-from dsh_magics.harness import Bridge, Config, get_bridge, schema
+from dsh_magics.harness import DEFAULT_VERSION, Bridge, Config, get_bridge, schema
 from dsh_magics.harness.bridge import install_dir
+from dsh_magics.harness.facts import TASK_ERA_VERSION, era_of_version
 
-from .conftest import requires_node
+from .conftest import block_registry, requires_node
 
 
 def test_missing_node_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,21 +37,21 @@ def test_missing_node_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.node
 @requires_node
+@pytest.mark.parametrize("version", [DEFAULT_VERSION, TASK_ERA_VERSION])
 def test_unreachable_registry_is_one_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
 ) -> None:
-    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
-    monkeypatch.setenv("npm_config_fetch_retries", "0")
-    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
-    monkeypatch.setenv("npm_config_offline", "false")
+    block_registry(monkeypatch, tmp_path)
     lines: list[str] = []
-    b = Bridge(cache_dir=tmp_path / "cache" / "v", progress=lines.append)
+    b = Bridge(version, cache_dir=tmp_path / "cache" / "v", progress=lines.append)
     with pytest.raises(BridgeUnavailable) as exc:
         b.install()
     assert "registry is not reachable" in exc.value.message
     assert any("installing" in line for line in lines)  # progress was visible
     assert not (tmp_path / "cache" / "v").exists()  # no half-installed tree
     assert [p.name for p in (tmp_path / "cache").iterdir()] == []  # temp dir removed
+    # the model still answers for the version's era
+    assert schema(Config(era=era_of_version(version))).variant == "A"
 
 
 def test_default_install_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

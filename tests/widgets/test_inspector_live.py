@@ -28,6 +28,8 @@ from dsh_magics.widgets.inspector_backend import HarnessBackend
 from dsh_magics.widgets.inspector_html import section_html
 from dsh_magics.widgets.inspector_state import InspectorState
 
+from ..harness.conftest import block_registry
+
 pytestmark = [
     pytest.mark.node,
     pytest.mark.skipif(
@@ -266,9 +268,7 @@ def test_task_era_is_live_from_its_own_package(live: InspectorState) -> None:
 def test_task_era_install_failure_is_one_line_and_falls_back_to_the_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
-    monkeypatch.setenv("npm_config_fetch_retries", "0")
-    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    block_registry(monkeypatch, tmp_path)
     failing = Bridge("0.0.1-rc.1", cache_dir=tmp_path / "v", progress=lambda _line: None)
     backend = HarnessBackend(era_bridges={TASK_ERA: failing})
     assert backend.start_live().result(600).state == "ready"  # the current era is unaffected
