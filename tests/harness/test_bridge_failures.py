@@ -87,3 +87,23 @@ def test_install_command_reports_progress(bridge: Bridge) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "already installed" in proc.stderr and "live bridge ready" in proc.stderr
     assert "Traceback" not in proc.stderr and "RuntimeWarning" not in proc.stderr
+
+
+def test_a_tree_from_another_plan_is_not_installed(tmp_path: Path) -> None:
+    """``installed.json`` must record this version's plan (specs and stand-ins) exactly,
+    so a tree made by an older plan is reinstalled rather than booted."""
+    import json
+
+    b = Bridge(TASK_ERA_VERSION, cache_dir=tmp_path / "v", progress=lambda _line: None)
+    pkg = b.prefix / "node_modules" / "@deepseek-ai" / "dsh-tool-bash"
+    pkg.mkdir(parents=True)
+    (pkg / "package.json").write_text(json.dumps({"version": TASK_ERA_VERSION}))
+    record = {"version": TASK_ERA_VERSION, **b.plan.record()}
+    (b.prefix / "installed.json").write_text(json.dumps(record))
+    assert b.is_installed()
+    (b.prefix / "installed.json").write_text(json.dumps({**record, "standins": []}))
+    assert not b.is_installed()
+    (b.prefix / "installed.json").write_text(
+        json.dumps({**record, "packages": record["packages"][:-1]})
+    )
+    assert not b.is_installed()

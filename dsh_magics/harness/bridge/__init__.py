@@ -268,12 +268,11 @@ class Bridge:
             (tmp / "installed.json").write_text(
                 json.dumps({"version": self.version, **plan.record(), "at": time.time()}) + "\n"
             )
-            if self.prefix.exists() and not self.is_installed():
-                shutil.rmtree(self.prefix, ignore_errors=True)  # an older plan's tree
             try:
                 tmp.rename(self.prefix)
             except OSError:
-                if not self.is_installed():  # someone else won the race only if theirs is good
+                # someone else won the race only if theirs is good (not an older plan's tree)
+                if not self.is_installed():
                     shutil.rmtree(self.prefix, ignore_errors=True)
                     tmp.rename(self.prefix)
             self._progress(f"installed {self.version}")
