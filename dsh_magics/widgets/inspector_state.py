@@ -28,6 +28,7 @@ from ..harness import (
     InputStatus,
     LiveStatus,
     ParamChange,
+    SchemaDiff,
     SchemaView,
     Tool,
     era_info,
@@ -356,11 +357,10 @@ def _change_text(c: ParamChange) -> str:
     return f"position {c.before + 1} → {c.after + 1}"
 
 
-def _param_rows(view: SchemaView, base_view: SchemaView) -> tuple[ParamRow, ...]:
-    """The bash parameters of ``view``, each marked against ``base_view`` by
-    the harness's own structural diff (so the widget and ``harness.diff``
-    can never disagree); removed rows go where they stood in the baseline."""
-    d = diff_views(base_view, view, tool="bash")
+def _param_rows(view: SchemaView, d: SchemaDiff) -> tuple[ParamRow, ...]:
+    """The bash parameters of ``view``, each marked by ``d``, the harness's own
+    diff from the baseline (so the widget and ``harness.diff`` can never
+    disagree); removed rows go where they stood in the baseline."""
     added = {p.name for p in d.added}
     changes: dict[str, list[str]] = {}
     for c in d.changed:
@@ -655,7 +655,8 @@ class InspectorState:
         if badge.detail:
             notes.insert(0, badge.detail)
         cur, base = view.bash, base_view.bash
-        params = ParamTable("bash", _param_rows(view, base_view), base_label)
+        d = diff_views(base_view, view, tool="bash")
+        params = ParamTable("bash", _param_rows(view, d), base_label)
         cur_json = _pretty(cur)
         js = JsonView(cur_json, _json_lines(_pretty(base), cur_json), cur.description_is_summary)
         return InspectorView(
@@ -668,9 +669,7 @@ class InspectorState:
             inputs=view.inputs,
             params=params,
             json=js,
-            description=self._description(
-                cur, base, diff_views(base_view, view, tool="bash").fragments_changed
-            ),
+            description=self._description(cur, base, d.fragments_changed),
             matrix=self._matrix(source, cfg),
             eras=EraView(
                 era_info(c.era),

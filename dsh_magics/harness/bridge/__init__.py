@@ -554,7 +554,8 @@ def get_bridge(version: str | None = None) -> Bridge:
     with _bridges_lock:
         if version in _bridges:
             return _bridges[version]
-    if version != DEFAULT_VERSION and version not in published_versions():
+    # Known versions need no registry round trip (the inspector asks from the kernel thread).
+    if version not in KNOWN_PUBLISHED_VERSIONS and version not in published_versions():
         raise InvalidArgument(
             f"version {version!r} of {TOOL_PACKAGES[0]} is not published; "
             f"choose one of {', '.join(published_versions())}"
