@@ -173,7 +173,7 @@ class ParamTable:
 
 @dataclass(frozen=True)
 class JsonLine:
-    status: str  # "same" | "added" | "removed" | "changed" (text differs from the baseline)
+    status: str  # "same" | "added" | "removed"
     text: str
 
 
