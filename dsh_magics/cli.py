@@ -6,6 +6,7 @@ A subcommand is an arguments/run pair plus a row in :data:`COMMANDS`; failures a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -85,6 +86,16 @@ def _add_schema(p: argparse.ArgumentParser) -> None:
         "--npm-version", default=None, help="published package version for --source live"
     )
     p.add_argument("--matrix", action="store_true", help="every configuration x parameter")
+    p.add_argument(
+        "--eras", action="store_true", help="list the eras and where their texts come from"
+    )
+    p.add_argument(
+        "--against-era",
+        choices=ERAS,
+        default=None,
+        help="diff this configuration in another era against it (live on a side whose era "
+        "has a published package, when --source live)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -196,9 +207,65 @@ def _render_matrix(m: Any) -> str:
     return "\n".join(out)
 
 
-def _run_schema(args: argparse.Namespace) -> int:
-    from .harness import matrix, schema
+def _render_eras() -> str:
+    from .harness import ERAS, era_info
 
+    rows = [
+        (e.key, "yes" if e.shipped else "no", e.texts, ", ".join(e.tools))
+        for e in map(era_info, ERAS)
+    ]
+    return _table(rows, ("era", "shipped", "texts", "tools"))
+
+
+def _render_diff(d: Any) -> str:
+    out = [f"bash: {d.a_label} -> {d.b_label}"]
+    out += [f"  + param {p.name} ({p.type})" for p in d.added]
+    out += [f"  - param {p.name} ({p.type})" for p in d.removed]
+    out += [f"  ~ param {c.name}: {c.facet} {c.before!r} -> {c.after!r}" for c in d.changed]
+    out += [f"  + fragment {k}" for k in d.fragments_added]
+    out += [f"  - fragment {k}" for k in d.fragments_removed]
+    how = {"exact": "compared exactly", "sha256": "by SHA-256"}.get(d.texts_compared)
+    out += [f"  ~ fragment {k}: text differs ({how})" for k in d.fragments_changed]
+    out += [f"  ~ param {n}: description text differs ({how})" for n in d.texts_changed]
+    out += [f"  + tool {t}" for t in d.tools_added]
+    out += [f"  - tool {t}" for t in d.tools_removed]
+    if d.chars_delta is not None:
+        out.append(
+            f"  size: {d.chars_a} -> {d.chars_b} chars ({d.chars_delta:+}), "
+            f"~{d.tokens_delta:+} tokens"
+        )
+    out.append(
+        "  texts: "
+        + (f"{how} on both sides" if how else "not compared (a side's texts are unknown)")
+    )
+    return "\n".join(out)
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    from .harness import diff, era_info, matrix, schema
+
+    if args.eras:
+        if args.json:
+            from .harness import ERAS
+
+            _print_json([era_info(e).to_dict() for e in ERAS])
+        else:
+            print(_render_eras())
+        return 0
+    if args.against_era:
+        cfg = _config_from(args)
+        base = dataclasses.replace(cfg, era=args.against_era)
+
+        def side(c: Any) -> Any:
+            live = args.source == "live" and era_info(c.era).published is not None
+            return schema(c, "live" if live else "model")
+
+        d = diff(side(base), side(cfg))
+        if args.json:
+            _print_json(d.to_dict())
+        else:
+            print(_render_diff(d))
+        return 0
     if args.matrix:
         m = matrix(args.source, args.era, version=args.npm_version)
         if args.json:

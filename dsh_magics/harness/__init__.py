@@ -111,7 +111,7 @@ def schema(
 
     Raises :class:`PluginLoadError` when the composition cannot load (a set
     sandbox mode with ``sandbox_policy=False``), ``InvalidArgument`` for an
-    unknown era/mode or a live request for a non-current era, and
+    unknown era/mode or a live request for an era without a published package, and
     ``BridgeUnavailable`` for live when node/npm/registry is missing.
     Live blocks on first use while it installs/boots; see :func:`get_bridge`
     to boot in the background first.

@@ -60,6 +60,13 @@ BASH_REQUIRED: tuple[str, ...] = ("command", "description")
 
 CURRENT_ERA = "2026-08-13"
 
+#: The ``task_*`` era, whose texts are published as dsh-tool-bash 0.0.1-rc.1.
+TASK_ERA = "2026-07-15"
+TASK_ERA_VERSION = "0.0.1-rc.1"
+
+#: Eras with exact texts from a published package: era -> dsh-tool-bash version.
+LIVE_ERAS: dict[str, str] = {CURRENT_ERA: DEFAULT_VERSION, TASK_ERA: TASK_ERA_VERSION}
+
 _ERAS: tuple[EraInfo, ...] = (
     EraInfo(
         key="2026-06-12",
@@ -90,6 +97,7 @@ _ERAS: tuple[EraInfo, ...] = (
         background_toggle=True,
         escalation=True,
         tools=("bash", "task_kill", "task_list", "task_output"),
+        published=TASK_ERA_VERSION,
     ),
     EraInfo(
         key="2026-08-13",
@@ -100,6 +108,7 @@ _ERAS: tuple[EraInfo, ...] = (
         background_toggle=True,
         escalation=True,
         tools=("bash", "job_kill", "job_list", "job_output"),
+        published=DEFAULT_VERSION,
     ),
     EraInfo(
         key="rfc-foreground-only",
@@ -122,6 +131,31 @@ def era_info(key: str) -> EraInfo:
         if e.key == key:
             return e
     raise InvalidArgument(f"unknown era {key!r}; expected one of {', '.join(ERAS)}")
+
+
+def era_of_version(version: str) -> str:
+    """The era whose texts a published ``dsh-tool-bash`` version carries."""
+    for era, v in LIVE_ERAS.items():
+        if v == version:
+            return era
+    known = ", ".join(f"{v} ({e})" for e, v in LIVE_ERAS.items())
+    raise InvalidArgument(f"no era is known for dsh-tool-bash {version!r}; live versions: {known}")
+
+
+def live_version(era: str, version: str | None = None) -> str:
+    """The published version for ``era``'s live texts (``version`` must agree)."""
+    info = era_info(era)
+    if info.published is None:
+        raise InvalidArgument(
+            f"era {era!r} has no published package, so it is model-only; live eras: "
+            + ", ".join(f"{e} ({v})" for e, v in LIVE_ERAS.items())
+        )
+    if version is not None and version != info.published:
+        raise InvalidArgument(
+            f"dsh-tool-bash {version} does not carry era {era!r} (that is {info.published}; "
+            f"{version} is era {era_of_version(version)!r})"
+        )
+    return info.published
 
 
 def check_mode(mode: str | None, *, allow_none: bool = True) -> str | None:

@@ -10,13 +10,12 @@ import hashlib
 import re
 from typing import Any
 
-from ..errors import InvalidArgument
 from . import text_facts
 from .bridge import Bridge, get_bridge
 from .errors import PluginLoadError
 from .escalation import chain_steps, check_request
-from .facts import CURRENT_ERA, check_mode
-from .model import _FRAGMENT_SUMMARIES, input_statuses, variant_of
+from .facts import CURRENT_ERA, check_mode, live_version
+from .model import _FRAGMENT_SUMMARIES, input_statuses, model_view, variant_of
 from .tokens import estimate_tokens, json_text_length
 from .types import (
     Config,
@@ -113,7 +112,9 @@ def _raw_bash(bridge: Bridge, background: bool, sandbox: str | None) -> dict[str
     return next(t for t in raw["tools"] if t["name"] == "bash")
 
 
-def split_fragments(bridge: Bridge, background: bool, confined: bool) -> tuple[Fragment, ...]:
+def split_fragments(
+    bridge: Bridge, background: bool, confined: bool, era: str = CURRENT_ERA
+) -> tuple[Fragment, ...]:
     """Cut the live ``bash`` description into base / background / escalation.
 
     Uses the real descriptions of the unconfined on/off variants (the base is
@@ -133,16 +134,27 @@ def split_fragments(bridge: Bridge, background: bool, confined: bool) -> tuple[F
     if confined:
         confined_on = _raw_bash(bridge, True, "read-only")["description"]
         pieces.append(("escalation", confined_on[len(on) :]))
-    summaries = _FRAGMENT_SUMMARIES[CURRENT_ERA]
+    summaries = _FRAGMENT_SUMMARIES[era]
     return tuple(Fragment(k, summaries[k], text, text_fact(text)) for k, text in pieces)
 
 
+def standin_notes(bridge: Bridge) -> list[str]:
+    """One note per stand-in the bridge booted with (from its own ``hello``)."""
+    hello = bridge.hello or {}
+    return [
+        f"{', '.join(s['names'])}: from a stand-in for the unpublished {pkg}, re-exported from "
+        f"{s['from']}; DSH_ENV_PREFIX is interpolated into the base text, parseExitStatus is "
+        'not used to build the schema (docs/inspector.md, "The task era")'
+        for pkg, s in sorted(hello.get("standins", {}).items())
+    ]
+
+
 def live_view(config: Config, *, version: str | None = None) -> SchemaView:
-    """The live :class:`SchemaView` for ``config`` (current era only)."""
-    if config.era != CURRENT_ERA:
-        raise InvalidArgument(
-            f"the live source only has the current era ({CURRENT_ERA}); era {config.era!r} is model-only"
-        )
+    """The live :class:`SchemaView` for ``config``, from its era's published version.
+
+    ``version`` defaults to the era's (:data:`~.facts.LIVE_ERAS`) and must agree with it.
+    """
+    version = live_version(config.era, version)
     check_mode(config.sandbox)
     bridge = _bridge(version)
     raw = bridge.schemas(config)
@@ -153,13 +165,29 @@ def live_view(config: Config, *, version: str | None = None) -> SchemaView:
         )
     tools = [tool_from_json(t) for t in raw["tools"]]
     confined = config.sandbox is not None
-    fragments = split_fragments(bridge, config.background, confined)
+    fragments = split_fragments(bridge, config.background, confined, config.era)
     bash_i = next(i for i, t in enumerate(tools) if t.name == "bash")
     bash = tools[bash_i]
     if "".join(f.text or "" for f in fragments) == bash.description:
         tools[bash_i] = dataclasses.replace(bash, fragments=fragments)
     related = [tool_from_json(t) for t in raw["related"]]
-    notes = ["The pwsh twin is not part of the installed packages; see the model view for it."]
+    notes: list[str] = []
+    if config.era == CURRENT_ERA:
+        notes.append(
+            "The pwsh twin is not part of the installed packages; see the model view for it."
+        )
+    else:
+        # Background tools this version does not register come from the model, marked so.
+        live_names = {t.name for t in tools}
+        modelled = [t for t in model_view(config).tools if t.name not in live_names]
+        tools += modelled
+        for pkg in sorted({t.package for t in modelled}):
+            names = ", ".join(t.name for t in modelled if t.package == pkg)
+            notes.append(
+                f"{names}: registered by {pkg}, which is not on the registry; "
+                "they come from the model (our summaries)"
+            )
+    notes += standin_notes(bridge)
     notes += [
         f"{i.name}={i.value!r} is not applicable: {i.note}"
         for i in input_statuses(config)
@@ -246,6 +274,7 @@ __all__ = [
     "live_markers",
     "live_view",
     "split_fragments",
+    "standin_notes",
     "text_fact",
     "tool_from_json",
 ]

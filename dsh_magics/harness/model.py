@@ -262,7 +262,7 @@ def _tool(
 
 
 def variant_of(background: bool, confined: bool) -> str:
-    """The reference's variant letter for the current era."""
+    """The variant letter (A-D) of an era with a background switch and escalation."""
     return {(True, False): "A", (True, True): "B", (False, False): "C", (False, True): "D"}[
         (background, confined)
     ]
@@ -306,7 +306,7 @@ def input_statuses(config: Config) -> tuple[InputStatus, ...]:
             False,
             "no escalation fields exist in this era, so the executor's mode does not change the schema",
         )
-    if era.key == CURRENT_ERA:
+    if era.published is not None:
         pol = InputStatus(
             "sandbox_policy",
             config.sandbox_policy,
@@ -320,7 +320,7 @@ def input_statuses(config: Config) -> tuple[InputStatus, ...]:
             "sandbox_policy",
             config.sandbox_policy,
             False,
-            "the load-time policy check is only modelled for the current era",
+            "the load-time policy check is only known for eras with a published package",
         )
     return (bg, sb, pol)
 
@@ -345,7 +345,8 @@ def model_view(config: Config) -> SchemaView:
     inputs = input_statuses(config)
     bg, confined = _effective(config)
     current = era.key == CURRENT_ERA
-    if current and confined and not config.sandbox_policy:
+    era_facts = text_facts.BY_ERA.get(era.key)  # measured sizes and hashes, if published
+    if era.published is not None and confined and not config.sandbox_policy:
         raise PluginLoadError(
             "the bash plugin would fail to load: the executor reports sandbox mode "
             f"{config.sandbox!r} but no sandbox policy service is composed",
@@ -370,17 +371,17 @@ def model_view(config: Config) -> SchemaView:
     if confined:
         keys.append("escalation")
     fragments = tuple(
-        Fragment(k, summaries[k], None, text_facts.FRAGMENTS[k] if current else None) for k in keys
+        Fragment(k, summaries[k], None, era_facts[0][k] if era_facts else None) for k in keys
     )
-    variant = variant_of(bg, confined) if current else None
+    variant = variant_of(bg, confined) if era_facts else None
     bash = _tool(
         "bash",
         BASH_PKG,
         " ".join(f.summary for f in fragments),
         tuple(params),
         fragments=fragments,
-        description_facts=text_facts.VARIANTS[variant] if variant else None,
-        param_facts=text_facts.BASH_PARAMS if current else None,
+        description_facts=era_facts[1][variant] if era_facts and variant else None,
+        param_facts=era_facts[2] if era_facts else None,
     )
 
     tools = [bash]
@@ -435,7 +436,13 @@ def model_view(config: Config) -> SchemaView:
         pkg = "@deepseek-ai/dsh-tool-tasks" if era.key == "2026-07-15" else BASH_PKG
         for name, summary, ps in family:
             tools.append(_tool(name, pkg, summary, ps))
-        if era.key != "rfc-foreground-only":
+        if era.published is not None:
+            notes.append(
+                f"Older era: names, order, required flags and the bash text sizes and hashes "
+                f"come from the published {BASH_PKG}@{era.published}; the texts shown are our "
+                "summaries (live has the exact ones)."
+            )
+        elif era.key != "rfc-foreground-only":
             notes.append(
                 "Older era: tool and parameter names, order and required flags come from the "
                 "recorded history; types and enums are carried over from the current era, and "

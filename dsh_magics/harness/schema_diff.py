@@ -6,7 +6,7 @@ Parameters match by name; type, enum, required and position are compared (a move
 from __future__ import annotations
 
 from .tokens import tool_size
-from .types import Config, ParamChange, SchemaDiff, SchemaView
+from .types import Config, ParamChange, SchemaDiff, SchemaView, Tool
 
 
 def _label(view: SchemaView) -> str:
@@ -52,6 +52,7 @@ def diff_views(a: SchemaView | Config, b: SchemaView | Config, *, tool: str = "b
     ca, ka = tool_size(ta) if ta else (0, 0)
     cb, kb = tool_size(tb) if tb else (0, 0)
     names_a, names_b = va.tool_names, vb.tool_names
+    frag_changed, texts_changed, compared = _text_changes(ta, tb)
     return SchemaDiff(
         a_label=_label(va),
         b_label=_label(vb),
@@ -67,4 +68,32 @@ def diff_views(a: SchemaView | Config, b: SchemaView | Config, *, tool: str = "b
         chars_b=cb,
         tokens_a=ka,
         tokens_b=kb,
+        fragments_changed=frag_changed,
+        texts_changed=texts_changed,
+        texts_compared=compared,
     )
+
+
+def _text_changes(ta: Tool | None, tb: Tool | None) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """Fragments and parameter texts that differ, compared exactly when both
+    sides carry the texts (live), else by their SHA-256 facts."""
+    if ta is None or tb is None:
+        return (), (), "no"
+    fb = {f.key: f for f in tb.fragments}
+    pb = {p.name: p for p in tb.params}
+    pairs = [(f, fb[f.key]) for f in ta.fragments if f.key in fb]
+    ppairs = [(p, pb[p.name]) for p in ta.params if p.name in pb]
+    if not pairs or any(f.facts is None or g.facts is None for f, g in pairs):
+        return (), (), "no"
+    if any(p.text is None or q.text is None for p, q in ppairs):
+        return (), (), "no"
+    exact = not (ta.description_is_summary or tb.description_is_summary) and all(
+        f.text is not None and g.text is not None for f, g in pairs
+    )
+    if exact:
+        frags = tuple(f.key for f, g in pairs if f.text != g.text)
+        params = tuple(p.name for p, q in ppairs if p.description != q.description)
+        return frags, params, "exact"
+    frags = tuple(f.key for f, g in pairs if f.facts != g.facts)
+    params = tuple(p.name for p, q in ppairs if p.text != q.text)
+    return frags, params, "sha256"

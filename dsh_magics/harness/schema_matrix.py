@@ -41,7 +41,7 @@ def configs_for(era: str) -> tuple[list[Config], tuple[InputStatus, ...]]:
 def build_matrix(
     source: str = "model", era: str = CURRENT_ERA, *, version: str | None = None
 ) -> Matrix:
-    """Build the :class:`Matrix` (live only for the current era)."""
+    """Build the :class:`Matrix` (live only for eras with a published package)."""
     from . import schema
 
     if source not in ("model", "live"):

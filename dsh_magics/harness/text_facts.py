@@ -1,10 +1,12 @@
-"""Size and hash facts of the harness texts of the current era (npm 0.1.0-rc.8); numbers only.
+"""Size and hash facts of the harness texts of the live eras (npm 0.1.0-rc.8, 0.0.1-rc.1).
 
-Regenerate by measuring through the live bridge; tests cross-check every number against live.
+Numbers only.  Regenerate by measuring through the live bridge; tests cross-check every
+number against live.
 """
 
 from __future__ import annotations
 
+from .facts import CURRENT_ERA, TASK_ERA
 from .types import TextFact
 
 #: Pieces of the bash description: base + background-on|off + escalation.
@@ -148,4 +150,52 @@ MESSAGE_TEMPLATES: dict[str, str] = {
     "81f3281fcfc15368d1dc3a44cec684fb498461183f0e8524791b750f8a5d5ac7": "rejected",
     "9810c7f2ef9f68f01df9df752ac3055f10f08f230e0b343cfede56c148203fe4": "cancelled",
     "521d9977a532cdb788814201b3db9002bff80f6271bb915b9857c6638aac1110": "unavailable",
+}
+
+
+# --- the task era (npm 0.0.1-rc.1, booted with the dsh-bash stand-in) -------
+# The base fragment interpolates DSH_ENV_PREFIX, which the stand-in supplies
+# (docs/inspector.md, "The task era"); the other texts do not depend on it.
+
+TASK_ERA_FRAGMENTS: dict[str, TextFact] = {
+    "base": TextFact(
+        667, "fa83bba6036accf05528a3ddac4ab4bcae3e3518f3d997fe1526b894437120cc", 667, 197
+    ),
+    "background-on": TextFact(
+        161, "99e10ad48a4ce0d8fe1b75435a5fcb27800a50622a1885efd980a53c709dc74b", 161, 51
+    ),
+    "background-off": TextFact(
+        92, "1ba3fa5d877dd8397aea6c3f70b3a502157422b3448474712412f844ef3a75cf", 92, 22
+    ),
+    "escalation": TextFact(
+        1011, "ebbe4a42c179456c71170559fe9cac6fa7ca5da55604170a1eea0bcadb8d0335", 1011, 254
+    ),
+}
+
+TASK_ERA_VARIANTS: dict[str, TextFact] = {
+    "A": TextFact(
+        828, "611c8badb34bf0a6e1c06a3286ec5a87bb13b2a184fb3a7e12ca39e7c8b96310", 828, 247
+    ),
+    "B": TextFact(
+        1839, "f68dc4a40d1e251a0156a70991ea2bd2190b87b9d3eb26a33166c9ba73fcd79f", 1839, 501
+    ),
+    "C": TextFact(
+        759, "6398d93f6f7afb435162cb7e049870e74c1be773ca62e21650cadd4ceac126b4", 759, 218
+    ),
+    "D": TextFact(
+        1770, "d6539ca13476cccbf16768fe19146d3085838957246f973b96584558ae5c5282", 1770, 472
+    ),
+}
+
+TASK_ERA_BASH_PARAMS: dict[str, TextFact] = {
+    **BASH_PARAMS,
+    "run_in_background": TextFact(
+        123, "dc3c3c22cfb738d6031d73ce19c6fbaf21ba32a578e3fe28d1c6ae56a02a5222", 123, 34
+    ),
+}
+
+#: era -> (fragments, whole descriptions by variant letter, bash parameter descriptions).
+BY_ERA: dict[str, tuple[dict[str, TextFact], dict[str, TextFact], dict[str, TextFact]]] = {
+    CURRENT_ERA: (FRAGMENTS, VARIANTS, BASH_PARAMS),
+    TASK_ERA: (TASK_ERA_FRAGMENTS, TASK_ERA_VARIANTS, TASK_ERA_BASH_PARAMS),
 }

@@ -346,6 +346,12 @@ class SchemaDiff:
     chars_b: int | None
     tokens_a: int | None
     tokens_b: int | None
+    #: Fragments (same key on both sides) and parameters whose text differs.
+    fragments_changed: tuple[str, ...] = ()
+    texts_changed: tuple[str, ...] = ()
+    #: How texts were compared: ``exact`` (both sides live), ``sha256`` (stored
+    #: facts on at least one side), or ``no`` (a side's texts are unknown).
+    texts_compared: str = "no"
 
     @property
     def chars_delta(self) -> int | None:
@@ -390,6 +396,9 @@ class SchemaDiff:
             "tokens_b": self.tokens_b,
             "tokens_delta": self.tokens_delta,
             "structurally_equal": self.structurally_equal,
+            "fragments_changed": list(self.fragments_changed),
+            "texts_changed": list(self.texts_changed),
+            "texts_compared": self.texts_compared,
         }
 
 
@@ -534,6 +543,12 @@ class EraInfo:
     background_toggle: bool  # does enable_run_in_background exist?
     escalation: bool  # can sandbox_permissions/justification appear?
     tools: tuple[str, ...]  # model-visible tool names in a default composition
+    published: str | None = None  # dsh-tool-bash version with this era's exact texts
+
+    @property
+    def texts(self) -> str:
+        """Where exact texts come from: ``live (<version>)`` or ``modelled``."""
+        return f"live ({self.published})" if self.published else "modelled"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -544,6 +559,8 @@ class EraInfo:
             "background_toggle": self.background_toggle,
             "escalation": self.escalation,
             "tools": list(self.tools),
+            "published": self.published,
+            "texts": self.texts,
         }
 
 

@@ -184,7 +184,7 @@ class Inspector:
         st = self.state.backend.live_status()
         if st is None or self.state.controls.source != "live":
             return
-        if st.state == "idle":
+        if self.state.backend.live_idle():  # any live era's bridge, not only the primary
             self.state.backend.start_live()
 
     def _on_live_status(self, status: LiveStatus) -> None:

@@ -141,7 +141,7 @@ def description_html(d: DescriptionView) -> str:
     if d.exact:
         spans = []
         for f in present:
-            sign = "+ " if f.status == "added" else ""
+            sign = {"added": "+ ", "changed": "~ "}.get(f.status, "")
             spans.append(
                 f'<mark class="dsh-frag dsh-frag-{f.key}" data-fragment="{f.key}" data-status="{f.status}">'
                 f'<span class="dsh-frag-label">[{sign}{escape(f.title)}]</span> {escape(f.text or "")}</mark>'
@@ -221,6 +221,7 @@ def eras_html(e: EraView) -> str:
         rows.append(
             f'<tr class="{"dsh-current" if cur else ""}" data-era="{escape(info.key)}">'
             f"<td>{'▶' if cur else ''}</td><td>{escape(info.key)}</td><td>{'yes' if info.shipped else 'no'}</td>"
+            f'<td data-texts="{escape(info.texts)}">{escape(info.texts)}</td>'
             f"<td>{escape(', '.join(info.tools))}</td><td>{escape(info.summary)}</td></tr>"
         )
     tools = "".join(
@@ -244,8 +245,8 @@ def eras_html(e: EraView) -> str:
             f'<table class="dsh-related"><tr><th>tool</th><th>package</th><th>parameters</th></tr>{related}</table>'
         )
     out += (
-        '<table class="dsh-eras"><tr><th></th><th>era</th><th>shipped</th><th>tools</th>'
-        "<th>what changed (our summary)</th></tr>" + "".join(rows) + "</table>"
+        '<table class="dsh-eras"><tr><th></th><th>era</th><th>shipped</th><th>texts</th>'
+        "<th>tools</th><th>what changed (our summary)</th></tr>" + "".join(rows) + "</table>"
     )
     return out
 
@@ -432,7 +433,10 @@ def text_matrix(view: InspectorView) -> str:
 def text_eras(view: InspectorView) -> str:
     e = view.eras
     out = [f"tools in {e.era.key}: {', '.join(e.tool_names)}"]
-    out += [f"  {'▶' if i.key == e.era.key else ' '} {i.key}: {', '.join(i.tools)}" for i in e.eras]
+    out += [
+        f"  {'▶' if i.key == e.era.key else ' '} {i.key}: {', '.join(i.tools)} [{i.texts}]"
+        for i in e.eras
+    ]
     return "\n".join(out)
 
 

@@ -28,6 +28,7 @@ from ..harness import (
     InputStatus,
     LiveStatus,
     ParamChange,
+    SchemaDiff,
     SchemaView,
     Tool,
     era_info,
@@ -195,7 +196,7 @@ class FragmentRow:
     text: str | None  # exact (live) or None (model)
     chars: int | None
     tokens: int | None
-    status: str  # "same" | "added" | "removed"
+    status: str  # "same" | "added" | "removed" | "changed" (text differs from the baseline)
 
 
 @dataclass(frozen=True)
@@ -356,15 +357,17 @@ def _change_text(c: ParamChange) -> str:
     return f"position {c.before + 1} → {c.after + 1}"
 
 
-def _param_rows(view: SchemaView, base_view: SchemaView) -> tuple[ParamRow, ...]:
-    """The bash parameters of ``view``, each marked against ``base_view`` by
-    the harness's own structural diff (so the widget and ``harness.diff``
-    can never disagree); removed rows go where they stood in the baseline."""
-    d = diff_views(base_view, view, tool="bash")
+def _param_rows(view: SchemaView, d: SchemaDiff) -> tuple[ParamRow, ...]:
+    """The bash parameters of ``view``, each marked by ``d``, the harness's own
+    diff from the baseline (so the widget and ``harness.diff`` can never
+    disagree); removed rows go where they stood in the baseline."""
     added = {p.name for p in d.added}
     changes: dict[str, list[str]] = {}
     for c in d.changed:
         changes.setdefault(c.name, []).append(_change_text(c))
+    for name in d.texts_changed:
+        how = "compared exactly" if d.texts_compared == "exact" else "by SHA-256"
+        changes.setdefault(name, []).append(f"description text differs ({how})")
     rows: list[ParamRow] = []
     for p in view.bash.params:
         found = changes.get(p.name, [])
@@ -425,6 +428,7 @@ class InspectorState:
         self._esc = EscalationInputs()
         self._view: InspectorView | None = None
         self._live = self.backend.live_status()
+        self._era_live = self._era_statuses()
         self.catalog_state = catalog  # inspector_catalog.CatalogState | None
         auto = source is None
         if source is None:
@@ -452,11 +456,17 @@ class InspectorState:
             return self._view
 
     def effective_source(self) -> str:
-        c = self._controls
-        live_ok = self._live is not None and self._live.state == "ready"
-        if c.source == "live" and live_ok and self.backend.live_covers(c.era):
+        return self._source_for(self._controls.era)
+
+    def _source_for(self, era: str) -> str:
+        """Live for ``era`` when live is chosen and that era's bridge is ready."""
+        st = self._era_live.get(era)
+        if self._controls.source == "live" and st is not None and st.state == "ready":
             return "live"
         return "model"
+
+    def _era_statuses(self) -> dict[str, LiveStatus | None]:
+        return {e: self.backend.live_status(e) for e in ERAS if self.backend.live_covers(e)}
 
     # -- options for the controls ---------------------------------------------------------
     def preset_options(self) -> list[tuple[str, str]]:
@@ -548,6 +558,7 @@ class InspectorState:
         with self._lock:
             before = (self.effective_source(), self._badge_key())
             self._live = status
+            self._era_live = self._era_statuses()
             if self._auto_source and status is not None:
                 want = "model" if status.state == "unavailable" else "live"
                 self._controls = dataclasses.replace(self._controls, source=want)
@@ -558,8 +569,12 @@ class InspectorState:
             return False
 
     def _badge_key(self) -> tuple[Any, ...]:
+        states = tuple(
+            (e, st.state if st else None, st.message if st else None)
+            for e, st in sorted(self._era_live.items())
+        )
         st = self._live
-        return (self._controls.source, st.state if st else None, st.message if st else None)
+        return (self._controls.source, st.state if st else None, states)
 
     # -- computing ----------------------------------------------------------------------
     def _baseline_config(self) -> tuple[Config, str]:
@@ -577,14 +592,15 @@ class InspectorState:
 
     def _badge(self, source: str) -> Badge:
         c = self._controls
-        st = self._live
+        covered = self.backend.live_covers(c.era)
+        st = self._era_live.get(c.era) if covered else self._live
         pkg = "@deepseek-ai/dsh-tool-bash"
         if source == "live":
             version = st.version if st else self.backend.version
             return Badge(
                 "live", c.source, version, "ready", f"LIVE · {pkg}@{version} · exact texts"
             )
-        version = self.backend.version
+        version = self.backend.version_for(c.era) or self.backend.version
         state = st.state if st is not None else "disabled"
         text = f"MODEL · facts of {pkg}@{version} · our summaries, no harness prose"
         detail = ""
@@ -597,9 +613,15 @@ class InspectorState:
                 ]
                 detail = f"live is loading ({what}{': ' + st.message if st.message else ''})…"
             elif st.state == "unavailable":
-                detail = f"live unavailable: {st.message}"
-            elif not self.backend.live_covers(c.era):
-                detail = f"live shows only the current era ({CURRENT_ERA}); this era comes from the model"
+                detail = f"live unavailable: {_first_line(st.message)}"
+            elif not covered:
+                live_eras = ", ".join(
+                    f"{e.key} ({e.published})" for e in map(era_info, ERAS) if e.published
+                )
+                detail = (
+                    f"live has exact texts only for eras with a published package ({live_eras}); "
+                    "this era comes from the model"
+                )
         elif st is not None and st.state == "ready":
             detail = "live is ready; pick live for the exact texts"
         elif st is not None and st.state == "idle" and not st.installed:
@@ -608,7 +630,7 @@ class InspectorState:
                 "in the background (or run: python -m dsh_magics.harness.bridge install)"
             )
         elif st is not None and st.state == "unavailable":
-            detail = f"live unavailable: {st.message}"
+            detail = f"live unavailable: {_first_line(st.message)}"
         return Badge("model", c.source, version, state, text, detail)
 
     def _compute(self) -> InspectorView:
@@ -617,9 +639,11 @@ class InspectorState:
         cfg = c.config()
         base_cfg, base_label = self._baseline_config()
         notes: list[str] = []
+        # The baseline may be another era: live there only when its own bridge is ready.
+        base_source = self._source_for(base_cfg.era) if source == "live" else "model"
         try:
             view = self.backend.schema(cfg, source)
-            base_view = self.backend.schema(base_cfg, source)
+            base_view = self.backend.schema(base_cfg, base_source)
         except DshError as exc:
             # A live failure mid-session: fall back to the model and say so.
             notes.append(f"{source} failed ({exc.code}): {exc.message}; showing the model")
@@ -631,7 +655,8 @@ class InspectorState:
         if badge.detail:
             notes.insert(0, badge.detail)
         cur, base = view.bash, base_view.bash
-        params = ParamTable("bash", _param_rows(view, base_view), base_label)
+        d = diff_views(base_view, view, tool="bash")
+        params = ParamTable("bash", _param_rows(view, d), base_label)
         cur_json = _pretty(cur)
         js = JsonView(cur_json, _json_lines(_pretty(base), cur_json), cur.description_is_summary)
         return InspectorView(
@@ -644,7 +669,7 @@ class InspectorState:
             inputs=view.inputs,
             params=params,
             json=js,
-            description=self._description(cur, base),
+            description=self._description(cur, base, d.fragments_changed),
             matrix=self._matrix(source, cfg),
             eras=EraView(
                 era_info(c.era),
@@ -657,13 +682,15 @@ class InspectorState:
             catalog=self.catalog_state.view(self) if self.catalog_state is not None else None,
         )
 
-    def _description(self, cur: Tool, base: Tool) -> DescriptionView:
+    def _description(self, cur: Tool, base: Tool, changed: tuple[str, ...]) -> DescriptionView:
         base_keys = {f.key for f in base.fragments}
         cur_keys = {f.key for f in cur.fragments}
         rows = []
         for f in cur.fragments:
             chars, tokens = _fragment_size(f.text, f.facts)
-            status = "same" if f.key in base_keys else "added"
+            status = (
+                "added" if f.key not in base_keys else "changed" if f.key in changed else "same"
+            )
             rows.append(
                 FragmentRow(
                     f.key,
@@ -746,7 +773,8 @@ class InspectorState:
                 "(no confining executor in this composition, or an era without escalation); "
                 "the simulator shows what a confining executor would do."
             )
-        esc_source = source if source == "live" else "model"
+        # The simulator runs the primary bridge's chain (the current era's packages).
+        esc_source = self._source_for(self.backend.primary_era) if source == "live" else "model"
         try:
             r = self.backend.escalate(esc.request_obj(), esc_source)
         except DshError as exc:
@@ -768,6 +796,12 @@ class InspectorState:
             advertised=advertised,
             notes=tuple(notes),
         )
+
+
+def _first_line(message: str) -> str:
+    """A failure is one line in the badge (npm's output tail stays in the status)."""
+    lines = message.strip().splitlines()
+    return lines[0].rstrip(":") if lines else message
 
 
 def _live_usable(st: LiveStatus | None) -> bool:

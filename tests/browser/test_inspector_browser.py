@@ -3,17 +3,22 @@
 Runs ``notebooks/tool-schemas.ipynb`` (a copy) and drives the interactive
 widget of its first cell: background off removes ``run_in_background`` from
 the rendered table, a sandbox mode adds ``sandbox_permissions`` and
-``justification``, and an escalation shows its outcome.  Every assertion reads
+``justification``, an escalation shows its outcome, and switching the era to
+2026-07-15 draws that era's exact live text (a length only it has).  Every assertion reads
 the DOM the browser drew; when the widget frontend is missing,
 ``wait_for_widget`` fails (see ``test_lab_harness.py`` for that check itself).
 """
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dsh_magics.harness import text_facts
 
 from .lab import NotebookPage, wait_until
 
@@ -105,3 +110,45 @@ def test_inspector_widget_in_jupyterlab(open_notebook) -> None:
     message_source = pane.locator("[data-message-source]").get_attribute("data-message-source")
     assert message_source == source  # live shows the harness's message, the model our wording
     nb.screenshot("inspector-5-escalation-danger-full-access", element=root)
+
+    # 4. The task era, live from its own package (0.0.1-rc.1): the exact description drawn
+    #    has a length only that published text has (828 characters, 3 more than now), and
+    #    its background fragment is marked as differing from the current era's.
+    if shutil.which("node") is None:
+        return  # no live bridge on this machine: the model shows no exact text to measure
+    assert source == "live"
+    root.locator(".dsh-ctl-background input[type=checkbox]").click()
+    root.locator(".dsh-ctl-sandbox select").select_option(label="none (unconfined executor)")
+    root.locator(".dsh-ctl-baseline select").select_option(label="this configuration in 2026-08-13")
+    root.locator(".dsh-ctl-era select").select_option(label="2026-07-15")
+    wait_until(
+        lambda: (
+            "@0.0.1-rc.1" in badge.inner_text()
+            and badge.locator('[data-source="live"]').count() == 1
+        ),
+        120,
+        message="the badge to say live from 0.0.1-rc.1",
+    )
+    root.locator(".lm-TabBar-tab", has_text="Description").click()
+    desc = root.locator('.dsh-pane-description .dsh-desc[data-exact="1"] mark[data-fragment]')
+    wait_until(lambda: desc.count() == 2, 20, message="two exact fragments (base, background)")
+    drawn = desc.evaluate_all(
+        "els => els.map(e => [e.dataset.fragment, e.dataset.status, e.childNodes[1].textContent.slice(1)])"
+    )
+    assert [(k, s) for k, s, _t in drawn] == [("base", "same"), ("background-on", "changed")]
+    texts = {k: t for k, _s, t in drawn}
+    facts = text_facts.TASK_ERA_FRAGMENTS
+    assert len(texts["background-on"]) == facts["background-on"].length == 161
+    whole = texts["base"] + texts["background-on"]
+    assert len(whole) == text_facts.TASK_ERA_VARIANTS["A"].length == 828
+    assert len(whole) != text_facts.VARIANTS["A"].length  # not the current era's text
+    assert hashlib.sha256(whole.encode()).hexdigest() == text_facts.TASK_ERA_VARIANTS["A"].sha256
+    nb.screenshot("inspector-6-task-era-live", element=root)
+    root.locator(".lm-TabBar-tab", has_text="Eras & tools").click()
+    cell = root.locator('.dsh-pane-eras tr[data-era="2026-07-15"] td[data-texts]')
+    wait_until(lambda: cell.count() == 1, 20, message="the task era's row")
+    assert cell.get_attribute("data-texts") == "live (0.0.1-rc.1)"
+    tools = root.locator(".dsh-pane-eras tr[data-tool]").evaluate_all(
+        "els => els.map(e => [e.dataset.tool, e.children[1].textContent])"
+    )
+    assert dict(tools)["task_output"] == "@deepseek-ai/dsh-tool-tasks"

@@ -34,6 +34,14 @@ def bridge() -> Iterator[Bridge]:
     b.close()
 
 
+def block_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Point npm at a closed port with no retries and an empty cache: installs fail fast."""
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    monkeypatch.setenv("npm_config_offline", "false")
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from dsh_magics.errors import BridgeUnavailable, InvalidArgument
-from dsh_magics.harness import Bridge, Config, get_bridge, schema
+from dsh_magics.harness import DEFAULT_VERSION, Bridge, Config, get_bridge, schema
 from dsh_magics.harness.bridge import install_dir
+from dsh_magics.harness.facts import TASK_ERA_VERSION, era_of_version
 
-from .conftest import requires_node
+from .conftest import block_registry, requires_node
 
 
 def test_missing_node_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,21 +37,21 @@ def test_missing_node_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.node
 @requires_node
+@pytest.mark.parametrize("version", [DEFAULT_VERSION, TASK_ERA_VERSION])
 def test_unreachable_registry_is_one_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
 ) -> None:
-    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
-    monkeypatch.setenv("npm_config_fetch_retries", "0")
-    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
-    monkeypatch.setenv("npm_config_offline", "false")
+    block_registry(monkeypatch, tmp_path)
     lines: list[str] = []
-    b = Bridge(cache_dir=tmp_path / "cache" / "v", progress=lines.append)
+    b = Bridge(version, cache_dir=tmp_path / "cache" / "v", progress=lines.append)
     with pytest.raises(BridgeUnavailable) as exc:
         b.install()
     assert "registry is not reachable" in exc.value.message
     assert any("installing" in line for line in lines)  # progress was visible
     assert not (tmp_path / "cache" / "v").exists()  # no half-installed tree
     assert [p.name for p in (tmp_path / "cache").iterdir()] == []  # temp dir removed
+    # the model still answers for the version's era
+    assert schema(Config(era=era_of_version(version))).variant == "A"
 
 
 def test_default_install_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -86,3 +87,23 @@ def test_install_command_reports_progress(bridge: Bridge) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "already installed" in proc.stderr and "live bridge ready" in proc.stderr
     assert "Traceback" not in proc.stderr and "RuntimeWarning" not in proc.stderr
+
+
+def test_a_tree_from_another_plan_is_not_installed(tmp_path: Path) -> None:
+    """``installed.json`` must record this version's plan (specs and stand-ins) exactly,
+    so a tree made by an older plan is reinstalled rather than booted."""
+    import json
+
+    b = Bridge(TASK_ERA_VERSION, cache_dir=tmp_path / "v", progress=lambda _line: None)
+    pkg = b.prefix / "node_modules" / "@deepseek-ai" / "dsh-tool-bash"
+    pkg.mkdir(parents=True)
+    (pkg / "package.json").write_text(json.dumps({"version": TASK_ERA_VERSION}))
+    record = {"version": TASK_ERA_VERSION, **b.plan.record()}
+    (b.prefix / "installed.json").write_text(json.dumps(record))
+    assert b.is_installed()
+    (b.prefix / "installed.json").write_text(json.dumps({**record, "standins": []}))
+    assert not b.is_installed()
+    (b.prefix / "installed.json").write_text(
+        json.dumps({**record, "packages": record["packages"][:-1]})
+    )
+    assert not b.is_installed()

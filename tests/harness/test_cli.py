@@ -230,3 +230,50 @@ def test_schema_live(bridge: object) -> None:
         "--json",
     )
     assert json.loads(proc.stdout)["category"] == "not-wider"
+
+
+def test_schema_eras_say_where_texts_come_from() -> None:
+    proc = run("schema", "--eras")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[2:]}
+    assert "live (0.0.1-rc.1)" in rows["2026-07-15"]
+    assert "live (0.1.0-rc.8)" in rows["2026-08-13"]
+    assert "modelled" in rows["2026-07-11"] and "modelled" in rows["rfc-foreground-only"]
+    data = json.loads(run("schema", "--eras", "--json").stdout)
+    assert {e["key"]: e["published"] for e in data}["2026-07-15"] == "0.0.1-rc.1"
+
+
+def test_schema_era_diff_model_compares_hashes() -> None:
+    proc = run("schema", "--era", "2026-07-15", "--against-era", "2026-08-13", "--json")
+    d = json.loads(proc.stdout)
+    assert d["texts_compared"] == "sha256"
+    assert d["fragments_changed"] == ["background-on"]
+    assert d["texts_changed"] == ["run_in_background"]
+    assert (d["chars_a"], d["chars_b"]) == (1804, 1810)
+    proc = run("schema", "--era", "2026-07-11", "--against-era", "2026-08-13")
+    assert "texts: not compared (a side's texts are unknown)" in proc.stdout
+
+
+@pytest.mark.node
+@requires_node
+def test_schema_live_task_era(bridge: object) -> None:
+    proc = run("schema", "--source", "live", "--era", "2026-07-15", "--json")
+    assert proc.returncode == 0, proc.stderr
+    view = json.loads(proc.stdout)
+    assert view["source"] == "live" and view["version"] == "0.0.1-rc.1"
+    bash = view["tools"][0]
+    assert hashlib.sha256(bash["description"].encode()).hexdigest() == (
+        "611c8badb34bf0a6e1c06a3286ec5a87bb13b2a184fb3a7e12ca39e7c8b96310"
+    )
+    assert bash["description_is_summary"] is False
+    assert [t["package"] for t in view["tools"][1:]] == ["@deepseek-ai/dsh-tool-tasks"] * 3
+    proc = run("schema", "--source", "live", "--era", "2026-07-15", "--against-era", "2026-08-13")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("bash: live:bg=on sandbox=none -> live:bg=on sandbox=none era=2026-07-15")
+    assert "~ fragment background-on: text differs (compared exactly)" in out
+    assert "texts: compared exactly on both sides" in out
+    one_line_error(
+        run("schema", "--source", "live", "--era", "2026-07-15", "--npm-version", "0.1.0-rc.8"),
+        "INVALID_ARGUMENT",
+    )

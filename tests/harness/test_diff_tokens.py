@@ -107,7 +107,10 @@ def test_diff_across_eras_lists_tools_and_unknown_sizes() -> None:
     d = diff(Config(era="2026-07-15"), Config())
     assert d.tools_added == ("job_kill", "job_list", "job_output")
     assert d.tools_removed == ("task_kill", "task_list", "task_output")
-    assert d.chars_a is None and d.chars_delta is None
+    # the task era's sizes are measured (published 0.0.1-rc.1): 1810 -> 1804 chars
+    assert (d.chars_a, d.chars_b, d.chars_delta) == (1810, 1804, -6)
+    d1 = diff(Config(era="2026-07-11"), Config())
+    assert d1.chars_a is None and d1.chars_delta is None
     d2 = diff(Config(era="rfc-foreground-only"), Config(era="2026-06-12"))
     assert [p.name for p in d2.added] == ["run_in_background"]
     assert d2.tools_added == ("bash_kill", "bash_output")

@@ -142,11 +142,13 @@ def test_unknown_message_is_not_classified() -> None:
     assert classify_message("something else entirely") is None
 
 
-def test_live_era_other_than_current_is_refused(bridge: Bridge) -> None:
+def test_live_era_without_a_published_package_is_refused(bridge: Bridge) -> None:
     from dsh_magics.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument, match="model-only"):
-        schema(Config(era="2026-07-15"), "live")
+        schema(Config(era="2026-07-11"), "live")
+    with pytest.raises(InvalidArgument, match="does not carry era"):
+        schema(Config(era="2026-07-15"), "live", version=bridge.version)
 
 
 def test_background_boot_reports_status_and_leaves_no_process(bridge: Bridge) -> None:

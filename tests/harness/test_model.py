@@ -10,7 +10,6 @@ import pytest
 
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.harness import (
-    CURRENT_ERA,
     ERAS,
     ESCALATION_TARGETS,
     SANDBOX_MODES,
@@ -173,7 +172,7 @@ def test_eras_tool_sets_and_applicability(era: str) -> None:
     else:
         assert "run_in_background" not in names
     assert ("sandbox_permissions" in names) == info.escalation
-    assert (view.variant is not None) == (era == CURRENT_ERA)
+    assert (view.variant is not None) == (info.published is not None)
 
 
 def test_era_matrices() -> None:
@@ -185,7 +184,23 @@ def test_era_matrices() -> None:
 
 
 def test_old_era_sizes_are_unknown_not_guessed() -> None:
-    assert tool_size(schema(Config(era="2026-07-15")).bash) == (None, None)
+    for era in ("2026-06-12", "2026-07-11", "rfc-foreground-only"):
+        assert tool_size(schema(Config(era=era)).bash) == (None, None)
+    # the task era has a published package: its sizes are measured facts
+    view = schema(Config(era="2026-07-15"))
+    assert view.variant == "A" and tool_size(view.bash) == (1810, 603)
+    assert view.bash.description_is_summary  # still our wording, only numbers carried over
+
+
+def test_era_rows_say_where_texts_come_from() -> None:
+    texts = {e: era_info(e).texts for e in ERAS}
+    assert texts == {
+        "2026-06-12": "modelled",
+        "2026-07-11": "modelled",
+        "2026-07-15": "live (0.0.1-rc.1)",
+        "2026-08-13": "live (0.1.0-rc.8)",
+        "rfc-foreground-only": "modelled",
+    }
 
 
 def test_bad_inputs_are_clear_errors() -> None:

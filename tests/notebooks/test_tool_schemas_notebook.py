@@ -3,12 +3,13 @@
 The guided tour must run top to bottom in a fresh kernel and show: the four
 variants, what ``enableRunInBackground`` removes, what a sandboxing executor
 adds and costs, the escalation outcomes, the eras and the foreground-only
-proposal.  The committed copy must carry real outputs of such a run.
+proposal, and the two live eras side by side (by length and SHA-256).  The committed copy must carry real outputs of such a run.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,41 @@ def test_nbconvert_html_shows_the_static_inspector() -> None:
     widget_output = body[start : body.index("jp-MarkdownCell", start)]
     for marker in ('class="dsh-params"', 'class="dsh-matrix"', 'data-section="escalation"'):
         assert marker in widget_output
+
+
+NODE = shutil.which("node") is not None and shutil.which("npm") is not None
+SIDE_BY_SIDE = 'eras = ("2026-07-15", "2026-08-13")'
+
+
+def _check_side_by_side(out: str, live: bool) -> None:
+    assert re.search(r"fragment base\s+667\s+(\w{12})\s+667\s+\1\s+same$", out, re.M)
+    assert re.search(
+        r"fragment background-on\s+161\s+99e10ad48a4c\s+158\s+9f6386d70f07\s+differs$", out, re.M
+    )
+    assert re.search(
+        r"whole description\s+828\s+611c8badb34b\s+825\s+f7b37227848f\s+differs$", out, re.M
+    )
+    assert re.search(r"whole description\s+1839\s+\w{12}\s+1836\s+\w{12}\s+differs$", out, re.M)
+    assert re.search(r"param run_in_background\s+123\s+\w{12}\s+120\s+\w{12}\s+differs$", out, re.M)
+    if live:
+        assert "2026-07-15 (live 0.0.1-rc.1)" in out and "2026-08-13 (live 0.1.0-rc.8)" in out
+
+
+def test_two_live_eras_side_by_side(executed: Any) -> None:
+    _check_side_by_side(_text(_cell(executed, SIDE_BY_SIDE)), live=NODE)
+    d = _text(_cell(executed, "d = diff(schema("))
+    assert "fragments changed: background-on" in d
+    assert re.search(r"^params changed:\s+run_in_background$", d, re.M)
+    assert "1804 -> 1810 chars (+6)" in d
+    assert "tools added:       task_kill, task_list, task_output" in d
+    if NODE:
+        assert "(texts compared: exact)" in d
+    eras = _text(_cell(executed, 'tour.set(era="2026-07-15", preset="catalog-default"'))
+    assert "2026-07-15: bash, task_kill, task_list, task_output [live (0.0.1-rc.1)]" in eras
+    assert "2026-08-13: bash, job_kill, job_list, job_output [live (0.1.0-rc.8)]" in eras
+    assert "2026-07-11: bash, bash_kill, bash_output [modelled]" in eras
+
+
+def test_committed_side_by_side_was_recorded_live() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    _check_side_by_side(_text(_cell(nb, SIDE_BY_SIDE)), live=True)

@@ -21,11 +21,14 @@ from typing import Any
 
 import pytest
 
-from dsh_magics.harness import DEFAULT_VERSION, Bridge
+from dsh_magics.harness import CURRENT_ERA, DEFAULT_VERSION, Bridge
+from dsh_magics.harness.live import text_fact
 from dsh_magics.widgets.inspector import Inspector, inspect
 from dsh_magics.widgets.inspector_backend import HarnessBackend
 from dsh_magics.widgets.inspector_html import section_html
 from dsh_magics.widgets.inspector_state import InspectorState
+
+from ..harness.conftest import block_registry
 
 pytestmark = [
     pytest.mark.node,
@@ -225,3 +228,55 @@ def test_booting_never_blocks_and_the_widget_switches_to_live_when_ready(
     assert insp.view.description.exact
     assert insp.view.controls.background is False  # the user's choice survived the switch
     assert bridge.pid is not None
+
+
+# ------------------------------------------------------------------ the task era
+TASK_ERA = "2026-07-15"
+
+
+def test_task_era_is_live_from_its_own_package(live: InspectorState) -> None:
+    from dsh_magics.harness import text_facts
+
+    try:
+        v = live.update(era=TASK_ERA, background=True, sandbox=None, baseline="current-era")
+        assert v.badge.source == "live" and "@0.0.1-rc.1" in v.badge.text
+        assert v.description.exact
+        frags = {f.key: f for f in v.description.fragments}
+        facts = text_facts.BY_ERA[TASK_ERA][0]
+        assert frags["background-on"].text is not None
+        assert text_fact(frags["background-on"].text) == facts["background-on"]
+        assert frags["background-on"].chars == 161 and frags["background-on"].status == "changed"
+        assert frags["base"].status == "same"  # same text in both live eras
+        assert v.description.chars == text_facts.TASK_ERA_VARIANTS["A"].length == 828
+        rows = {r.name: r for r in v.params.rows}
+        assert rows["run_in_background"].status == "changed"
+        assert rows["run_in_background"].changes == ("description text differs (compared exactly)",)
+        assert rows["command"].status == "same"
+        eras = section_html(v, "eras")
+        assert 'data-texts="live (0.0.1-rc.1)"' in eras
+        assert 'data-texts="live (0.1.0-rc.8)"' in eras
+        assert eras.count('data-texts="modelled"') == 3
+        tools = {t.name: t.package for t in v.eras.tools}
+        assert tools["task_output"] == "@deepseek-ai/dsh-tool-tasks"
+        assert any("dsh-tool-tasks, which is not on the registry" in n for n in v.notes)
+        m = v.matrix
+        assert m.era == TASK_ERA and m.source == "live" and m.distinct == 4
+    finally:
+        live.update(era=CURRENT_ERA, baseline="catalog-default")
+
+
+def test_task_era_install_failure_is_one_line_and_falls_back_to_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block_registry(monkeypatch, tmp_path)
+    failing = Bridge("0.0.1-rc.1", cache_dir=tmp_path / "v", progress=lambda _line: None)
+    backend = HarnessBackend(era_bridges={TASK_ERA: failing})
+    assert backend.start_live().result(600).state == "ready"  # the current era is unaffected
+    state = InspectorState(backend, source="live")
+    state.set_live_status(backend.live_status())
+    v = state.update(era=TASK_ERA)
+    assert v.badge.source == "model" and v.badge.state == "unavailable"
+    assert v.badge.detail == "live unavailable: the npm registry is not reachable (npm exit 1)"
+    assert "\n" not in v.badge.detail
+    assert v.description.chars == 828  # the model still knows the size, from the stored facts
+    assert state.update(era=CURRENT_ERA).badge.source == "live"

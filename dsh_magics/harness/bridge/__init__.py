@@ -24,8 +24,9 @@ from typing import Any
 
 from ... import shutdown
 from ...errors import BridgeUnavailable, InvalidArgument
-from ..facts import DEFAULT_VERSION, KNOWN_PUBLISHED_VERSIONS, PEER_PACKAGES, TOOL_PACKAGES
+from ..facts import DEFAULT_VERSION, KNOWN_PUBLISHED_VERSIONS, TOOL_PACKAGES
 from ..types import Config, EscalationRequest, LiveStatus
+from .install_plan import InstallPlan, plan_for
 
 CACHE_ENV = "DSH_MAGICS_CACHE_DIR"
 NODE_PROGRAM = Path(__file__).resolve().parent.parent / "node" / "bridge.mjs"
@@ -138,6 +139,9 @@ class Bridge:
     Thread-safe: one request at a time goes over the pipe (the Node side is
     sequential anyway).  ``start()`` blocks; ``start_background()`` does the
     same work on a worker thread and reports through :meth:`on_status`.
+    What is installed for a version is its :mod:`.install_plan`; ``node_options``
+    are extra ``node`` arguments (tests/harness/test_task_era.py loads a resolve
+    hook with them to probe the stand-in).
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class Bridge:
         *,
         cache_dir: Path | None = None,
         progress: Progress | None = None,
+        node_options: tuple[str, ...] = (),
     ) -> None:
         self.version = version
         self.prefix = Path(cache_dir) if cache_dir is not None else install_dir(version)
@@ -161,6 +166,8 @@ class Bridge:
         self._listeners: list[Callable[[LiveStatus], None]] = []
         self._future: concurrent.futures.Future[LiveStatus] | None = None
         self.hello: dict[str, Any] | None = None
+        self.plan: InstallPlan = plan_for(version)
+        self.node_options: tuple[str, ...] = tuple(node_options)
 
     # ----------------------------------------------------------------- status
     def status(self) -> LiveStatus:
@@ -197,9 +204,17 @@ class Bridge:
 
     # ---------------------------------------------------------------- install
     def is_installed(self) -> bool:
-        return (self.prefix / "installed.json").is_file() and _installed_version(
-            self.prefix
-        ) == self.version
+        """The pinned packages (and stand-ins) of this version's plan are in place."""
+        try:
+            recorded = json.loads((self.prefix / "installed.json").read_text())
+        except (OSError, ValueError):
+            return False
+        plan = self.plan.record()
+        return (
+            _installed_version(self.prefix) == self.version
+            and recorded.get("packages") == plan["packages"]
+            and recorded.get("standins", []) == plan["standins"]
+        )
 
     def install(self) -> None:
         """Install the pinned packages into the cache (no-op when present).
@@ -212,7 +227,7 @@ class Bridge:
         node = _which("node")
         npm = _which("npm")
         _check_node(node)
-        specs = [f"{p}@{self.version}" for p in (*TOOL_PACKAGES, *PEER_PACKAGES)]
+        plan = self.plan
         self.prefix.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.prefix.parent / f".{self.prefix.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
@@ -220,11 +235,18 @@ class Bridge:
             (tmp / "package.json").write_text(
                 json.dumps({"name": "dsh-magics-bridge", "private": True, "type": "module"}) + "\n"
             )
+            for standin in plan.standins:
+                standin.write(tmp)
             self._progress(
-                f"installing {len(specs)} npm packages @{self.version} into {self.prefix}"
+                f"installing {len(plan.specs)} npm packages @{self.version} into {self.prefix}"
             )
-            for s in specs:
+            for s in plan.specs:
                 self._progress(f"  {s}")
+            for standin in plan.standins:
+                self._progress(
+                    f"  {standin.package}: stand-in re-exporting {', '.join(standin.names)} "
+                    f"from {standin.source}"
+                )
             output = self._run_npm(
                 [
                     npm,
@@ -233,7 +255,7 @@ class Bridge:
                     "--no-fund",
                     "--ignore-scripts",
                     "--loglevel=http",
-                    *specs,
+                    *plan.npm_args(),
                 ],
                 cwd=tmp,
             )
@@ -244,12 +266,13 @@ class Bridge:
                     output=output[-2000:],
                 )
             (tmp / "installed.json").write_text(
-                json.dumps({"version": self.version, "packages": specs, "at": time.time()}) + "\n"
+                json.dumps({"version": self.version, **plan.record(), "at": time.time()}) + "\n"
             )
             try:
                 tmp.rename(self.prefix)
             except OSError:
-                if not self.is_installed():  # someone else won the race only if theirs is good
+                # someone else won the race only if theirs is good (not an older plan's tree)
+                if not self.is_installed():
                     shutil.rmtree(self.prefix, ignore_errors=True)
                     tmp.rename(self.prefix)
             self._progress(f"installed {self.version}")
@@ -345,7 +368,7 @@ class Bridge:
         self._lines = queue.Queue()
         self._stderr_tail.clear()
         proc = subprocess.Popen(
-            [node, str(program)],
+            [node, *self.node_options, str(program)],
             cwd=self.prefix,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -474,7 +497,7 @@ class Bridge:
         """Raw ``{tools: [...], related: [...]}`` or ``{load_error: str}``.
 
         Each tool is ``{package, name, description, parameters}`` exactly as
-        ``ToolRuntime#schemas()`` projects it.  Only the current era exists live.
+        ``ToolRuntime#schemas()`` projects it, for this bridge's version (its era).
         """
         return self._cached("schemas", config=_config_payload(config))
 
@@ -531,7 +554,8 @@ def get_bridge(version: str | None = None) -> Bridge:
     with _bridges_lock:
         if version in _bridges:
             return _bridges[version]
-    if version != DEFAULT_VERSION and version not in published_versions():
+    # Known versions need no registry round trip (the inspector asks from the kernel thread).
+    if version not in KNOWN_PUBLISHED_VERSIONS and version not in published_versions():
         raise InvalidArgument(
             f"version {version!r} of {TOOL_PACKAGES[0]} is not published; "
             f"choose one of {', '.join(published_versions())}"

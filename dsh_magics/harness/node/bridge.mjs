@@ -23,46 +23,60 @@ console.log = console.error
 console.info = console.error
 console.debug = console.error
 
+// Every version has these; the older (task era) tree lacks the optional ones.
 const PACKAGES = [
   '@deepseek-ai/dsh-tool-bash',
-  '@deepseek-ai/dsh-tool-jobs',
-  '@deepseek-ai/dsh-tool-bash-persistent',
   '@deepseek-ai/dsh-tools',
   '@deepseek-ai/dsh-sandbox',
   '@deepseek-ai/dsh-sandbox-policy',
   '@deepseek-ai/dsh-system-prompt',
-  '@deepseek-ai/dsh-terminal',
   '@deepseek-ai/dsh-user-approval',
   '@deepseek-ai/cordis',
 ]
+const OPTIONAL = [
+  '@deepseek-ai/dsh-tool-jobs',
+  '@deepseek-ai/dsh-tool-bash-persistent',
+  '@deepseek-ai/dsh-terminal',
+]
+// Reported by hello: where an older tree's executor names come from.
+const REPORTED = ['@deepseek-ai/dsh-bash', '@deepseek-ai/dsh-shell', '@deepseek-ai/dsh-subprocess']
 
-const versionOf = (pkg) => {
+const packageJson = (pkg) => {
   try {
-    return require(`${pkg}/package.json`).version
+    return require(`${pkg}/package.json`)
   } catch {
     return null
   }
 }
+const versionOf = (pkg) => packageJson(pkg)?.version ?? null
 
-const [
-  ToolBash,
-  ToolJobs,
-  ToolBashPersistent,
-  ToolsPkg,
-  Sandbox,
-  SandboxPolicyPkg,
-  SystemPromptPkg,
-  TerminalPkg,
-  ApprovalPkg,
-  Cordis,
-] = await Promise.all(PACKAGES.map((p) => import(p)))
+const installed = (pkg) => {
+  try {
+    import.meta.resolve(pkg)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const [ToolBash, ToolsPkg, Sandbox, SandboxPolicyPkg, SystemPromptPkg, ApprovalPkg, Cordis] =
+  await Promise.all(PACKAGES.map((p) => import(p)))
+const [ToolJobs, ToolBashPersistent, TerminalPkg] = await Promise.all(
+  OPTIONAL.map((p) => (installed(p) ? import(p) : null)),
+)
 
 const ToolRuntime = ToolsPkg.default
 const SandboxPolicyService = SandboxPolicyPkg.default
 const SystemPrompt = SystemPromptPkg.default
-const TerminalSessionService = TerminalPkg.default
+const TerminalSessionService = TerminalPkg?.default
 const ApprovalService = ApprovalPkg.default
 const { Context } = Cordis
+
+// The executor seam's service names differ by version (`shell`/`shellEnv` now,
+// `bash`/`bashEnv` in the task era): take them from the plugin's own inject list.
+const INJECT = [...(ToolBash.inject ?? [])]
+const EXECUTOR_SEAM = INJECT.includes('bash') ? 'bash' : 'shell'
+const ENV_SEAM = INJECT.includes('bashEnv') ? 'bashEnv' : 'shellEnv'
 
 /** Run fn inside a fresh real Context with the system prompt and tool runtime. */
 async function withRealCtx(fn) {
@@ -83,8 +97,8 @@ function fakeShell(mode) {
   return {
     name: 'dsh-magics-fake-shell',
     apply(c) {
-      c.provide('shell', { sandboxMode: mode ?? undefined, resolve: (r) => r })
-      c.provide('shellEnv', { collect: () => ({}) })
+      c.provide(EXECUTOR_SEAM, { sandboxMode: mode ?? undefined, resolve: (r) => r })
+      c.provide(ENV_SEAM, { collect: () => ({}) })
     },
   }
 }
@@ -138,12 +152,14 @@ async function opSchemas(req) {
     return { load_error: 'no tool registered (plugin did not mount)' }
   }
   const tag = (pkg) => (s) => ({ package: pkg, ...s })
+  const jobs = ToolJobs ? await (jobsOnce ??= jobsSchemas()) : []
+  const persistent = ToolBashPersistent ? await (persistentOnce ??= persistentSchemas()) : []
   return {
     tools: [
       ...bash.map(tag('@deepseek-ai/dsh-tool-bash')),
-      ...(await (jobsOnce ??= jobsSchemas())).map(tag('@deepseek-ai/dsh-tool-jobs')),
+      ...jobs.map(tag('@deepseek-ai/dsh-tool-jobs')),
     ],
-    related: (await (persistentOnce ??= persistentSchemas())).map(tag('@deepseek-ai/dsh-tool-bash-persistent')),
+    related: persistent.map(tag('@deepseek-ai/dsh-tool-bash-persistent')),
   }
 }
 
@@ -206,9 +222,12 @@ function opMarkers(req) {
 }
 
 function opHello() {
+  const standins = REPORTED.map((p) => [p, packageJson(p)?.dshMagicsStandIn]).filter(([, s]) => s)
   return {
     node: process.version,
-    versions: Object.fromEntries(PACKAGES.map((p) => [p, versionOf(p)])),
+    versions: Object.fromEntries([...PACKAGES, ...OPTIONAL, ...REPORTED].map((p) => [p, versionOf(p)])),
+    seams: [EXECUTOR_SEAM, ENV_SEAM],
+    standins: Object.fromEntries(standins),
     escalation_targets: [...Sandbox.ESCALATION_TARGETS],
     wider_modes: Sandbox.WIDER_MODES,
   }
