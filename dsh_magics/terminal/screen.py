@@ -173,7 +173,7 @@ class Screen:
                 self.skipped_bytes += cut
                 self._term.feed(b"\r")
                 plain = plain[cut:]
-            self._term.feed(plain)
+            self._write(plain)
 
     def _write(self, data: bytes) -> None:
         """Parse bytes that may hold escape sequences, noting an alternate screen."""
@@ -380,8 +380,9 @@ HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧
 def marked_text(snap: Snapshot) -> str:
     """The screen as text a model can read: a header with the size, the
     cursor (1-based row and column) and the screen in use, then the rows,
-    numbered, with inverse or background-coloured cells between ⟦ and ⟧
-    (a menu's selected item). Trailing empty rows are summarised."""
+    numbered, with highlighted cells between ⟦ and ⟧ (a menu's selected
+    item): inverse video, or a background other than the screen's usual one
+    (the one most cells have). Trailing empty rows are summarised."""
     where = "alternate screen" if snap.alt_screen else "main screen"
     cursor = f"cursor row {snap.cursor_row + 1} col {snap.cursor_col + 1}"
     if not snap.cursor_visible:
@@ -390,7 +391,8 @@ def marked_text(snap: Snapshot) -> str:
     if snap.title:
         head += f", title {snap.title!r}"
     lines = [head + "]"]
-    rows = [_marked_row(snap, r) for r in range(snap.rows)]
+    usual = _usual_background(snap)
+    rows = [_marked_row(snap, r, usual) for r in range(snap.rows)]
     last = max((i for i, row in enumerate(rows) if row), default=-1)
     width = len(str(snap.rows))
     for i in range(last + 1):
@@ -400,12 +402,21 @@ def marked_text(snap: Snapshot) -> str:
     return "\n".join(lines)
 
 
-def _marked_row(snap: Snapshot, r: int) -> str:
+def _usual_background(snap: Snapshot) -> tuple[Colour, bool]:
+    counts: dict[tuple[Colour, bool], int] = {}
+    for row in snap.styles or ():
+        for run in row:
+            key = (run.bg, run.inverse)
+            counts[key] = counts.get(key, 0) + len(run.text)
+    return max(counts, key=lambda k: counts[k]) if counts else (None, False)
+
+
+def _marked_row(snap: Snapshot, r: int, usual: tuple[Colour, bool]) -> str:
     if snap.styles is None:
         return snap.lines[r]
     parts: list[str] = []
     for run in snap.styles[r]:
-        if (run.inverse or run.bg is not None) and run.text.strip():
+        if (run.bg, run.inverse) != usual and run.text.strip():
             text = run.text.rstrip()
             pad = " " * (len(run.text) - len(text))
             parts.append(f"{HIGHLIGHT_OPEN}{text}{HIGHLIGHT_CLOSE}{pad}")
