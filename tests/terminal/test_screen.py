@@ -175,7 +175,10 @@ def test_wide_characters_and_cursor_in_cells(shell):
 
 
 def test_scroll_region_keeps_rows_outside_it(shell):
-    script = "printf '\\x1b[2J\\x1b[Htop line\\x1b[%d;1Hbottom line\\x1b[2;5r\\x1b[5;1H'; for i in 1 2 3 4 5 6; do printf '\\nL%%s' $i; done; printf '\\x1b[r'; read -r\r" % ROWS
+    script = (
+        f"printf '\\x1b[2J\\x1b[Htop line\\x1b[{ROWS};1Hbottom line\\x1b[2;5r\\x1b[5;1H'; "
+        "for i in 1 2 3 4 5 6; do printf '\\nL%s' $i; done; printf '\\x1b[r'; read -r\r"
+    )
     shell.send(script)
     snap = shell.wait(lambda s: "L6" in s.text()[4] and s.snapshot())
     assert snap.lines[0] == "top line"
