@@ -151,7 +151,7 @@ class Screen:
             return
         if data.translate(None, _PLAIN):  # has a byte that is not plain
             self._plain_from = len(self._pending) + 1
-        self._pending.append(bytes(data))
+        self._pending.append(data if type(data) is bytes else bytes(data))
         self._pending_bytes += len(data)
         if self._pending_bytes >= SETTLE_BYTES:
             self.settle()
@@ -178,7 +178,8 @@ class Screen:
     def _write(self, data: bytes) -> None:
         """Parse bytes that may hold escape sequences, noting an alternate screen."""
         if not self._used_alt:
-            if _ALT_ENTER.search(self._alt_tail + data):
+            joined = self._alt_tail + data
+            if b"\x1b[?" in joined and _ALT_ENTER.search(joined):
                 self._used_alt = True
             self._alt_tail = data[-_ALT_TAIL:]
         self._term.feed(data)
