@@ -316,8 +316,10 @@ def test_lazy_equals_eager_on_random_output(seed):
         b"\x1b[?1049h",
         b"\x1b[?1049l",
         b"x" * 100,
+        b"\x1b)0\x0eqqq",  # SO: line drawing from G1, a plain-looking byte that is not plain
+        b"\x0f",
     ]
-    weights = [20, 30, 3, 3, 2, 1, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2]
+    weights = [20, 30, 3, 3, 2, 1, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1]
     data = b"".join(rng.choices(pieces, weights, k=6000))
     lazy = Screen(40, 10)
     for i in range(0, len(data), 4096):
