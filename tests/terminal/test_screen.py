@@ -276,6 +276,20 @@ def test_lazy_skip_keeps_colours_set_before_the_plain_stretch():
     _same(lazy, _eager(data))
 
 
+def test_lazy_skip_with_bare_line_feeds_starts_the_tail_at_column_0():
+    """Raw-mode output (no CR before LF): the tail's columns carry over from
+    the cut, where the real cursor is at column 0 after the CR LF."""
+    head = b"\x1b[1mabc"
+    stretch = b"x\n" * 3000 + b"cut\r\n" + b"y\n" * 30
+    lazy = Screen(40, 10)
+    lazy.feed(head)
+    for i in range(0, len(stretch), 4095):
+        lazy.feed(stretch[i : i + 4095])
+    lazy.settle()
+    assert lazy.skipped_bytes > 0
+    _same(lazy, _eager(head + stretch, 40, 10))
+
+
 def test_lazy_skip_not_used_inside_a_scroll_region():
     data = b"\x1b[2J\x1b[Hheader\x1b[2;10r\x1b[10;1H" + b"".join(b"row %d\r\n" % i for i in range(5000))
     lazy = Screen(COLS, ROWS)
