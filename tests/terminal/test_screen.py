@@ -85,6 +85,7 @@ def test_vim_insert_and_quit_restores_the_primary_screen(shell, tmp_path):
     snap = shell.wait(lambda s: (sn := s.snapshot()).lines[0] == "hello world" and sn.cursor_col == 11 and sn)
     assert snap.cursor_row == 0
     assert snap.lines[1].startswith("~")
+    assert shell.screen.snapshot(styles=True).lines == snap.lines
     shell.key("esc")
     shell.send(":q!\r")
     snap = shell.wait(lambda s: not (sn := s.snapshot()).alt_screen and sn)
@@ -105,6 +106,9 @@ def test_less_page_end_quit(shell):
     shell.wait(lambda s: s.text()[0] not in ("1", ""), msg="page down")
     shell.send("G")
     shell.wait(lambda s: "500" in s.text()[ROWS - 2] and "(END)" in s.text()[ROWS - 1], msg="G shows the end")
+    styled = shell.screen.snapshot(styles=True)
+    assert styled.lines == shell.screen.snapshot().lines
+    assert styled.styles is not None and any(r.inverse for r in styled.styles[ROWS - 1])  # less's prompt
     shell.send("q")
     snap = shell.wait(lambda s: not (sn := s.snapshot()).alt_screen and sn)
     assert snap.used_alt_screen
@@ -250,6 +254,7 @@ def _eager(data: bytes, cols: int = COLS, rows: int = ROWS) -> Screen:
 def _same(a: Screen, b: Screen) -> None:
     sa, sb = a.snapshot(styles=True), b.snapshot(styles=True)
     assert sa == sb
+    assert a.snapshot().lines == sa.lines  # the text-only rows agree with the runs
 
 
 def test_lazy_skip_of_real_seq_output_gives_the_same_screen():
