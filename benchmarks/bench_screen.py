@@ -10,7 +10,9 @@ raw PTY read measured in the same run, and the emulators compared.
    a final ``snapshot()`` inside the timing; feeding every chunk to
    libghostty-vt directly (``pyghostty``, eager). ``pyte`` (eager, no
    alternate screen) is measured on ``seq 1 300000`` against the raw read of
-   that size, as it is too slow for the big run.
+   that size, as it is too slow for the big run. Coloured output, which the
+   lazy screen parses whole: ``grep --color=always 7`` over ``seq 1 1500000``'s
+   lines, raw and with the screen.
 2. **Emulator alone** on bytes in memory, fed in 4095-byte pieces (what a
    PTY read returns): plain lines (``seq``'s output), coloured lines (every
    line has SGR codes and an erase, as ``grep --color`` writes), and full-screen
@@ -32,6 +34,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -105,11 +108,13 @@ def available(name: str) -> bool:
 # -- 1. PTY throughput ------------------------------------------------------------
 
 
-def pty_read(n: int, make: Callable[[], tuple[Feed, Callable[[], object]]] | None) -> tuple[float, int]:
-    """MB/s of ``seq 1 n`` read from a PTY, each chunk fed to ``make``'s
-    emulator (and a final look at its screen), or nothing for the floor."""
+def pty_read(
+    n: int, make: Callable[[], tuple[Feed, Callable[[], object]]] | None, argv: list[str] | None = None
+) -> tuple[float, int]:
+    """MB/s of ``seq 1 n`` (or ``argv``) read from a PTY, each chunk fed to
+    ``make``'s emulator (and a final look at its screen), or nothing for the floor."""
     feed, look = make() if make else (None, None)
-    p = PtyProcess.spawn(["seq", "1", str(n)], dimensions=(ROWS, COLS))
+    p = PtyProcess.spawn(argv or ["seq", "1", str(n)], dimensions=(ROWS, COLS))
     fd, total = p.fd, 0
     t0 = time.perf_counter()
     while True:
@@ -134,22 +139,36 @@ def measure_pty(quick: bool) -> dict:
     big = 300_000 if quick else 3_000_000
     small = 30_000 if quick else 300_000
     rows: dict[str, dict[str, float]] = {}
+    # Coloured output: grep --color=always marking every "7" in seq's lines.
+    numbers = tempfile.NamedTemporaryFile(prefix="bench-screen-", suffix=".txt", delete=False)
+    with numbers:
+        numbers.write(b"".join(b"%d\n" % i for i in range(1, big // 2)))
+    grep = ["grep", "--color=always", "7", numbers.name]
 
-    def run(label: str, n: int, make) -> None:
+    def run(label: str, n: int, make, argv: list[str] | None = None) -> None:
         best = rows.setdefault(label, {"n": n, "mb_s": 0.0})
-        mbs, total = pty_read(n, make)
+        mbs, total = pty_read(n, make, argv)
         best["mb_s"] = max(best["mb_s"], mbs)
         best["mb"] = total / 1e6
 
-    for _ in range(reps):  # interleaved
-        run("raw PTY", big, None)
-        run("Screen (lazy, libghostty-vt)", big, make_screen)
-        run("libghostty-vt eager (pyghostty)", big, make_ghostty)
-        run("raw PTY (small)", small, None)
-        run("pyte eager (small)", small, make_pyte)
+    try:
+        for _ in range(reps):  # interleaved
+            run("raw PTY", big, None)
+            run("Screen (lazy, libghostty-vt)", big, make_screen)
+            run("libghostty-vt eager (pyghostty)", big, make_ghostty)
+            run("raw PTY (coloured grep)", big // 2, None, grep)
+            run("Screen (coloured grep)", big // 2, make_screen, grep)
+            run("raw PTY (small)", small, None)
+            run("pyte eager (small)", small, make_pyte)
+    finally:
+        os.unlink(numbers.name)
     for label, row in rows.items():
-        floor = rows["raw PTY (small)" if "small" in label else "raw PTY"]["mb_s"]
-        row["ratio"] = row["mb_s"] / floor
+        floor_label = "raw PTY"
+        if "small" in label:
+            floor_label = "raw PTY (small)"
+        elif "coloured" in label:
+            floor_label = "raw PTY (coloured grep)"
+        row["ratio"] = row["mb_s"] / rows[floor_label]["mb_s"]
     return rows
 
 
@@ -269,9 +288,9 @@ def main() -> None:
         for sb, mbs in result["scrollback"].items():
             print(f"  {sb:>6} lines  {mbs:7.1f}")
     result["pty"] = measure_pty(args.quick)
-    print("PTY throughput, seq 1 N read from an 80x24 PTY (best of runs):")
+    print("PTY throughput, read from an 80x24 PTY (best of runs):")
     for label, row in result["pty"].items():
-        print(f"  {label:36s} N={row['n']:>9,}  {row['mb_s']:7.1f} MB/s  {row['ratio']:.2f}x floor")
+        print(f"  {label:36s} {row['mb']:5.1f} MB  {row['mb_s']:7.1f} MB/s  {row['ratio']:.2f}x floor")
     result["emulators"] = measure_emulators(args.quick)
     print("Emulator alone, MB/s (4095-byte pieces):")
     print(f"  {'':36s} {'plain':>8} {'coloured':>9} {'redraws':>8}  fed")
