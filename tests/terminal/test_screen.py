@@ -368,3 +368,20 @@ def test_snapshot_to_dict_is_plain_data():
     assert d["lines"] == ["ab", "", ""]
     assert d["styles"][0][0] == {"text": "ab", "col": 0, "inverse": True}
     assert d["modes"] == {"app_cursor": False, "app_keypad": False, "bracketed_paste": False}
+
+
+def test_the_engines_in_band_markers_leave_no_trace():
+    """The core can feed raw PTY bytes: its markers are OSC strings the
+    emulator drops, whatever the read boundaries."""
+    from dsh_magics.terminal import markers
+
+    marker = markers.PREFIX + b"B;0123456789abcdef\x07"
+    data = b"a" + marker + b"b" + markers.PREFIX + b"P\x07c"
+    for cut in range(len(data)):
+        screen = Screen(40, 3)
+        screen.feed(data[:cut])
+        screen.settle()
+        screen.feed(data[cut:])
+        snap = screen.snapshot()
+        assert snap.lines[0] == "abc" and snap.cursor_col == 3, cut
+        assert screen.take_replies() == b""
