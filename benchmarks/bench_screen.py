@@ -3,7 +3,8 @@ raw PTY read measured in the same run, and the emulators compared.
 
     python benchmarks/bench_screen.py [--quick] [--json PATH] [--scrollback]
 
-1. **PTY throughput** of ``seq 1 3000000`` (20.9 MB) read from a PTY (80x24)
+1. **PTY throughput** of ``seq 1 3000000`` (22.9 MB; 25.9 MB through the PTY,
+   which turns each LF into CR LF) read from a PTY (80x24)
    with ``os.read(fd, 65536)`` until EOF, best of 3, contenders interleaved:
    the raw read (the floor); the same read feeding every chunk to
    ``dsh_magics.terminal.screen.Screen`` (lazy: see its module docstring), with
