@@ -28,7 +28,7 @@ Not thread-safe: the caller holds its lock around every call.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import pyghostty  # type: ignore[import-untyped]
@@ -136,6 +136,8 @@ class Screen:
         self._alt_tail = b""
         self._used_alt = False
         self.skipped_bytes = 0  # bytes never parsed (lazy skip); for benchmarks and tests
+        self._gen = 0  # bumped whenever what a snapshot shows may have changed
+        self._cached: tuple[int, Snapshot] | None = None
         self._term = self._new_terminal(cols, rows)
 
     def _new_terminal(self, cols: int, rows: int) -> pyghostty.Terminal:
@@ -160,6 +162,7 @@ class Screen:
         """Parse everything queued (skipping what cannot be on screen)."""
         if not self._pending:
             return
+        self._gen += 1
         head = b"".join(self._pending[: self._plain_from])
         plain = b"".join(self._pending[self._plain_from :])
         self._pending.clear()
@@ -219,6 +222,7 @@ class Screen:
         self.settle()
         self._term.resize(cols, rows)
         self._cols, self._rows = cols, rows
+        self._gen += 1
 
     def reset(self) -> None:
         """A fresh screen of the same size (and ``used_alt_screen`` cleared)."""
@@ -228,6 +232,7 @@ class Screen:
         self._replies.clear()
         self._alt_tail = b""
         self._used_alt = False
+        self._gen += 1
         self._term.close()
         self._term = self._new_terminal(self._cols, self._rows)
 
@@ -237,6 +242,7 @@ class Screen:
         self.settle()
         self._used_alt = self._term.get("active_screen", "int") == 1
         self._alt_tail = b""
+        self._gen += 1
 
     # -- output ----------------------------------------------------------
 
@@ -275,8 +281,20 @@ class Screen:
         return (lines + [""] * self._rows)[: self._rows]
 
     def snapshot(self, styles: bool = False) -> Snapshot:
-        """The screen now; ``styles`` adds each row's runs (slower: one look per cell)."""
+        """The screen now; ``styles`` adds each row's runs (slower: one look per
+        cell). Taken again without new output, it is the same snapshot."""
         self.settle()
+        if self._cached is not None and self._cached[0] == self._gen:
+            snap = self._cached[1]
+            if snap.styles is not None:
+                return snap if styles else replace(snap, styles=None)
+            if not styles:
+                return snap
+        snap = self._take(styles)
+        self._cached = (self._gen, snap)
+        return snap
+
+    def _take(self, styles: bool) -> Snapshot:
         t = self._term
         x, y = t.cursor
         runs = tuple(self._row_runs(r) for r in range(self._rows)) if styles else None

@@ -385,3 +385,22 @@ def test_the_engines_in_band_markers_leave_no_trace():
         snap = screen.snapshot()
         assert snap.lines[0] == "abc" and snap.cursor_col == 3, cut
         assert screen.take_replies() == b""
+
+
+def test_a_snapshot_is_reused_until_something_changes():
+    screen = Screen(20, 4)
+    screen.feed(b"\x1b[7mone")
+    styled = screen.snapshot(styles=True)
+    assert screen.snapshot(styles=True) is styled
+    plain = screen.snapshot()
+    assert plain.styles is None and plain.lines == styled.lines
+    screen.feed(b"two")
+    assert screen.snapshot().lines[0] == "onetwo"
+    screen.resize(30, 5)
+    assert screen.snapshot().cols == 30
+    screen.feed(b"\x1b[?1049h\x1b[?1049l")
+    assert screen.snapshot().used_alt_screen
+    screen.clear_used_alt_screen()
+    assert not screen.snapshot().used_alt_screen
+    screen.reset()
+    assert screen.snapshot().lines[0] == ""
