@@ -9,7 +9,8 @@ outside this module knows which emulator it is.
 
 **Lazy feeding.** :meth:`Screen.feed` only queues bytes (a few hundred KiB at
 most); they are parsed when somebody looks (:meth:`snapshot`, :meth:`modes`,
-:meth:`settle`) or when the queue is full. While settling, the head of a long
+:meth:`settle`), when the queue is full, or before output with escape codes
+joins a long plain stretch. While settling, the head of a long
 *plain* stretch (no ESC and no control byte other than BEL, BS, TAB, LF, CR)
 is skipped when it cannot be on screen any more: the stretch's tail is kept
 from the ``2*rows``-th line feed from its end, cut right after a ``\\r\\n``,
@@ -38,6 +39,10 @@ from pyghostty.core import init_sized  # type: ignore[import-untyped]
 #: Queue at most this many bytes before parsing them (bounds the time a
 #: snapshot takes and the memory an idle screen holds).
 SETTLE_BYTES = 256 * 1024
+
+#: A plain stretch this long is settled (so skipped where it can be) before
+#: output with escape codes is queued behind it.
+_SKIP_WORTH = 16 * 1024
 
 #: Scrollback lines the emulator keeps. Nothing reads them, but libghostty-vt
 #: scrolls far slower with a tiny limit (0-1000 lines: 7-12 MB/s against
@@ -132,6 +137,7 @@ class Screen:
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._plain_from = 0  # index into _pending where the trailing plain stretch starts
+        self._plain_bytes = 0  # bytes in that stretch
         self._replies = bytearray()
         self._alt_tail = b""
         self._used_alt = False
@@ -152,7 +158,12 @@ class Screen:
         if not data:
             return
         if data.translate(None, _PLAIN):  # has a byte that is not plain
+            if self._plain_bytes >= _SKIP_WORTH:
+                self.settle()  # skip what it can of the plain stretch before this
             self._plain_from = len(self._pending) + 1
+            self._plain_bytes = 0
+        else:
+            self._plain_bytes += len(data)
         self._pending.append(data if type(data) is bytes else bytes(data))
         self._pending_bytes += len(data)
         if self._pending_bytes >= SETTLE_BYTES:
@@ -168,6 +179,7 @@ class Screen:
         self._pending.clear()
         self._pending_bytes = 0
         self._plain_from = 0
+        self._plain_bytes = 0
         if head:
             self._write(head)
         if plain:
@@ -229,6 +241,7 @@ class Screen:
         self._pending.clear()
         self._pending_bytes = 0
         self._plain_from = 0
+        self._plain_bytes = 0
         self._replies.clear()
         self._alt_tail = b""
         self._used_alt = False

@@ -404,3 +404,16 @@ def test_a_snapshot_is_reused_until_something_changes():
     assert not screen.snapshot().used_alt_screen
     screen.reset()
     assert screen.snapshot().lines[0] == ""
+
+
+def test_lazy_skip_of_plain_output_followed_by_escape_codes():
+    """A job's plain output, then its end (a colour, a marker): the plain
+    stretch is still skipped where it can be."""
+    body = b"".join(b"out %d\r\n" % i for i in range(20000))
+    lazy = Screen(COLS, ROWS)
+    for i in range(0, len(body), 4095):
+        lazy.feed(body[i : i + 4095])
+    lazy.feed(b"\x1b[1mdone\x1b[0m\x1b]6973;P\x07")
+    lazy.settle()
+    assert lazy.skipped_bytes > len(body) // 2
+    _same(lazy, _eager(body + b"\x1b[1mdone\x1b[0m\x1b]6973;P\x07"))
