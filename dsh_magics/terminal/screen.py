@@ -118,6 +118,16 @@ class Snapshot:
         return d
 
 
+#: The emulator counts cells in 16 bits; the engine's config allows up to 10,000.
+MAX_SIZE = 10_000
+
+
+def _check_size(cols: int, rows: int) -> None:
+    for name, value in (("cols", cols), ("rows", rows)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+            raise ValueError(f"screen {name} must be a whole number from 1 to {MAX_SIZE}, not {value!r}")
+
+
 def _run_dict(run: Run) -> dict[str, Any]:
     d = {"text": run.text, "col": run.col}
     for key in ("fg", "bg"):
@@ -133,6 +143,7 @@ class Screen:
     """One terminal's screen; see the module docstring for lazy feeding."""
 
     def __init__(self, cols: int = 80, rows: int = 24) -> None:
+        _check_size(cols, rows)
         self._cols, self._rows = cols, rows
         self._pending: list[bytes] = []
         self._pending_bytes = 0
@@ -231,6 +242,7 @@ class Screen:
         return answer == b"\x1bP1$r1;%dr\x1b\\" % self._rows
 
     def resize(self, cols: int, rows: int) -> None:
+        _check_size(cols, rows)
         self.settle()
         self._term.resize(cols, rows)
         self._cols, self._rows = cols, rows

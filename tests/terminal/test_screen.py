@@ -417,3 +417,14 @@ def test_lazy_skip_of_plain_output_followed_by_escape_codes():
     lazy.settle()
     assert lazy.skipped_bytes > len(body) // 2
     _same(lazy, _eager(body + b"\x1b[1mdone\x1b[0m\x1b]6973;P\x07"))
+
+
+@pytest.mark.parametrize("size", [(0, 24), (80, 0), (10_001, 24), (80, -1), (80.0, 24), (True, 24)])
+def test_a_bad_size_is_a_clear_error_and_the_screen_keeps_working(size):
+    with pytest.raises(ValueError, match="must be a whole number from 1 to 10000"):
+        Screen(*size)
+    screen = Screen(20, 4)
+    screen.feed(b"kept")
+    with pytest.raises(ValueError):
+        screen.resize(*size)
+    assert screen.snapshot().lines[0] == "kept" and screen.size == (20, 4)
