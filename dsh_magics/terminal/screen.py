@@ -4,7 +4,7 @@ size, kept by a VT emulator fed the terminal's output.
 The emulator is libghostty-vt (through ``pyghostty``), chosen by measurement
 (docs/internals.md, benchmarks/bench_screen.py): it keeps the alternate screen,
 application cursor and keypad modes, wide characters, scroll regions, the
-title and per-cell styles, and parses ~10x faster than ``pyte``. Nothing
+title and per-cell styles, and parses about a hundred times faster than ``pyte``. Nothing
 outside this module knows which emulator it is.
 
 **Lazy feeding.** :meth:`Screen.feed` only queues bytes (a few hundred KiB at
@@ -45,8 +45,8 @@ SETTLE_BYTES = 256 * 1024
 _SKIP_WORTH = 16 * 1024
 
 #: Scrollback lines the emulator keeps. Nothing reads them, but libghostty-vt
-#: scrolls far slower with a tiny limit (0-1000 lines: 7-12 MB/s against
-#: ~70 MB/s from 2000 up, benchmarks/bench_screen.py --scrollback).
+#: scrolls several times slower with a limit under ~2000 lines
+#: (benchmarks/bench_screen.py --scrollback; figures in benchmarks/README.md).
 SCROLLBACK_LINES = 2000
 
 #: Plain bytes: anything but ESC and the C0 controls other than BEL, BS,
@@ -64,7 +64,7 @@ _DECRQSS_MARGINS = b"\x1bP$qr\x1b\\"
 _MODE_APP_CURSOR = 1  # DECCKM
 _MODE_APP_KEYPAD = 66  # DECNKM, also set by DECKPAM (ESC =)
 _MODE_BRACKETED_PASTE = 2004
-_MODE_LEFT_RIGHT_MARGINS = 69  # DECLRMM
+_MODES_AGAINST_SKIP = (69, 45, 1045)  # DECLRMM, reverse wraparound, extended reverse wraparound
 
 Colour = int | str | None  # palette index 0-255, "#rrggbb", or the default
 
@@ -226,14 +226,15 @@ class Screen:
             pos = plain.rfind(b"\n", 0, pos)
         if pos <= 0:
             return 0
-        if not self._term.get("vt_ground", "bool") or not self._full_margins():
+        if not self._term.get("vt_ground", "bool") or not self._skip_safe():
             return 0
         return pos + 1
 
-    def _full_margins(self) -> bool:
-        """Are the scroll margins the whole screen? (asks the emulator itself,
-        DECRQSS, and checks that left/right margins are off)."""
-        if self._term.mode(_MODE_LEFT_RIGHT_MARGINS):
+    def _skip_safe(self) -> bool:
+        """Do line feeds scroll the whole screen and nothing moves the cursor
+        up? Scroll margins are the whole screen (asked of the emulator itself,
+        DECRQSS), left/right margins and reverse wraparound are off."""
+        if any(self._term.mode(m) for m in _MODES_AGAINST_SKIP):
             return False
         mark = len(self._replies)
         self._term.feed(_DECRQSS_MARGINS)
