@@ -11,7 +11,7 @@ import pytest
 
 from dsh_magics.terminal import interaction, keys
 from dsh_magics.terminal.screen import Modes
-from tests.terminal.test_screen import Prog
+from tests.terminal.ptyprog import Prog
 
 APP = Modes(app_cursor=True, app_keypad=True)
 
