@@ -1,0 +1,126 @@
+"""A terminal screen as HTML: monospace cells with their colours, bold,
+underline, inverse and the cursor. Every character is escaped and the root
+carries the classes MathJax skips (render.LITERAL), so text stays literal."""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+
+from .render import LITERAL
+from .terminal.screen import Colour, Run, Snapshot
+
+DEFAULT_FG = "#1f2328"
+DEFAULT_BG = "#ffffff"
+
+#: xterm's 16 standard colours.
+_BASE16 = (
+    "#000000", "#cd0000", "#00cd00", "#cdcd00", "#0000ee", "#cd00cd", "#00cdcd", "#e5e5e5",
+    "#7f7f7f", "#ff0000", "#00ff00", "#ffff00", "#5c5cff", "#ff00ff", "#00ffff", "#ffffff",
+)  # fmt: skip
+
+
+def palette(index: int) -> str:
+    """The xterm-256 colour of a palette index."""
+    if index < 16:
+        return _BASE16[index]
+    if index < 232:
+        i = index - 16
+        steps = [0, 95, 135, 175, 215, 255]
+        r, g, b = steps[i // 36], steps[(i // 6) % 6], steps[i % 6]
+        return f"#{r:02x}{g:02x}{b:02x}"
+    level = 8 + 10 * (index - 232)
+    return f"#{level:02x}{level:02x}{level:02x}"
+
+
+def _css(c: Colour) -> str | None:
+    if c is None:
+        return None
+    if isinstance(c, int):
+        return palette(c)
+    return c
+
+
+def _cell_style(run: Run) -> str:
+    fg, bg = _css(run.fg), _css(run.bg)
+    if run.inverse:
+        fg, bg = (bg or DEFAULT_BG), (fg or DEFAULT_FG)
+    parts = []
+    if fg:
+        parts.append(f"color:{fg}")
+    if bg:
+        parts.append(f"background:{bg}")
+    if run.bold:
+        parts.append("font-weight:bold")
+    if run.underline:
+        parts.append("text-decoration:underline")
+    return ";".join(parts)
+
+
+def _span(text: str, style: str, cls: str = "") -> str:
+    body = html.escape(text, quote=False)
+    attrs = f' class="{cls}"' if cls else ""
+    if style:
+        attrs += f' style="{style}"'
+    return f"<span{attrs}>{body}</span>" if attrs else body
+
+
+def _row_html(snap: Snapshot, r: int) -> str:
+    runs = snap.styles[r] if snap.styles is not None else (Run(snap.lines[r]),)
+    cursor_col = snap.cursor_col if (snap.cursor_visible and r == snap.cursor_row) else -1
+    out: list[str] = []
+    col = 0
+    for run in runs:
+        style = _cell_style(run)
+        width = _cells(run.text)
+        if cursor_col >= 0 and col <= cursor_col < col + width:
+            i = _index_at(run.text, cursor_col - col)
+            out.append(_span(run.text[:i], style))
+            out.append(_span(run.text[i], style, "dsh-screen-cursor"))
+            out.append(_span(run.text[i + 1 :], style))
+        else:
+            out.append(_span(run.text, style))
+        col += width
+    if cursor_col >= col:  # the cursor is past the row's text
+        out.append(" " * (cursor_col - col))
+        out.append(_span(" ", "", "dsh-screen-cursor"))
+    return "".join(out)
+
+
+def _width(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _cells(text: str) -> int:
+    return sum(_width(ch) for ch in text)
+
+
+def _index_at(text: str, cell: int) -> int:
+    """The index of the character that covers ``cell`` (cells from 0)."""
+    at = 0
+    for i, ch in enumerate(text):
+        at += _width(ch)
+        if at > cell:
+            return i
+    return len(text) - 1
+
+
+def screen_html(snap: Snapshot, *, caption: str | None = None) -> str:
+    """The snapshot as one HTML fragment (styles are used when it has them).
+    A wide character is drawn by the browser's font, about two cells wide."""
+    rows = "\n".join(_row_html(snap, r) for r in range(snap.rows))
+    info = f"{snap.cols}x{snap.rows}" + (", alternate screen" if snap.alt_screen else "")
+    if snap.title:
+        info += f" \u2014 {snap.title}"
+    head = html.escape(caption + " \u00b7 " + info if caption else info, quote=False)
+    return (
+        f'<div class="dsh-screen {LITERAL}">'
+        "<style>.dsh-screen-cursor{outline:1px solid #1f6feb;background:#1f6feb;color:#fff}</style>"
+        f'<div style="font-size:11px;color:#57606a">{head}</div>'
+        f'<pre style="font-family:var(--jp-code-font-family,monospace);font-size:12px;'
+        f"line-height:1.2;margin:0;padding:4px;color:{DEFAULT_FG};background:{DEFAULT_BG};"
+        f'border:1px solid #d0d7de;display:inline-block;min-width:{snap.cols}ch">'
+        f"<code>{rows}</code></pre></div>"
+    )
