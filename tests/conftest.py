@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.containers import docker_name_for_podman, podman_box  # noqa: F401  (session fixtures)
+
 # Shells in tests start without the machine's login profile unless a test asks
 # for one (the engine's own profile tests use a private HOME). A real profile
 # makes every shell slower and, worse, can hang: pyenv's rehash in a profile

@@ -1,7 +1,10 @@
 """The ``engine`` fixture: every contract test runs once per backend.
 
 ``local`` is an in-process :class:`Registry`, ``host`` a :class:`HostClient`
-to a private terminal host in a short tmp dir. Each test gets the backend
+to a private terminal host in a short tmp dir, ``ssh`` a registry whose
+terminals are ``ssh://`` ones to a real sshd on 127.0.0.1, ``podman`` one
+whose terminals are ``podman://`` ones into a real container
+(tests/containers.py). Each test gets the backend
 with no terminal open and leaves none behind; the host is started once per
 module and stopped (with its files) at the end. A new backend joins by
 adding a fixture named ``<name>_engine`` and its name to :data:`BACKENDS`.
@@ -18,9 +21,11 @@ import pytest
 from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.terminal import Engine, Registry
 
+from ..containers import Box
 from ..host.conftest import new_dir, stop_everything
 
-BACKENDS = ["local", "host", "ssh"]
+BACKENDS = ["local", "host", "ssh", "podman"]
+REMOTE_BACKENDS = {"ssh", "podman"}
 
 # Contract tests that cannot hold for a remote shell, with why (docs/remote.md).
 REMOTE_SKIPS = {
@@ -28,24 +33,43 @@ REMOTE_SKIPS = {
     "this process's environment",
     "test_nothing_a_command_reads_forges_its_end[ssh-scratch-files]": "a remote terminal has no "
     "scratch files to read",
+    "test_nothing_a_command_reads_forges_its_end[podman-scratch-files]": "a remote terminal has no "
+    "scratch files to read",
 }
 REMOTE_SKIP_MODULES = {
     "test_interactive.py": "awaiting input is seen through /proc, which a remote shell does not offer",
+}
+# The interactive cases run on podman; these cannot hold remotely yet and are
+# strict xfails, so they flip (and must be unmarked) when the remote side
+# channel (issue 24) reports awaiting input.
+_NO_AWAITING = "a remote job is never reported as awaiting input (docs/remote.md, Input)"
+REMOTE_XFAILS = {
+    "test_a_y_n_prompt_is_awaiting_input_and_is_answered": _NO_AWAITING,
+    "test_a_program_opening_the_terminal_is_answered_without_tty": _NO_AWAITING,
+    "test_python_repl_driven_line_by_line": _NO_AWAITING,
+    "test_keys_interrupt_and_the_job_still_settles": _NO_AWAITING,
+    "test_a_password_prompt_is_secret_and_only_a_person_answers": _NO_AWAITING + ", so never as secret",
+    "test_a_wait_in_another_thread_wakes_when_input_is_awaited": _NO_AWAITING,
+    "test_echo_is_off_between_jobs_and_on_during_them": "a remote terminal echoes only while a tty=True "
+    "job runs (docs/remote.md, Input)",
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or callspec.params.get("engine") != "ssh":
+        backend = callspec.params.get("engine") if callspec is not None else None
+        if backend not in REMOTE_BACKENDS:
             continue
         why = (
             REMOTE_SKIPS.get(item.originalname)
             or REMOTE_SKIPS.get(item.name)
-            or REMOTE_SKIP_MODULES.get(item.path.name)
+            or (backend == "ssh" and REMOTE_SKIP_MODULES.get(item.path.name))
         )
         if why:
-            item.add_marker(pytest.mark.skip(reason=f"ssh backend: {why}"))
+            item.add_marker(pytest.mark.skip(reason=f"{backend} backend: {why}"))
+        elif backend == "podman" and item.originalname in REMOTE_XFAILS:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"podman backend: {REMOTE_XFAILS[item.originalname]}"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -115,6 +139,16 @@ def ssh_engine(_plain_shells: None, tmp_path_factory: pytest.TempPathFactory) ->
         else:
             os.environ[ENV_SSH_OPTIONS] = old
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def podman_engine(_plain_shells: None, podman_box: Box) -> Iterator[Registry]:
+    """Every terminal is a ``podman://`` one, into the session's test container."""
+    reg = Registry(login=False, target=podman_box.target)
+    try:
+        yield reg
+    finally:
+        reg.close_all()
 
 
 @pytest.fixture(params=BACKENDS)

@@ -105,9 +105,10 @@ def test_network_drop_mid_job(open_remote, sshd, ssh_options):
     ],
 )
 def test_container_clients_without_an_engine_or_cluster(target, said):
-    """There is no Docker engine or cluster on the test machine: the client's
-    own complaint comes back as TARGET_UNREACHABLE at once (a missing client
-    too). Where an engine runs, this test is skipped, not faked."""
+    """There is no Docker engine or cluster on the test machine, and podman
+    has no such container: the client's own complaint comes back as
+    TARGET_UNREACHABLE at once (a missing client too). Where a Docker engine
+    runs, its case is skipped, not faked."""
     import shutil
 
     client = shutil.which(said)

@@ -1,0 +1,97 @@
+"""``podman://`` and ``docker://`` terminals in a real container: podman with
+runc and an image built from this machine's binaries (tests/containers.py).
+No Docker daemon runs on the test machines, so ``docker://`` runs through a
+``docker`` name for podman put first on PATH for the test (the client argv is
+docker's; the engine is the same)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from dsh_magics.terminal import INTERRUPTED, Registry, Result
+from dsh_magics.terminal.procs import alive
+from tests.conftest import wait_until
+from tests.containers import PREFIX, RUN_OPTIONS, Box, leftovers, podman, sweep_dead_runs
+
+
+@pytest.fixture
+def reg():
+    r = Registry(login=False)
+    yield r
+    r.close_all()
+
+
+def _done(reg: Registry, session: str, command: str) -> Result:
+    out = reg.exec(session, command, wait_ms=20_000)
+    assert isinstance(out, Result), command
+    return out
+
+
+def _in_box(box: Box) -> list[str]:
+    """The container's processes but pid 1 (its ``sleep``) and the ps asking."""
+    out = box.exec("ps", "-eo", "pid=,args=").stdout
+    return [line.strip() for line in out.splitlines() if line.split()[0] != "1" and "ps -eo" not in line]
+
+
+def _closes_cleanly(reg: Registry, session: str, box: Box) -> None:
+    pid = reg.info(session).pid
+    assert reg.close(session)
+    assert pid is not None and not alive(pid), "the local client outlived close()"
+    wait_until(lambda: _in_box(box) == [], timeout=10, msg=f"left in the container: {_in_box(box)}")
+
+
+def test_a_podman_terminal_runs_in_the_container(reg, podman_box, tmp_path):
+    info = reg.attach("p1", target=podman_box.target, cwd=str(tmp_path))
+    assert info.target == podman_box.target and info.cwd == str(tmp_path)
+    assert _done(reg, "p1", "pwd").output == f"{tmp_path}\n"
+    # its own pid namespace: pid 1 is the container's sleep
+    assert _done(reg, "p1", "tr '\\0' ' ' </proc/1/cmdline").output == "sleep infinity "
+    _done(reg, "p1", "cd /tmp; X=42")
+    res = _done(reg, "p1", "echo $PWD $X; (exit 7)")
+    assert (res.output, res.exit_code) == ("/tmp 42\n", 7)
+    assert reg.info("p1").cwd == "/tmp"
+
+
+def test_a_podman_job_streams_and_is_interrupted(reg, podman_box):
+    reg.attach("p2", target=podman_box.target)
+    job = reg.exec("p2", "seq 1 3; sleep 30")
+    wait_until(lambda: reg.result(job.id).output == "1\n2\n3\n", timeout=20, msg="seq output")
+    reg.interrupt("p2")
+    res = reg.wait(job.id, timeout=20)
+    assert res.status == INTERRUPTED and res.exit_code == 130, res
+    assert _done(reg, "p2", "echo alive").output == "alive\n"
+    _closes_cleanly(reg, "p2", podman_box)
+
+
+def test_a_docker_terminal_through_a_docker_name_for_podman(reg, podman_box, docker_name_for_podman, monkeypatch):
+    monkeypatch.setenv("PATH", docker_name_for_podman + os.pathsep + os.environ["PATH"])
+    target = f"docker://{podman_box.name}"
+    info = reg.attach("d1", target=target)
+    assert info.target == target
+    with open(f"/proc/{info.pid}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    # docker's argv, found on PATH, with podman behind the name
+    assert argv[0] == os.path.join(docker_name_for_podman, "docker").encode() and argv[1:3] == [b"exec", b"-it"]
+    _done(reg, "d1", "cd /tmp; Y=docker")
+    assert _done(reg, "d1", "echo $PWD $Y; tr '\\0' ' ' </proc/1/cmdline").output == "/tmp docker\nsleep infinity "
+    job = reg.exec("d1", "sleep 30")
+    reg.interrupt("d1")
+    assert reg.wait(job.id, timeout=20).status == INTERRUPTED
+    _closes_cleanly(reg, "d1", podman_box)
+
+
+def test_a_dead_runs_leftovers_are_swept_and_a_live_runs_kept(podman_box):
+    """What an interrupted run leaves (named after its pytest pid, now gone)
+    is removed at the next session start; the running session's box stays."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = f"{PREFIX}{gone.pid}-stale"
+    podman("tag", podman_box.image, f"localhost/{stale}:1")
+    podman("create", "--name", stale, *RUN_OPTIONS, f"localhost/{stale}:1", "sleep", "1")
+    assert {stale, f"localhost/{stale}:1"} <= set(leftovers())
+    sweep_dead_runs()
+    assert not [n for n in leftovers() if stale in n]
+    assert podman_box.name in leftovers() and podman_box.image in leftovers()
