@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shlex
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,16 +24,67 @@ os.environ.setdefault("DSH_MAGICS_LOGIN", "0")
 os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
 
 
-def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> object:
-    """Poll ``pred`` until it returns something truthy or the deadline passes."""
+def wait_until(
+    pred: Callable[[], Any],
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    msg: str = "",
+    retry: tuple[type[BaseException], ...] = (),
+) -> Any:
+    """Poll ``pred`` until it returns something truthy or the deadline passes
+    (the one such helper of the suite). ``retry``: exceptions that mean "not
+    yet" (a browser element still being drawn); the last one is reported."""
     deadline = time.monotonic() + timeout
+    last: BaseException | None = None
     while True:
-        value = pred()
+        try:
+            value = pred()
+        except retry as exc:
+            value, last = None, exc
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError(f"condition not met within {timeout}s {msg}".strip())
+            detail = f" (last error: {last!r})" if last is not None else ""
+            raise AssertionError(f"condition not met within {timeout}s {msg}{detail}".strip())
         time.sleep(interval)
+
+
+class Gate:
+    """A named pipe that a shell command blocks on until the test opens it:
+    "the job is still running while X happens" without guessing a duration.
+
+    ``shell`` is the command to put in the job (``cat`` of the pipe: an
+    external program, in the job's foreground group, printing nothing);
+    ``open()`` waits until that command has the pipe open (so the job has
+    reached the gate), then lets it through. One ``open()`` per pass."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        os.mkfifo(self.path)
+
+    @property
+    def shell(self) -> str:
+        return f"cat {shlex.quote(self.path)}"
+
+    def _let_through(self) -> bool:
+        """If a reader has the pipe open (the job is at the gate), come and
+        go as a writer, so it reads EOF; else False."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # no reader yet
+                return False
+            raise
+        os.close(fd)
+        return True
+
+    def open(self, timeout: float = 10.0) -> None:
+        wait_until(self._let_through, timeout, msg=f"the job to reach the gate {self.path}")
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    return Gate(tmp_path / "gate")
 
 
 def ps_lines() -> list[str]:
