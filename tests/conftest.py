@@ -125,3 +125,30 @@ def pids_with_env(key: str, value: str, *, prefix: bool = False) -> list[int]:
 @pytest.fixture
 def unique_session(request) -> str:
     return f"t-{request.node.name[:40]}-{os.getpid()}"
+
+
+# -- litter outside the checkout: pyenv's rehash lock -----------------------------
+# A shell killed while its profile runs `pyenv rehash` can leave this lock
+# behind, and every login shell on the machine then waits 60 s for it. The
+# run fails if it ends with a lock that was not there when it began (another
+# rehash on the machine may hold it for a moment: that one goes away).
+PYENV_LOCK = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "shims" / ".pyenv-shim"
+_lock_at_start: list[bool] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _lock_at_start.append(PYENV_LOCK.exists())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _lock_at_start or _lock_at_start[0] or hasattr(session.config, "workerinput"):
+        return
+    try:
+        wait_until(lambda: not PYENV_LOCK.exists(), timeout=10, interval=0.1)
+    except AssertionError:
+        session.config.get_terminal_writer().line(
+            f"FAIL: the test run left {PYENV_LOCK} behind (a shell was killed while pyenv's "
+            "rehash held it); every login shell now waits for it",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
