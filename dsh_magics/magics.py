@@ -335,7 +335,8 @@ class BashMagics(Magics):
     @argument(
         "--until",
         default=None,
-        help="Return once a line printed after the wait began matches this regex (quote it).",
+        help="Return once a line of the job's output matches this regex (quote it); the first "
+        "wait on a job searches all of it, a later one only what came after the previous wait.",
     )
     @argument(
         "--idle-ms", type=int, default=None, help="Return once no output came for N ms."
@@ -346,7 +347,7 @@ class BashMagics(Magics):
         """Wait for a job, streaming its output; returns its Result.
 
         Returns early when the job waits for typed input (answer it with
-        %bash_send), when --until matches a new line, or after --idle-ms
+        %bash_send), when --until matches a line not returned before, or after --idle-ms
         without output; the Result's reason says which. On timeout the Result
         says timed_out=True and the job keeps running. Ctrl-C (the stop
         button) interrupts the job itself.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shlex
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,16 +26,67 @@ os.environ.setdefault("DSH_MAGICS_LOGIN", "0")
 os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
 
 
-def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> object:
-    """Poll ``pred`` until it returns something truthy or the deadline passes."""
+def wait_until(
+    pred: Callable[[], Any],
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    msg: str = "",
+    retry: tuple[type[BaseException], ...] = (),
+) -> Any:
+    """Poll ``pred`` until it returns something truthy or the deadline passes
+    (the one such helper of the suite). ``retry``: exceptions that mean "not
+    yet" (a browser element still being drawn); the last one is reported."""
     deadline = time.monotonic() + timeout
+    last: BaseException | None = None
     while True:
-        value = pred()
+        try:
+            value = pred()
+        except retry as exc:
+            value, last = None, exc
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError(f"condition not met within {timeout}s {msg}".strip())
+            detail = f" (last error: {last!r})" if last is not None else ""
+            raise AssertionError(f"condition not met within {timeout}s {msg}{detail}".strip())
         time.sleep(interval)
+
+
+class Gate:
+    """A named pipe that a shell command blocks on until the test opens it:
+    "the job is still running while X happens" without guessing a duration.
+
+    ``shell`` is the command to put in the job (``cat`` of the pipe: an
+    external program, in the job's foreground group, printing nothing);
+    ``open()`` waits until that command has the pipe open (so the job has
+    reached the gate), then lets it through. One ``open()`` per pass."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        os.mkfifo(self.path)
+
+    @property
+    def shell(self) -> str:
+        return f"cat {shlex.quote(self.path)}"
+
+    def _let_through(self) -> bool:
+        """If a reader has the pipe open (the job is at the gate), come and
+        go as a writer, so it reads EOF; else False."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # no reader yet
+                return False
+            raise
+        os.close(fd)
+        return True
+
+    def open(self, timeout: float = 10.0) -> None:
+        wait_until(self._let_through, timeout, msg=f"the job to reach the gate {self.path}")
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    return Gate(tmp_path / "gate")
 
 
 def ps_lines() -> list[str]:
@@ -72,3 +127,30 @@ def pids_with_env(key: str, value: str, *, prefix: bool = False) -> list[int]:
 @pytest.fixture
 def unique_session(request) -> str:
     return f"t-{request.node.name[:40]}-{os.getpid()}"
+
+
+# -- litter outside the checkout: pyenv's rehash lock -----------------------------
+# A shell killed while its profile runs `pyenv rehash` can leave this lock
+# behind, and every login shell on the machine then waits 60 s for it. The
+# run fails if it ends with a lock that was not there when it began (another
+# rehash on the machine may hold it for a moment: that one goes away).
+PYENV_LOCK = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "shims" / ".pyenv-shim"
+_lock_at_start: list[bool] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _lock_at_start.append(PYENV_LOCK.exists())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _lock_at_start or _lock_at_start[0] or hasattr(session.config, "workerinput"):
+        return
+    try:
+        wait_until(lambda: not PYENV_LOCK.exists(), timeout=10, interval=0.1)
+    except AssertionError:
+        session.config.get_terminal_writer().line(
+            f"FAIL: the test run left {PYENV_LOCK} behind (a shell was killed while pyenv's "
+            "rehash held it); every login shell now waits for it",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -101,9 +101,10 @@ class Engine(Protocol):
         on_input: bool = True,
     ) -> Result:
         """The settled Result, or a snapshot while the command keeps running
-        once output after the call matches ``until`` (``match_line``), no
-        output came for ``idle_ms``, the job waits for typed input
-        (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
+        once the job's output matches ``until`` (``match_line``; the first
+        wait on a job searches all of it, a later one only what came after
+        the previous wait's match or end), no output came for ``idle_ms``,
+        the job waits for typed input (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
         ``reason`` names which. A bad regex is INVALID_ARGUMENT."""
         ...
 

@@ -226,7 +226,8 @@ SPECS: dict[str, ToolSpec] = {
             "bash_wait",
             "Wait for a job started by bash_exec and return its result. Returns early "
             "when the job waits for typed input (reason awaiting_input; answer with "
-            "bash_send), when until matches a new line, or when the output has been "
+            "bash_send), when until matches a line of the job's output that no earlier "
+            "bash_wait returned, or when the output has been "
             "quiet for idle_ms; reason says which. If it is still running when "
             "timeout_ms passes, returns the output so far with timed_out true and status "
             "running; the command keeps running, so call bash_wait again to keep "
@@ -252,9 +253,10 @@ SPECS: dict[str, ToolSpec] = {
                 Param(
                     "until",
                     "string",
-                    "A Python regular expression: return as soon as a line printed after "
-                    "this call began matches it (reason matched, with match_line and "
-                    f"match_text). 1 to {MAX_PATTERN_CHARS} characters; an invalid "
+                    "A Python regular expression: return as soon as a line of the job's "
+                    "output matches it (reason matched, with match_line and match_text); "
+                    "the first bash_wait on a job searches all of its output, a later one "
+                    f"only what came after the previous bash_wait on it. 1 to {MAX_PATTERN_CHARS} characters; an invalid "
                     "expression is refused with INVALID_ARGUMENT.",
                     min_length=1,
                     max_length=MAX_PATTERN_CHARS,

@@ -29,7 +29,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -38,6 +37,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import psutil
+
+from tests.conftest import wait_until as _wait_until
 
 T = TypeVar("T")
 
@@ -68,20 +69,9 @@ def wait_until(
     interval: float = 0.05,
     message: str = "condition",
 ) -> T:
-    """Poll ``predicate`` until it returns something truthy, or raise after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    last_exc: BaseException | None = None
-    while True:
-        try:
-            value = predicate()
-            if value:
-                return value  # type: ignore[return-value]
-        except Exception as exc:  # noqa: BLE001 - keep polling, report the last one
-            last_exc = exc
-        if time.monotonic() >= deadline:
-            detail = f" (last error: {last_exc!r})" if last_exc else ""
-            raise TimeoutError(f"timed out after {timeout:.1f}s waiting for {message}{detail}")
-        time.sleep(interval)
+    """The suite's ``wait_until`` (tests/conftest.py) for a page: an error
+    from the browser while an element is still being drawn means "not yet"."""
+    return _wait_until(predicate, timeout, interval, msg=f"waiting for {message}", retry=(Exception,))  # type: ignore[no-any-return]
 
 
 def free_port() -> int:
@@ -361,7 +351,7 @@ class NotebookPage:
                 timeout,
                 message=f"output in cell {index}",
             )
-        except TimeoutError as exc:
+        except AssertionError as exc:
             raise WidgetNotRendered(
                 f"cell {index} produced no output\n{self.diagnostics()}"
             ) from exc
@@ -383,7 +373,7 @@ class NotebookPage:
             state = wait_until(
                 settled, timeout, interval=0.1, message=f"widget {sel} in cell {index}"
             )
-        except TimeoutError as exc:
+        except AssertionError as exc:
             raise WidgetNotRendered(f"{exc}\n{self.diagnostics()}") from exc
         if state != "drawn":
             raise WidgetNotRendered(f"{state}\n{self.diagnostics()}")

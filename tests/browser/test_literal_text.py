@@ -18,6 +18,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from ..conftest import Gate
 from .lab import NotebookPage, wait_until
 
 pytestmark = pytest.mark.browser
@@ -30,7 +31,8 @@ MATH = "mjx-container, .MathJax, .MathJax_Display, .MathJax_Preview, math"
 CELLS = {
     "load": "%load_ext dsh_magics",
     "result": f"%bash_exec --wait-ms 20000 echo '{LIT}'",
-    "job": f"%bash_exec --session bg echo '{LIT}'; sleep 0.5; echo 'job $done$'",
+    # the job waits at a gate the test opens once the live area showed its first line
+    "job": f"%bash_exec --session bg echo '{LIT}'; cat job.gate; echo 'job $done$'",
     "wait": f"%bash_exec --wait echo '{LIT}'",
     "read": "%bash_read --lines 3",
     "cwd": (
@@ -86,24 +88,27 @@ def _wait_text(nb: NotebookPage, name: str, *lines: str, timeout: float = 30) ->
 
     try:
         return wait_until(has_all, timeout, message=f"{lines} in the {name} cell")
-    except TimeoutError as exc:
+    except AssertionError as exc:
         raise AssertionError(f"{exc}; it shows:\n{_text(nb, name)}") from None
 
 
-def test_every_html_view_shows_text_literally(open_notebook, literal_notebook: Path) -> None:
+def test_every_html_view_shows_text_literally(open_notebook, literal_notebook: Path, lab) -> None:
+    gate = Gate(lab.root / "job.gate")  # the kernel's cwd: the notebook's directory
     nb: NotebookPage = open_notebook(literal_notebook)
     nb.run_all(timeout=240)
 
     # The typesetter is active in this page: plain HTML with the same kind of text is math.
     try:
         wait_until(lambda: _math_in(nb, "control") > 0, 60, message="the control cell typeset")
-    except TimeoutError as exc:
+    except AssertionError as exc:
         shown = "\n".join(f"[{name}] {_text(nb, name)[-1500:]}" for name in CELLS)
         raise AssertionError(f"{exc}; the outputs:\n{shown}") from None
 
     header = f"$ echo '{LIT}'"
     _wait_text(nb, "result", header, LIT)
-    job_header = f"{header}; sleep 0.5; echo 'job $done$'"
+    job_header = f"{header}; cat job.gate; echo 'job $done$'"
+    _wait_text(nb, "job", job_header, LIT)  # while it runs
+    gate.open()
     _wait_text(nb, "job", job_header, LIT, "job $done$")
     _wait_text(nb, "wait", header, LIT)
     _wait_text(nb, "read", LIT)

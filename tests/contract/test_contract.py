@@ -23,7 +23,7 @@ from dsh_magics.terminal import (
 )
 from dsh_magics.terminal.config import TerminalConfig
 
-from ..conftest import wait_until
+from ..conftest import Gate, wait_until
 
 
 def _done(engine: Engine, session: str, command: str) -> Result:
@@ -69,10 +69,11 @@ def test_attach_to_a_missing_directory_changes_nothing(engine: Engine, tmp_path)
 
 
 # -- exec and wait --------------------------------------------------------------
-def test_exec_returns_a_job_handle_at_once(engine: Engine) -> None:
-    job = engine.exec("c-exec", "sleep 0.2; echo done")
-    assert isinstance(job, jobs.Job)
+def test_exec_returns_a_job_handle_at_once(engine: Engine, gate: Gate) -> None:
+    job = engine.exec("c-exec", f"{gate.shell}; echo done")
+    assert isinstance(job, jobs.Job) and not job.done
     assert job.id.startswith("bash-") and job.owner == "c-exec"
+    gate.open()
     res = engine.wait(job.id, timeout=20)
     assert isinstance(res, Result)
     assert res.status == COMPLETED and res.exit_code == 0 and res.output == "done\n" and not res.timed_out
@@ -277,12 +278,13 @@ def test_subscribe_delivers_job_and_output_events(engine: Engine) -> None:
     assert len(events) == count  # unsubscribed: nothing more
 
 
-def test_output_seq_and_wait_output(engine: Engine) -> None:
+def test_output_seq_and_wait_output(engine: Engine, gate: Gate) -> None:
     _done(engine, "c-seq", "true")
     seq = engine.output_seq("c-seq")
     assert isinstance(seq, int)
-    job = engine.exec("c-seq", "sleep 0.2; echo tick")
+    job = engine.exec("c-seq", f"{gate.shell}; echo tick")
     assert isinstance(job, jobs.Job)
+    gate.open()
     assert engine.wait_output("c-seq", seq, timeout=20) != seq
     engine.wait(job.id, timeout=20)
     # An idle terminal: the wait times out and says nothing changed.

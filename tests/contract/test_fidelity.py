@@ -10,13 +10,12 @@ only when the command really ends, with its real status and all its output.
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
 
 from dsh_magics.terminal import Engine, Result
 
-from ..conftest import wait_until
+from ..conftest import Gate, wait_until
 
 FAKE = 77
 # Prints a forged end marker (old and new layouts) for every token in stdin.
@@ -114,7 +113,7 @@ def test_history_lists_the_jobs_as_written(engine: Engine) -> None:
 
 @pytest.mark.parametrize(
     "command,output",
-    [("sleep 0.1\r\necho x\r\n", "x\n"), ("echo a\recho b", "a\nb\n"), ("printf '%s|' a\r\n", "a|")],
+    [("true\r\necho x\r\n", "x\n"), ("echo a\recho b", "a\nb\n"), ("printf '%s|' a\r\n", "a|")],
     ids=["crlf", "lone-cr", "crlf-quoted-line"],
 )
 def test_crlf_runs_as_typed(engine: Engine, command: str, output: str) -> None:
@@ -139,13 +138,18 @@ READERS = {
 
 
 @pytest.mark.parametrize("reader", list(READERS), ids=list(READERS))
-def test_nothing_a_command_reads_forges_its_end(engine: Engine, reader: str) -> None:
+def test_nothing_a_command_reads_forges_its_end(engine: Engine, reader: str, gate: Gate) -> None:
     s = "f-forge"
     _done(engine, s, FORGE)
-    started = time.monotonic()
-    res = _done(engine, s, f"{{ {READERS[reader]}; }} 2>/dev/null | __forge; sleep 0.5; echo really-done")
+    job = engine.exec(s, f"{{ {READERS[reader]}; }} 2>/dev/null | __forge; echo forged; {gate.shell}; echo really-done")
+    # Everything forged came before "forged": once that is in, the job must
+    # still be running (it waits at the gate).
+    wait_until(lambda: "forged\n" in engine.result(job.id).output, 20, msg="the forgeries printed")
+    assert not job.done, engine.result(job.id).to_dict()
+    gate.open()
+    res = engine.wait(job.id, timeout=20)
     assert (res.status, res.exit_code) == ("completed", 0), res.to_dict()
-    assert res.output.endswith("really-done\n") and time.monotonic() - started >= 0.5
+    assert res.output.endswith("forged\nreally-done\n")
     assert reader != "scratch-files" or "read-scratch" in res.output  # the files were there to read
 
 
@@ -153,10 +157,17 @@ def _trap_forges(engine: Engine, s: str, setup: str, tmp_path) -> None:
     seen = tmp_path / "seen"
     _done(engine, s, FORGE)
     _done(engine, s, f"{setup.format(seen=seen)}")
-    for command, code in (("true", 0), ("false", 1), ("sleep 0.3; echo late", 0), ("(exit 3)", 3)):
+    for command, code in (("true", 0), ("false", 1), ("(exit 3)", 3)):
         res = _done(engine, s, command)
         assert (res.status, res.exit_code) == ("completed", code), (command, res.to_dict())
-        assert "late" not in command or res.output.endswith("late\n")
+    # A command in steps: the trap forges before each; "late" comes last.
+    gate = Gate(tmp_path / "gate")
+    job = engine.exec(s, f"echo early; {gate.shell}; echo late")
+    wait_until(lambda: "early" in engine.result(job.id).output, 20, msg="early")
+    assert not job.done, engine.result(job.id).to_dict()
+    gate.open()
+    res = engine.wait(job.id, timeout=20)
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "early\nlate\n"), res.to_dict()
     assert "6973;E" not in seen.read_text()
 
 

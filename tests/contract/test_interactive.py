@@ -18,7 +18,7 @@ from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, Secret
 from dsh_magics.terminal import COMPLETED, INTERRUPTED, RUNNING, Engine, Result
 from dsh_magics.terminal.proclayer import use_procfs
 
-from ..conftest import wait_until
+from ..conftest import Gate, wait_until
 
 #: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
 #: ``read`` on the terminal only; a REPL's select/poll/epoll wait is not seen.
@@ -237,11 +237,12 @@ def test_wait_reasons_and_bad_regex(engine: Engine) -> None:
     assert engine.wait(job.id, timeout=20).reason == "settled"
 
 
-def test_a_wait_in_another_thread_wakes_when_input_is_awaited(engine: Engine) -> None:
-    job = _start(engine, "c-wake", "sleep 0.3; read -p 'ok? ' x; echo $x", tty=True)
+def test_a_wait_in_another_thread_wakes_when_input_is_awaited(engine: Engine, gate: Gate) -> None:
+    job = _start(engine, "c-wake", f"{gate.shell}; read -p 'ok? ' x; echo $x", tty=True)
     out: list[Result] = []
     t = threading.Thread(target=lambda: out.append(engine.wait(job.id, timeout=30)))
     t.start()
+    gate.open()  # the prompt comes after the wait began
     t.join(30)
     assert out and out[0].reason == "awaiting_input"
     engine.send("c-wake", "yes", wait_ms=20_000)

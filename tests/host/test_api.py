@@ -20,10 +20,11 @@ from dsh_magics.errors import (
 from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.terminal import Result, TerminalInfo
 
+from ..conftest import Gate
 from .conftest import wait_until
 
 
-def test_exec_wait_read_list(client: HostClient, tmp_path) -> None:
+def test_exec_wait_read_list(client: HostClient, tmp_path, gate: Gate) -> None:
     info = client.attach("api-basic", cwd=str(tmp_path))
     assert isinstance(info, TerminalInfo) and info.cwd == str(tmp_path)
     r = client.exec("api-basic", "export GREETING=hi; f() { echo \"$GREETING $1\"; }; cd ..", wait_ms=10_000)
@@ -32,8 +33,9 @@ def test_exec_wait_read_list(client: HostClient, tmp_path) -> None:
     assert isinstance(r, Result)
     assert r.output == f"hi there\n{tmp_path.parent}\n"
     assert r.cwd == str(tmp_path.parent)
-    job = client.exec("api-basic", "sleep 0.3; echo late")
+    job = client.exec("api-basic", f"{gate.shell}; echo late")
     assert isinstance(job, jobs.Job) and job.id.startswith("bash-") and job.owner == "api-basic"
+    gate.open()
     res = client.wait(job.id, timeout=10)
     assert res.status == "completed" and res.output == "late\n"
     assert client.read("api-basic", last=1).lines == ["late"]
@@ -71,11 +73,12 @@ def test_engine_errors_keep_their_classes(client: HostClient) -> None:
     assert client.wait(job.id, timeout=10).status == "interrupted"
 
 
-def test_timed_out_wait_leaves_the_job_running(client: HostClient) -> None:
-    job = client.exec("api-timeout", "echo started; sleep 1; echo finished")
+def test_timed_out_wait_leaves_the_job_running(client: HostClient, gate: Gate) -> None:
+    job = client.exec("api-timeout", f"echo started; {gate.shell}; echo finished")
     snap = client.wait(job.id, timeout=0.2)
     assert snap.timed_out and snap.status == "running"
     wait_until(lambda: "started" in client.result(job.id).output, timeout=5)
+    gate.open()
     final = client.wait(job.id, timeout=10)
     assert not final.timed_out and final.output == "started\nfinished\n"
 
@@ -104,16 +107,17 @@ def test_exec_wait_ms_longer_than_one_host_slice(module_dir: str, monkeypatch) -
         assert not thread.is_alive()
 
 
-def test_a_second_client_sees_the_same_terminal_and_job(client: HostClient, module_dir: str) -> None:
+def test_a_second_client_sees_the_same_terminal_and_job(client: HostClient, module_dir: str, gate: Gate) -> None:
     """What a restarted kernel does: a new client of the same host finds the
     terminal's state and can wait, read and interrupt a job by its id."""
     client.exec("api-shared", "cd /tmp; export MARK=kept", wait_ms=10_000)
-    job = client.exec("api-shared", "sleep 0.5; echo survived; sleep 30")
+    job = client.exec("api-shared", f"{gate.shell}; echo survived; sleep 30")
     other = HostClient(HostPaths.for_name("api", module_dir))
     try:
         assert other.connect()["instance"] == client.host_info()["instance"]
         seen = other.job(job.id)
         assert seen is not job and seen.id == job.id and not seen.done
+        gate.open()
         wait_until(lambda: "survived" in other.result(job.id).output, timeout=10)
         assert other.read("api-shared", last=1).lines == ["survived"]
         assert other.interrupt("api-shared").id == job.id
@@ -128,18 +132,19 @@ def test_a_second_client_sees_the_same_terminal_and_job(client: HostClient, modu
         other.detach()
 
 
-def test_detach_leaves_terminals_running(client: HostClient, module_dir: str) -> None:
+def test_detach_leaves_terminals_running(client: HostClient, module_dir: str, gate: Gate) -> None:
     other = HostClient(HostPaths.for_name("api", module_dir))
-    job = other.exec("api-detach", "sleep 0.3; echo after-detach")
+    job = other.exec("api-detach", f"{gate.shell}; echo after-detach")
     other.detach()
     # What atexit and the engine's exit handler would call: no effect now.
     with pytest.raises(HostUnavailable, match="detached"):
         other.close_all()
+    gate.open()  # the job outlived the detach
     assert client.wait(job.id, timeout=10).output == "after-detach\n"
     assert client.exists("api-detach")
 
 
-def test_events_stream_output_and_completion(client: HostClient) -> None:
+def test_events_stream_output_and_completion(client: HostClient, gate: Gate) -> None:
     events: list[dict] = []
     got_done = threading.Event()
 
@@ -153,7 +158,9 @@ def test_events_stream_output_and_completion(client: HostClient) -> None:
     try:
         client.attach("api-events")
         wait_until(lambda: client._events is not None, timeout=5)
-        job = client.exec("api-events", "for i in 1 2 3; do echo $i; sleep 0.05; done")
+        job = client.exec("api-events", f"echo 1; {gate.shell}; echo 2; echo 3")
+        wait_until(lambda: any(e["type"] == "output" for e in events), timeout=10)
+        gate.open()
         assert got_done.wait(10)
     finally:
         unsubscribe()
@@ -165,17 +172,20 @@ def test_events_stream_output_and_completion(client: HostClient) -> None:
     assert types.index("output") < types.index("job_done")
 
 
-def test_wait_output_and_output_seq(client: HostClient) -> None:
+def test_wait_output_and_output_seq(client: HostClient, gate: Gate) -> None:
     client.attach("api-seq")
     seq = client.output_seq("api-seq")
-    client.exec("api-seq", "sleep 0.2; echo x")
+    client.exec("api-seq", f"{gate.shell}; echo x")
+    gate.open()
     assert client.wait_output("api-seq", seq, timeout=10) != seq
 
 
-def test_done_listener_on_a_proxy_fires(client: HostClient) -> None:
-    job = client.exec("api-listener", "sleep 0.2")
+def test_done_listener_on_a_proxy_fires(client: HostClient, gate: Gate) -> None:
+    job = client.exec("api-listener", gate.shell)
     fired = threading.Event()
     job.add_done_listener(lambda j: fired.set())
+    assert not fired.is_set()
+    gate.open()
     assert fired.wait(10) and job.done
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.terminal import Registry, waits
-from tests.conftest import wait_until
+from tests.conftest import Gate, wait_until
 
 
 class _Started:
@@ -66,9 +66,8 @@ def test_a_late_first_wait_still_matches(reg: Registry, sid: str) -> None:
     reg.wait(job.id, 15)
 
 
-def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, tmp_path) -> None:
-    go = tmp_path / "go"
-    job = reg.exec(sid, f"echo ready-1; until [ -e {go} ]; do sleep 0.01; done; echo ready-2; sleep 30")
+def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, gate: Gate) -> None:
+    job = reg.exec(sid, f"echo ready-1; {gate.shell}; echo ready-2; sleep 30")
     first = waits.wait(reg, job.id, 10, until="ready")
     assert first.reason == "matched" and first.match_text == "ready-1"
     # ready-1 was returned: a second wait does not match it again.
@@ -79,7 +78,7 @@ def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, tmp_p
     t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"ready-\d")))
     t.start()
     assert spy.began.wait(10)
-    go.touch()
+    gate.open()
     t.join(30)
     res = out[0]
     assert res.reason == "matched" and res.match_text == "ready-2"
@@ -90,15 +89,14 @@ def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, tmp_p
     reg.wait(job.id, 15)
 
 
-def test_unfinished_line_can_match(reg: Registry, sid: str, tmp_path) -> None:
-    go = tmp_path / "go"
-    job = reg.exec(sid, f"until [ -e {go} ]; do sleep 0.01; done; printf 'Password for x: '; sleep 30")
+def test_unfinished_line_can_match(reg: Registry, sid: str, gate: Gate) -> None:
+    job = reg.exec(sid, f"{gate.shell}; printf 'Password for x: '; sleep 30")
     spy = _Started(reg)
     out: list[Any] = []
     t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"Password.*: $")))
     t.start()
     assert spy.began.wait(10)
-    go.touch()
+    gate.open()
     t.join(30)
     assert out[0].reason == "matched" and out[0].match_text == "Password for x: "
     reg.interrupt(sid)

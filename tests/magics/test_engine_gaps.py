@@ -41,8 +41,9 @@ def test_a_running_job_dies_with_an_abruptly_exiting_owner() -> None:
             import os
             from dsh_magics.terminal import Registry
             reg = Registry()   # the default: a login shell, as the magics use
-            job = reg.exec("gap", {needle!r})
-            reg.wait(job.id, timeout=0.3)   # the job is running
+            # sh prints, then becomes the sleep (same pid, the needle in both)
+            job = reg.exec("gap", {f"sh -c 'echo started; exec {needle}'"!r})
+            reg.wait(job.id, timeout=30, until="started")   # the job is running
             os._exit(1)
             """
         )

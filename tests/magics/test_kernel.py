@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import live_pids, ps_lines, wait_until
+from tests.conftest import Gate, live_pids, ps_lines, wait_until
 from tests.magics.kernel_support import Kernel
 
 pytestmark = pytest.mark.kernel
@@ -77,12 +77,8 @@ def test_cd_export_and_functions_persist_across_cells(kernel: Kernel, tmp_path) 
     assert kernel.value("r.output") == f"{tmp_path}\nfrom-cell-1\nhey!"
 
 
-def test_live_area_updates_while_another_cell_runs(kernel: Kernel, tmp_path) -> None:
-    gate = tmp_path / "gate"
-    job = kernel.run(
-        f"j = %bash_exec echo first; while [ ! -e {gate} ]; do sleep 0.05; done; "
-        "for i in 1 2 3; do echo tick-$i; sleep 0.1; done"
-    )
+def test_live_area_updates_while_another_cell_runs(kernel: Kernel, gate: Gate) -> None:
+    job = kernel.run(f"j = %bash_exec echo first; {gate.shell}; for i in 1 2 3; do echo tick-$i; done")
     ids = _display_ids(job.msgs)
     assert len(ids) == 1, "%bash_exec opens exactly one output area"
     assert not job.of_type("execute_result"), "the returned handle is not displayed twice"
@@ -98,7 +94,7 @@ def test_live_area_updates_while_another_cell_runs(kernel: Kernel, tmp_path) -> 
             and m["parent_header"].get("msg_id") == other
         )
     )
-    gate.touch()
+    gate.open()
     ex = kernel.finish(other)
     assert "python waited 0" in ex.stream()
     during = [m for m in _updates(kernel, did) if m["parent_header"].get("msg_id") == other]
@@ -115,12 +111,11 @@ def test_live_area_updates_while_another_cell_runs(kernel: Kernel, tmp_path) -> 
     ][1:]
 
 
-def test_live_area_finishes_while_the_kernel_is_idle(kernel: Kernel, tmp_path) -> None:
-    gate = tmp_path / "gate"
-    ex = kernel.run(f"%bash_exec while [ ! -e {gate} ]; do sleep 0.05; done; echo released")
+def test_live_area_finishes_while_the_kernel_is_idle(kernel: Kernel, gate: Gate) -> None:
+    ex = kernel.run(f"%bash_exec {gate.shell}; echo released")
     did = _display_ids(ex.msgs)[0]
     # no cell runs from here on
-    gate.touch()
+    gate.open()
     final = kernel.collect_until(
         lambda m: (
             m["msg_type"] == "update_display_data"
@@ -134,9 +129,8 @@ def test_live_area_finishes_while_the_kernel_is_idle(kernel: Kernel, tmp_path) -
     assert final["_received"] > idle_at
 
 
-def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, tmp_path) -> None:
-    gate = tmp_path / "gate"
-    kernel.run(f"%bash_exec echo begun; while [ ! -e {gate} ]; do sleep 0.05; done; echo over")
+def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, gate: Gate) -> None:
+    kernel.run(f"%bash_exec echo begun; {gate.shell}; echo over")
     mid = kernel.submit("r = %bash_wait")
     kernel.collect_until(
         lambda m: (
@@ -146,7 +140,7 @@ def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, tmp_pat
             and "running for" in m["content"]["data"]["text/plain"]
         )
     )
-    gate.touch()
+    gate.open()
     ex = kernel.finish(mid)
     own = _display_ids(ex.msgs)
     assert len(own) == 1 and not ex.of_type("execute_result", "stream")

@@ -11,7 +11,7 @@ import sys
 import pexpect
 import pytest
 
-from tests.conftest import live_pids, ps_lines, wait_until
+from tests.conftest import Gate, live_pids, ps_lines, wait_until
 
 PROMPT = re.compile(r"In \[\d+\]: ")
 
@@ -61,7 +61,7 @@ def _run(child: pexpect.spawn, line: str) -> str:
     return child.before
 
 
-def test_plain_ipython_streams_interrupts_and_cleans_up(ipython) -> None:
+def test_plain_ipython_streams_interrupts_and_cleans_up(ipython, gate: Gate) -> None:
     child = ipython
     mark = f"31{os.getpid()}"  # unique sleep durations identify this run's processes
     _run(child, "%load_ext dsh_magics")
@@ -72,9 +72,11 @@ def test_plain_ipython_streams_interrupts_and_cleans_up(ipython) -> None:
     assert re.search(r"Out\[\d+\]: \[bash-[0-9a-f]+ @ default\] ok in", out), out
 
     # state persisted; a job handle has a text repr
-    out = _run(child, "j = %bash_exec pwd; sleep 0.2")
-    out = _run(child, "r = %bash_wait $j")
-    assert "/\r\n" in out or out.strip().startswith("/"), out
+    out = _run(child, f"j = %bash_exec pwd; {gate.shell}")  # still running when the wait starts
+    child.sendline("r = %bash_wait $j")
+    child.expect(r"\n/\r?\n")  # the wait streams the job's output so far ...
+    gate.open()  # ... before the job ends
+    child.expect(PROMPT)
     out = _run(child, "print(r.exit_code, r.status, repr(r.output))")
     assert "0 completed '/\\n'" in out, out
 

@@ -13,7 +13,7 @@ from IPython.utils.capture import capture_output
 
 from dsh_magics.display import JobHandle, StreamedResult, TerminalTable
 from dsh_magics.terminal import ReadResult, Result, TerminalInfo
-from tests.conftest import wait_until
+from tests.conftest import Gate, wait_until
 
 
 def run(ip: Any, code: str) -> Any:
@@ -131,10 +131,10 @@ def test_job_handle_reprs_while_running_and_after(ip) -> None:
     assert "interrupted" in repr(j) and "exit 130" in j._repr_html_()
 
 
-def test_streamed_output_goes_to_stdout_as_it_arrives(ip, tmp_path) -> None:
+def test_streamed_output_goes_to_stdout_as_it_arrives(ip, gate: Gate) -> None:
     """The job prints 'first', then waits until the test has *seen* 'first'
-    on stdout before printing 'second': only live streaming can pass."""
-    gate = tmp_path / "gate"
+    on stdout before printing 'second': only live streaming can pass (else
+    the gate gives up after 30 s and the job says so)."""
     seen = threading.Event()
 
     class Recorder:
@@ -145,7 +145,7 @@ def test_streamed_output_goes_to_stdout_as_it_arrives(ip, tmp_path) -> None:
             self.parts.append(s)
             if "first" in "".join(self.parts) and not seen.is_set():
                 seen.set()
-                gate.touch()
+                threading.Thread(target=gate.open, daemon=True).start()
             return len(s)
 
         def flush(self) -> None:
@@ -156,7 +156,7 @@ def test_streamed_output_goes_to_stdout_as_it_arrives(ip, tmp_path) -> None:
     rec, old = Recorder(), sys.stdout
     sys.stdout = rec
     try:
-        cmd = f"echo first; for i in $(seq 100); do [ -e '{gate}' ] && break; sleep 0.05; done; echo second"
+        cmd = f"echo first; timeout 30 {gate.shell} || echo not-streamed; echo second"
         r = ip.run_line_magic("bash_exec", "--wait " + cmd)
     finally:
         sys.stdout = old
@@ -228,14 +228,16 @@ def test_attach_recreate_gives_a_fresh_shell(ip) -> None:
 
 
 @pytest.mark.parametrize("assign", [False, True])
-def test_live_view_is_updated_in_place_from_a_background_thread(ip, live, assign: bool) -> None:
+def test_live_view_is_updated_in_place_from_a_background_thread(ip, live, gate: Gate, assign: bool) -> None:
     """Under a kernel, %bash_exec opens one output area (a display id) that a
     background thread re-renders until the job settles, without another cell."""
-    code = "for i in 1 2 3 4 5; do echo tick-$i; sleep 0.1; done"
+    code = f"echo tick-1; {gate.shell}; for i in 2 3 4 5; do echo tick-$i; done"
     with capture_output() as cap:
         run(ip, ("j = " if assign else "") + "%bash_exec " + code)
         j = ip.user_ns["j"] if assign else ip.user_ns["_"]
         assert isinstance(j, JobHandle)
+        wait_until(lambda: _updated_with(cap, "tick-1"), 20, msg="a live update while the job runs")
+        gate.open()
         wait_until(lambda: j.done, 20)
 
         def final_update() -> bool:
@@ -257,9 +259,18 @@ def test_live_view_is_updated_in_place_from_a_background_thread(ip, live, assign
     assert "bash-" not in cap.stdout and "tick" not in cap.stdout
 
 
-def test_live_wait_streams_into_one_display(ip, live) -> None:
+def _updated_with(cap, text: str) -> bool:  # type: ignore[no-untyped-def]
+    return any(text in o.data["text/plain"] for o in list(cap.outputs) if o.update)
+
+
+def test_live_wait_streams_into_one_display(ip, live, gate: Gate) -> None:
+    def opener() -> None:  # once w-1 is shown live, let the job go on
+        wait_until(lambda: _updated_with(cap, "w-1"), 20, msg="w-1 shown live")
+        gate.open()
+
     with capture_output() as cap:
-        r = run(ip, "%bash_exec --wait for i in 1 2 3; do echo w-$i; sleep 0.1; done")
+        threading.Thread(target=opener, daemon=True).start()
+        r = run(ip, f"%bash_exec --wait echo w-1; timeout 30 {gate.shell} || echo not-live; echo w-2; echo w-3")
     assert r.output == "w-1\nw-2\nw-3\n"
     shown = [o for o in cap.outputs if not o.update]
     assert len(shown) == 1

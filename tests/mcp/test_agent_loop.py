@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from ..conftest import Gate
 from .conftest import STEP, ServerEnv, mcp_server
 
 pytestmark = pytest.mark.anyio
@@ -21,7 +22,7 @@ Call = tuple[str, dict[str, Any]]
 Model = Generator[Call | str, str, None]
 
 
-def stand_in_model(workdir: str) -> Model:
+def stand_in_model(workdir: str, gate: Gate) -> Model:
     """Count the lines of a file it writes, with a background job, a busy
     terminal it has to deal with, and a failing command."""
     seen = yield (
@@ -35,12 +36,13 @@ def stand_in_model(workdir: str) -> Model:
     count = int(seen.rsplit("\n", 1)[-1])
     seen = yield (
         "bash_exec",
-        {"command": "for i in 1 2 3; do echo step $i; sleep 0.3; done; echo all done"},
+        {"command": f"for i in 1 2 3; do echo step $i; done; {gate.shell}; echo all done"},
     )
     job = re.search(r"^job (\S+) in session (\S+): running", seen, re.M)
     assert job, seen
     seen = yield ("bash_exec", {"command": "echo impatient"})
     assert seen.startswith("SESSION_BUSY: ") and job.group(1) in seen, seen
+    gate.open()  # the test lets the job finish
     seen = yield ("bash_wait", {"job_id": job.group(1), "timeout_ms": 30_000})
     assert "completed, exit 0" in seen and seen.endswith("step 3\nall done"), seen
     seen = yield ("bash_exec", {"command": "cat missing.txt", "wait_ms": 30_000})
@@ -79,7 +81,7 @@ async def test_scripted_agent_loop_over_mcp(server_env: ServerEnv, tmp_path) -> 
             with anyio.fail_after(STEP):
                 return await m.session.call_tool(name, arguments)
 
-        answer, transcript = await _agent_loop(call, stand_in_model(str(workdir)))
+        answer, transcript = await _agent_loop(call, stand_in_model(str(workdir), Gate(tmp_path / "gate")))
         assert answer == "notes.txt has 3 lines"
         assert transcript == [
             "bash_exec -> ok",

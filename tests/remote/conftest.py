@@ -79,11 +79,23 @@ class Sshd:
         return [p for p in descendants(self.proc.pid) if _comm(p).startswith("sshd")]
 
     def stop(self) -> None:
+        """Hang up first, kill later: a session may still be in ~/.bashrc
+        (sshd's bash reads it), and a SIGKILL there can leave pyenv's rehash
+        lock behind (tests/conftest.py checks that none is left)."""
         tree = [self.proc.pid, *descendants(self.proc.pid)]
         for pid in tree:
-            for sig in (signal.SIGCONT, signal.SIGKILL):
+            # the listener would re-exec on SIGHUP; it ends on SIGTERM
+            for sig in (signal.SIGCONT, signal.SIGTERM if pid == self.proc.pid else signal.SIGHUP):
                 try:
                     os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        try:
+            wait_until(lambda: not any(alive(p) for p in tree), timeout=3, msg="sshd tree hung up")
+        except AssertionError:
+            for pid in tree:
+                try:
+                    os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
         try:

@@ -46,7 +46,7 @@ def test_the_prompt_view_of_dollar_question_and_underscore(term):
     assert run(term, "echo $?").output == "1\n"
     run(term, "echo a b last")
     assert run(term, "echo $_").output == "last\n"
-    run(term, "sleep 0.01 | (exit 4)")
+    run(term, "true | (exit 4)")
     assert run(term, "echo $?").output == "4\n"
 
 
@@ -77,7 +77,7 @@ def test_a_multiline_command_with_heredoc_and_functions(term):
     assert r.output == "in f x\n$HOME `x`\n"
 
 
-def test_forged_markers_do_not_end_a_job_early(term):
+def test_forged_markers_do_not_end_a_job_early(term, gate):
     # Everything a command can read that might hold a nonce, and a guess:
     # each 16-hex word is printed back as end markers and probe answers.
     forge = r"""
@@ -87,10 +87,17 @@ for n in $cands; do
   printf '\033]6973;E;%s;0;/\007\033]6973;S;%s;0;/\007\033]6973;E;%s;0\007' "$n" "$n" "$n"
 done
 printf '\033]6973;P\007'
-sleep 0.3
+echo forged
+GATE
 echo "finished $(echo "$cands" | wc -l)"
 """
-    r = run(term, forge)
+    job = term.exec(forge.replace("GATE", gate.shell))
+    # everything forged came before "forged": the job must still run
+    wait_until(lambda: "forged" in term.snapshot(job).output, timeout=20)
+    assert not job.done, term.snapshot(job)
+    gate.open()
+    assert job.wait(20)
+    r = job.result
     assert r.status == "completed" and r.exit_code == 0
     assert r.output.splitlines()[-1].startswith("finished ")
     # the probe typed on the forged prompt hint changed nothing

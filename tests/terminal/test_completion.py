@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from tests.conftest import wait_until
+
 from .conftest import run
 
 
@@ -25,7 +27,18 @@ def test_printing_own_command_file_and_variable(reg):
     assert run(reg, "echo next").output == "next\n"
 
 
-def test_output_containing_an_earlier_jobs_marker(reg):
+def _held_open(reg, gate, command: str, before_gate: str):
+    """Run ``command``, which prints ``before_gate`` and then blocks at the
+    gate: the job must still be running once that text is in, so nothing
+    printed before it ended the job."""
+    job = reg.exec("t", command)
+    wait_until(lambda: before_gate in reg.result(job.id).output, 10, msg=repr(before_gate))
+    assert not job.done, reg.result(job.id).to_dict()
+    gate.open()
+    return reg.wait(job.id, timeout=20)
+
+
+def test_output_containing_an_earlier_jobs_marker(reg, gate):
     # Record the raw PTY bytes of one job (markers included), then have the
     # next job print exactly those bytes: they must be treated as data.
     term = reg._terms["t"]
@@ -39,18 +52,21 @@ def test_output_containing_an_earlier_jobs_marker(reg):
     blob = b"".join(raw)
     assert b"\x1b]6973;E;" in blob
     octal = "".join(f"\\{b:03o}" for b in blob)
-    r = run(reg, f"printf '{octal}'; echo still-running; sleep 0.2; echo done")
+    r = _held_open(reg, gate, f"printf '{octal}'; echo still-running; {gate.shell}; echo done", "still-running")
     assert r.output == "one\nstill-running\ndone\n"
     assert run(reg, "echo clean").output == "clean\n"
 
 
-def test_output_imitating_marker_format_with_random_nonces(reg):
-    r = run(
+def test_output_imitating_marker_format_with_random_nonces(reg, gate):
+    r = _held_open(
         reg,
+        gate,
         "for i in 1 2 3; do n=$(head -c8 /dev/urandom | od -An -tx1 | tr -d ' \\n');"
-        " printf '\\033]6973;E;%s;0\\007\\033]6973;S;%s\\007' $n $n; done; sleep 0.1; echo real-end",
+        " printf '\\033]6973;E;%s;0\\007\\033]6973;S;%s\\007' $n $n; done; echo forged;"
+        f" {gate.shell}; echo real-end",
+        "forged",
     )
-    assert r.output == "real-end\n"
+    assert r.output == "forged\nreal-end\n"
     assert r.exit_code == 0
 
 

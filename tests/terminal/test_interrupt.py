@@ -33,12 +33,16 @@ def test_interrupt_settles_job_and_shell_survives(reg, name):
         assert reg.list()[0].pid == before
 
 
-def test_program_ignoring_sigint_keeps_running(reg):
-    job = reg.exec("t", "trap '' INT; echo started; sleep 0.8; echo finished")
+def test_program_ignoring_sigint_keeps_running(reg, gate):
+    # The program (the gate's cat) inherits the ignored SIGINT; it can only
+    # end when the test opens the gate, so "completed" proves it outlived
+    # the interrupt.
+    job = reg.exec("t", f"trap '' INT; echo started; {gate.shell}; echo finished")
     wait_until(lambda: "started" in reg.result(job.id).output, 10)
     reg.interrupt("t")
-    snap = reg.wait(job.id, timeout=0.2)
+    snap = reg.wait(job.id, timeout=0)
     assert snap.status == "running" and snap.timed_out
+    gate.open()
     res = reg.wait(job.id, timeout=10)
     assert res.status == "completed" and res.output == "started\nfinished\n"
     run(reg, "trap - INT")

@@ -11,34 +11,40 @@ from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument, NoSuchJob, NoSuchSession, SessionBusy
 from dsh_magics.terminal import Registry, Result
 
+from ..conftest import wait_until
 from .conftest import run
 
 
-def test_exec_returns_job_at_once_and_wait_ms_returns_result(reg):
-    job = reg.exec("t", "sleep 0.3; echo slow")
+def test_exec_returns_job_at_once_and_wait_ms_returns_result(reg, gate):
+    job = reg.exec("t", f"{gate.shell}; echo slow")
     assert isinstance(job, jobs.Job) and not job.done and job.owner == "t"
+    gate.open()
     res = reg.wait(job.id, timeout=10)
     assert isinstance(res, Result) and res.output == "slow\n" and res.status == "completed"
     fast = reg.exec("t", "echo fast", wait_ms=10_000)
     assert isinstance(fast, Result) and fast.output == "fast\n"
-    slow = reg.exec("t", "sleep 0.5", wait_ms=1)
+    slow = reg.exec("t", gate.shell, wait_ms=1)
     assert isinstance(slow, jobs.Job)
+    gate.open()
     reg.wait(slow.id, timeout=10)
 
 
-def test_second_exec_on_busy_terminal_is_refused(reg):
-    job = reg.exec("t", "sleep 0.5; echo first")
+def test_second_exec_on_busy_terminal_is_refused(reg, gate):
+    job = reg.exec("t", f"{gate.shell}; echo first")
     with pytest.raises(SessionBusy) as e:
         reg.exec("t", "echo second")
     assert e.value.code == "SESSION_BUSY" and job.id in e.value.message
+    gate.open()
     assert reg.wait(job.id, timeout=10).output == "first\n"
 
 
-def test_wait_timeout_leaves_command_running_with_partial_output(reg):
-    job = reg.exec("t", "echo part1; sleep 0.6; echo part2")
-    snap = reg.wait(job.id, timeout=0.2)
+def test_wait_timeout_leaves_command_running_with_partial_output(reg, gate):
+    job = reg.exec("t", f"echo part1; {gate.shell}; echo part2")
+    wait_until(lambda: reg.result(job.id).output, 10, msg="part1 printed")
+    snap = reg.wait(job.id, timeout=0)
     assert snap.timed_out is True and snap.status == "running" and snap.exit_code is None
     assert snap.output == "part1\n"
+    gate.open()
     final = reg.wait(job.id, timeout=10)
     assert final.timed_out is False and final.output == "part1\npart2\n"
 
@@ -104,10 +110,10 @@ def test_memory_stays_bounded_for_200mb_of_output(reg):
     assert growth < 30, f"RSS grew by {growth:.1f} MB"
 
 
-def test_wait_output_wakes_when_a_silent_job_settles(reg):
+def test_wait_output_wakes_when_a_silent_job_settles(reg, gate):
     import threading
 
-    job = reg.exec("t", "sleep 0.3")
+    job = reg.exec("t", gate.shell)
     woke = threading.Event()
 
     def waiter() -> None:
@@ -117,4 +123,5 @@ def test_wait_output_wakes_when_a_silent_job_settles(reg):
         woke.set()
 
     threading.Thread(target=waiter, daemon=True).start()
+    gate.open()
     assert woke.wait(20), "wait_output slept through the job settling"

@@ -79,10 +79,11 @@ def test_attach_cwd_missing_dir_and_recreate(fresh_reg, tmp_path):
 
 def test_close_kills_everything_including_setsid_children_and_temp_files(tmp_path):
     reg = Registry(login=False)
-    run(reg, "sleep 301 & setsid sleep 302 & (setsid sh -c 'sleep 303 & wait' &) ; sleep 0.2")
+    run(reg, "sleep 301 & setsid sleep 302 & (setsid sh -c 'sleep 303 & wait' &)")
     token = _token_of(reg, "t")
     tmpdir = reg._terms["t"]._tmpdir
-    assert len(pids_with_env("DSH_MAGICS_TOKEN", token)) >= 4
+    # the shell, sleep 301, sleep 302, sh and sleep 303 (once they started)
+    wait_until(lambda: len(pids_with_env("DSH_MAGICS_TOKEN", token)) >= 5, 10, msg="all started")
     shell_pid = reg.info("t").pid
     reg.close("t")
     assert pids_with_env("DSH_MAGICS_TOKEN", token) == []
@@ -162,7 +163,7 @@ def test_threads_exec_wait_read_list_concurrently(fresh_reg):
     assert not errors, errors
 
 
-def test_same_session_from_two_threads_one_wins_other_busy(fresh_reg):
+def test_same_session_from_two_threads_one_wins_other_busy(fresh_reg, gate):
     reg = fresh_reg
     reg.attach("t")
     results: list[str] = []
@@ -171,8 +172,7 @@ def test_same_session_from_two_threads_one_wins_other_busy(fresh_reg):
     def go() -> None:
         barrier.wait()
         try:
-            reg.exec("t", "sleep 0.3")
-            results.append("ok")
+            results.append(reg.exec("t", gate.shell).id)
         except Exception as e:  # noqa: BLE001
             results.append(getattr(e, "code", "?"))
 
@@ -181,7 +181,10 @@ def test_same_session_from_two_threads_one_wins_other_busy(fresh_reg):
         t.start()
     for t in ts:
         t.join(10)
-    assert sorted(results) == ["SESSION_BUSY", "ok"]
+    assert len(results) == 2 and results.count("SESSION_BUSY") == 1, results
+    gate.open()
+    (job_id,) = (r for r in results if r != "SESSION_BUSY")
+    assert reg.wait(job_id, timeout=10).status == "completed"
 
 
 def test_listener_may_call_back_into_registry_during_start(fresh_reg):

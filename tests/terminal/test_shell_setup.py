@@ -125,6 +125,40 @@ def test_a_hanging_profile_gives_a_timeout_error_and_leaves_nothing(tmp_path, mo
         reg.close_all()
 
 
+# Fails about half the runs today: kill_tree sends SIGHUP to the shell and to
+# every descendant at once, so the holder's EXIT trap starts and the shell's
+# own forwarded SIGHUP to its job's group then kills the trap's `rm`. With the
+# shell hung up first (and the rest after a condition-based wait) it passed
+# 8 of 8. Remove this marker with that engine change (issue 21 §4).
+@pytest.mark.xfail(reason="engine gap: every process is hung up at once (issue 21 §4)", strict=False)
+def test_a_shell_ended_during_start_up_is_hung_up_before_it_is_killed(tmp_path, monkeypatch):
+    """A profile still running when the engine gives up on start-up gets
+    SIGHUP and a moment before SIGKILL, so what it holds is released. The
+    profile runs a script holding a lock file that its EXIT trap removes,
+    as pyenv's rehash does (killed with SIGKILL there, it left
+    ~/.pyenv/shims/.pyenv-shim behind and every login shell waited 60 s)."""
+    from dsh_magics.errors import ShellExited
+
+    from ..conftest import pids_with_env
+
+    home = tmp_path / "home"
+    home.mkdir()
+    lock, held = tmp_path / "lock", tmp_path / "held"
+    holder = home / "holder.sh"
+    holder.write_text(f"trap 'rm -f {lock}' EXIT\n: >{lock}\n: >{held}\nsleep 300\n")
+    (home / ".bash_profile").write_text(f"bash {holder}\n")
+    monkeypatch.setenv("HOME", str(home))
+    reg = Registry(login=True, start_timeout=3)
+    try:
+        with pytest.raises(ShellExited, match="did not finish start-up"):
+            reg.attach("holding")
+        assert held.exists(), "the profile never got to hold its lock (too slow a machine?)"
+        assert not lock.exists(), "the profile was killed before it could release its lock"
+        assert pids_with_env("DSH_MAGICS_SESSION", "holding") == []
+    finally:
+        reg.close_all()
+
+
 def test_stdin_guard_puts_the_terminal_back():
     """The prompt's stdin guard, run by real bash whose stdin is not a terminal
     (as after a Ctrl-C that landed in a job's ``</dev/null`` set-up), makes fd 0

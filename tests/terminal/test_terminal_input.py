@@ -11,7 +11,7 @@ import pytest
 
 from dsh_magics.terminal import Registry
 
-from ..conftest import wait_until
+from ..conftest import Gate, wait_until
 from .conftest import run
 
 READERS = {
@@ -37,12 +37,13 @@ def test_a_prompt_on_the_terminal_is_named_and_ctrl_c_lands(reg: Registry, comma
     assert run(reg, "echo fine", session="ask").output == "fine\n"
 
 
-def test_a_quiet_command_gets_no_such_note(reg: Registry) -> None:
-    job = reg.exec("quiet", "echo a; sleep 0.6; echo b")
+def test_a_quiet_command_gets_no_such_note(reg: Registry, gate: Gate) -> None:
+    job = reg.exec("quiet", f"echo a; {gate.shell}; echo b")
     wait_until(lambda: "a" in reg.result(job.id).output, 10, msg="started")
     term = reg._terms["quiet"]
     before = term._quiet_checks
     wait_until(lambda: term._quiet_checks > before, 10, msg="a quiet check ran")
     assert reg.result(job.id).note is None
+    gate.open()
     res = reg.wait(job.id, timeout=10)
     assert (res.status, res.output, res.note) == ("completed", "a\nb\n", None)

@@ -9,9 +9,8 @@ import json
 import os
 import re
 import subprocess
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -19,7 +18,7 @@ import pytest
 
 from dsh_magics import tools
 from dsh_magics.terminal import Registry
-from tests.conftest import pids_with_env
+from tests.conftest import pids_with_env, wait_until
 
 #: How many results were validated, per tool; the loop test checks coverage.
 VALIDATED: Counter[str] = Counter()
@@ -75,7 +74,7 @@ class Agent:
         return wait_until(
             lambda: marker in (r := self.ok("bash_read", args))["text"] and r,
             10,
-            f"{marker!r} shown",
+            msg=f"{marker!r} shown",
         )
 
     def run(self, command: str, session: str | None = None) -> dict[str, Any]:
@@ -86,18 +85,6 @@ class Agent:
         res = self.ok("bash_exec", args)
         assert "exit_code" in res, f"{command!r} did not finish: {res}"
         return res
-
-
-def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    """Poll ``pred`` until truthy or the deadline passes (no bare sleeps)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(0.01)
 
 
 def pids_with_session_env(prefix: str) -> list[int]:
@@ -120,9 +107,9 @@ def closed_cleanly(registry: Registry, prefix: str) -> None:
     is left: neither the shells nor anything carrying our sessions' env."""
     shells = [t.pid for t in registry.list() if t.pid]
     registry.close_all()
-    wait_until(lambda: not live_by_ps(shells), 10, f"shells {shells} exit")
+    wait_until(lambda: not live_by_ps(shells), 10, msg=f"shells {shells} exit")
     wait_until(
-        lambda: not pids_with_session_env(prefix), 10, f"processes of sessions {prefix}* exit"
+        lambda: not pids_with_session_env(prefix), 10, msg=f"processes of sessions {prefix}* exit"
     )
 
 

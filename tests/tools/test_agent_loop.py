@@ -5,6 +5,7 @@ from __future__ import annotations
 from dsh_magics import tools
 from dsh_magics.terminal import Registry
 
+from ..conftest import Gate
 from .conftest import VALIDATED, Agent, closed_cleanly, pids_with_session_env, wait_until
 
 
@@ -44,7 +45,7 @@ def test_scripted_agent_loop(tmp_path, prefix: str) -> None:
         read = wait_until(
             lambda: (r := agent.ok("bash_read", {"last": 5}))["text"].endswith("tick") and r,
             10,
-            "tick appears in the terminal",
+            msg="tick appears in the terminal",
         )
         assert read["running_job_id"] == job and read["next_line"] == read["end_line"]
         listed = agent.ok("bash_list", {"session_id": me})["terminals"]
@@ -87,8 +88,10 @@ def test_scripted_agent_loop(tmp_path, prefix: str) -> None:
         assert all(r["status"] == "idle" and r["running"] is False for r in rows.values())
 
         # jobs are scoped to their session: waiting needs the session's id
-        slow = agent.ok("bash_exec", {"command": "sleep 0.2; echo late", "session_id": other})
+        gate = Gate(tmp_path / "gate")
+        slow = agent.ok("bash_exec", {"command": f"{gate.shell}; echo late", "session_id": other})
         agent.err("bash_wait", {"job_id": slow["job_id"]}, "NO_SUCH_JOB")
+        gate.open()
         late = agent.ok("bash_wait", {"job_id": slow["job_id"], "session_id": other})
         assert late["output"] == "late\n"
 
@@ -98,7 +101,7 @@ def test_scripted_agent_loop(tmp_path, prefix: str) -> None:
         assert [t["session_id"] for t in agent.ok("bash_list")["terminals"]] == [me]
         assert agent.ok("bash_close", {"all": True}) == {"closed": [me], "count": 1}
         assert agent.ok("bash_list")["terminals"] == []
-        wait_until(lambda: not pids_with_session_env(f"{prefix}loop-"), 10, "shells exit")
+        wait_until(lambda: not pids_with_session_env(f"{prefix}loop-"), 10, msg="shells exit")
         assert shell_pid not in [t["pid"] for t in agent.ok("bash_list")["terminals"]]
     finally:
         closed_cleanly(registry, f"{prefix}loop-")
@@ -131,7 +134,7 @@ def test_recreate_replaces_the_shell(agent: Agent) -> None:
     agent.run("export KEEP=1")
     fresh = agent.ok("bash_attach", {"recreate": True})
     assert fresh["opened"] is True and fresh["pid"] != first["pid"]
-    wait_until(lambda: not _alive(first["pid"]), 10, "old shell exits")
+    wait_until(lambda: not _alive(first["pid"]), 10, msg="old shell exits")
     assert agent.run("echo ${KEEP:-gone}")["output"] == "gone\n"
 
 

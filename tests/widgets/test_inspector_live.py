@@ -14,7 +14,6 @@ import json
 import re
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from dsh_magics.widgets.inspector import Inspector, inspect
 from dsh_magics.widgets.inspector_backend import HarnessBackend
 from dsh_magics.widgets.inspector_html import section_html
 from dsh_magics.widgets.inspector_state import InspectorState
+from tests.conftest import wait_until
 
 from ..harness.conftest import block_registry
 
@@ -42,17 +42,6 @@ COMBOS = [
     for bg in (True, False)
     for sb in (None, "read-only", "workspace-write", "danger-full-access")
 ]
-
-
-def wait_until(pred: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -222,9 +211,9 @@ def test_booting_never_blocks_and_the_widget_switches_to_live_when_ready(
     assert 'data-param="run_in_background" data-status="removed"' in insp.panes["params"].value
     assert bridge.pid is None
     gate.set()
-    wait_until(lambda: insp.view.badge.source == "live", 60, "the inspector to switch to live")
+    wait_until(lambda: insp.view.badge.source == "live", 60, msg="the inspector to switch to live")
     # The widget was refreshed from the bridge's worker thread.
-    wait_until(lambda: 'data-source="live"' in insp.badge.value, 10, "the badge widget to say live")
+    wait_until(lambda: 'data-source="live"' in insp.badge.value, 10, msg="the badge widget to say live")
     assert insp.view.description.exact
     assert insp.view.controls.background is False  # the user's choice survived the switch
     assert bridge.pid is not None
