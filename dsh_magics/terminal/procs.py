@@ -193,16 +193,56 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
         with open(f"/proc/{pid}/syscall", "rb") as f:
             if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
                 return False
-        shell_exe = os.readlink(f"/proc/{pid}/exe")
+        shell = _cmdline(pid)
     except OSError:
         return None
     for child in children(pid):
         try:
-            if os.getpgid(child) == pgrp and os.readlink(f"/proc/{child}/exe") == shell_exe:
+            if os.getpgid(child) == pgrp and _cmdline(child) == shell:
                 return False
         except OSError:
             continue  # gone already
     return True
+
+
+def _cmdline(pid: int) -> bytes:
+    """argv as /proc has it. A forked copy of the shell shares the shell's
+    (``bash script.sh`` has the shell's executable, not its argv)."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
+def _catches_sigint(pid: int) -> bool:
+    """SIGINT has a handler in ``pid`` (its ``SigCgt`` mask)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        return True  # cannot tell: assume it may count a second one
+    return False
+
+
+def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+    """May a member of group ``pgrp`` (below the shell) have taken a SIGINT
+    just sent to it and lived on? Yes once a member is a program of its own
+    (not a forked copy of the shell: another argv) with a SIGINT handler.
+    A copy of the shell loses the signal when it ``exec``-s; a member with no
+    handler dies of it, and one more cannot make a second catch."""
+    try:
+        shell = _cmdline(shell_pid)
+    except OSError:
+        return True
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) != pgrp or _cmdline(pid) == shell:
+                continue
+        except OSError:
+            continue  # gone already
+        if _catches_sigint(pid):
+            return True
+    return False
 
 
 def _reads_a_terminal(pid: int) -> bool:
@@ -309,6 +349,7 @@ PROCFS = {
     "descendants": descendants,
     "identity": identity,
     "input_state": input_state,
+    "sigint_taken": sigint_taken,
     "tagged": tagged,
     "terminal_reader": terminal_reader,
 }
@@ -332,6 +373,7 @@ if not _proclayer.use_procfs():
         descendants,
         identity,
         input_state,
+        sigint_taken,
         tagged,
         terminal_reader,
         tty_waiter,

@@ -69,6 +69,12 @@ class ProcessLayer(Protocol):
         is still an un-``exec``-ed copy of the shell; None if unknowable."""
         ...
 
+    def sigint_taken(self, shell_pid: int, pgrp: int) -> bool:
+        """A member of ``pgrp`` below the shell may have taken a SIGINT just
+        sent and lived on (a program of its own, with a handler where that
+        can be seen): then no second one is sent."""
+        ...
+
     def terminal_reader(self, shell_pid: int, pgrp: int) -> int | None:
         """A process of foreground group ``pgrp`` below the shell that is
         blocked reading the terminal, or None."""

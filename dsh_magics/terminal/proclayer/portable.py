@@ -195,16 +195,33 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
     if channel not in WAIT_WCHANS:
         return False
     try:
-        shell_exe = psutil.Process(pid).exe()
+        shell = psutil.Process(pid).cmdline()
     except psutil.Error:
         return None
     for child in children(pid):
         try:
-            if os.getpgid(child) == pgrp and psutil.Process(child).exe() == shell_exe:
+            if os.getpgid(child) == pgrp and psutil.Process(child).cmdline() == shell:
                 return False
         except (OSError, psutil.Error):
             continue  # gone already
     return True
+
+
+def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+    """As the /proc layer, without signal masks (psutil has none): any member
+    of ``pgrp`` that is a program of its own (another argv than the shell)
+    may have taken the SIGINT, so the engine sends no second one."""
+    try:
+        shell = psutil.Process(shell_pid).cmdline()
+    except psutil.Error:
+        return True
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) == pgrp and psutil.Process(pid).cmdline() != shell:
+                return True
+        except (OSError, psutil.Error):
+            continue  # gone already
+    return False
 
 
 def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
