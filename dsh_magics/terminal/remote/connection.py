@@ -3,9 +3,7 @@ kubectl, cmd:) from spawn to reap, the reader thread, and how a drop is told."""
 
 from __future__ import annotations
 
-import errno
 import os
-import select
 import signal
 import threading
 import time
@@ -14,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess
 
 from ...errors import InvalidArgument, ShellExited, TargetUnreachable
-from .. import procs
+from .. import procs, reader
 from ..cleaner import clean
 from ..result import (
     DEAD,
@@ -139,51 +137,22 @@ class Connection:
     # ------------------------------------------------------------------
     # reader thread
     def _read_loop(self) -> None:
-        assert self._proc is not None
-        fd = self._proc.fd
-        pidfd = self._pidfd
-        wake = self._wake_r
-        watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
-        while not self._closed or not self._dead:
-            try:
-                readable, _, _ = select.select(watch, [], [], self._select_timeout(pidfd))
-            except (OSError, ValueError):
-                break
-            if wake in readable:
-                try:
-                    os.read(wake, 4096)
-                except OSError:
-                    pass
-                if self._closed and self._dead:
-                    break
-            if fd in readable:
-                try:
-                    data = os.read(fd, 65536)
-                except OSError as e:
-                    data = b""
-                    if e.errno not in (errno.EIO, errno.EBADF):
-                        raise
-                if data:
-                    self._on_pty(data)
-                elif pidfd is None:
-                    self._on_client_gone(fd)
-                    break
-                else:
-                    watch.remove(fd)
-            if pidfd is not None and pidfd in readable:
-                self._on_client_gone(fd)
-                break
-            if pidfd is None and not readable and self._proc is not None and not self._proc.isalive():
-                self._on_client_gone(fd)
-                break
-            self._send_held_interrupts()
+        proc = self._proc
+        assert proc is not None and self._wake_r is not None
+        reader.loop(
+            proc,
+            self._pidfd,
+            self._wake_r,
+            closed=lambda: self._closed and self._dead,
+            next_due=self._next_due,
+            on_data=self._on_pty,
+            on_due=self._send_held_interrupts,
+            on_gone=lambda: self._on_client_gone(proc.fd),
+        )
 
-    def _select_timeout(self, pidfd: int | None) -> float | None:
+    def _next_due(self) -> float | None:
         run = self._running
-        due = run.extra.get("intr_deadline") if run is not None else None
-        if due is not None:
-            return max(0.0, due - time.monotonic())
-        return None if pidfd is not None else 0.5
+        return run.intr.due if run is not None else None
 
     def _type_quietly(self, text: str) -> None:
         try:
@@ -195,18 +164,7 @@ class Connection:
         """The local client exited: the connection dropped, the remote shell
         ended, or the client was killed. Keep every byte it printed (the job's
         output up to the drop, then the client's own message)."""
-        deadline = time.monotonic() + 0.2
-        while time.monotonic() < deadline:
-            try:
-                r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not r:
-                    break
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            self._on_pty(data)
+        reader.drain(fd, self._on_pty)
         self._reap(2.0)
         with self._lock:
             if self._echo_nonce is not None:

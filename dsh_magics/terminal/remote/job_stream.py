@@ -6,15 +6,9 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
-from ... import jobs
-from ..result import (
-    COMPLETED,
-    INTERRUPTED,
-    Result,
-)
+from ..jobview import Running, final_result
+from ..result import COMPLETED, INTERRUPTED
 from . import inband
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 from .keyboard import LAUNCH_HOLD_S
@@ -23,22 +17,6 @@ UNSENT_SIGINT_NOTE = (
     "the shell aborted the job's line after a SIGINT the engine did not send "
     "(a command in it died of SIGINT, or signalled the shell)"
 )
-
-
-@dataclass
-class _Running:
-    job: jobs.Job
-    command: str
-    nonce: str
-    started_at: float
-    start_line: int
-    fresh_shell: bool
-    saw_begin: bool = False
-    end_line: int | None = None
-    ended_partial: bool = False
-    sync_nonce: str | None = None
-    end_nonce: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class JobStream:
@@ -100,8 +78,8 @@ class JobStream:
         run = self._running
         if run is None or run.sync_nonce is not None or self._dead:
             return
-        if not run.extra.get("interrupted"):
-            run.extra["unsent_sigint"] = True
+        if not run.intr.requested:
+            run.quiet.unsent_sigint = True
         run.sync_nonce = new_nonce()
         text = inband.sync_line(run.sync_nonce)
         threading.Thread(target=self._type_quietly, args=(text,), daemon=True).start()
@@ -128,29 +106,29 @@ class JobStream:
         elif m.kind == TRAP_END:
             if m.nonce == run.nonce and self._trap_text is not None:
                 text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
-                run.extra["debug_trap"] = text or None
+                run.debug_trap = text or None
             self._trap_text = None
         elif m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
             self._flush_cleaner()
             self._ring.finish_partial()
             run.start_line = self._ring.next_line
             run.saw_begin = True
-            run.extra["begin_at"] = now = time.monotonic()
-            if run.extra.get("intr_pending"):
-                run.extra["intr_deadline"] = now + LAUNCH_HOLD_S
+            run.begin_at = now = time.monotonic()
+            if run.intr.pending:
+                run.intr.due = now + LAUNCH_HOLD_S
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
             self._flush_cleaner()
             run.ended_partial = self._ring.finish_partial()
             run.end_line = self._ring.next_line
             code = m.status if m.status is not None else -1
             status = COMPLETED
-            if run.extra.get("interrupted") and code == 128 + signal.SIGINT:
+            if run.intr.requested and code == 128 + signal.SIGINT:
                 status = INTERRUPTED
             self._pipestatus = m.pipestatus
-            self._debug_trap = run.extra.get("debug_trap")
+            self._debug_trap = run.debug_trap
             self._finish(run, status, code, m.cwd)
         elif m.kind == SYNC and m.nonce == run.sync_nonce:
-            note = UNSENT_SIGINT_NOTE if run.extra.get("unsent_sigint") else None
+            note = UNSENT_SIGINT_NOTE if run.quiet.unsent_sigint else None
             self._aborted = True
             self._finish(run, INTERRUPTED, 128 + signal.SIGINT, m.cwd, signal_no=signal.SIGINT, note=note)
 
@@ -161,7 +139,7 @@ class JobStream:
 
     def _finish(
         self,
-        run: _Running,
+        run: Running,
         status: str,
         code: int | None,
         cwd: str | None,
@@ -174,31 +152,7 @@ class JobStream:
         if cwd:
             self._cwd = cwd
         self._flush_cleaner()
-        if run.end_line is None:
-            run.ended_partial = self._ring.finish_partial()
-            run.end_line = self._ring.next_line
-        lines, dropped = self._ring.get(run.start_line, run.end_line)
-        output = "\n".join(lines)
-        if lines and not run.ended_partial:
-            output += "\n"
-        result = Result(
-            job_id=run.job.id,
-            session_id=self.session_id,
-            command=run.command,
-            status=status,
-            exit_code=code,
-            output=output,
-            timed_out=False,
-            started_at=run.started_at,
-            ended_at=time.time(),
-            cwd=self._cwd,
-            dropped_lines=dropped,
-            fresh_shell=run.fresh_shell,
-            signal=signal_no,
-            note=note,
-            start_line=run.start_line,
-            inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
-        )
+        result = final_result(self.session_id, run, self._ring, status, code, self._cwd, signal_no, note)
         self._running = None
         self._output_seq += 1
         self._out_cond.notify_all()
@@ -209,16 +163,3 @@ class JobStream:
             job, status, result = self._settled.pop(0)
             job.settle(status, result)
             self._emit({"type": "job_done", "session_id": self.session_id, "job_id": job.id, "result": result})
-    def _orphan_result(self, job: jobs.Job) -> Result:
-        return Result(
-            job_id=job.id,
-            session_id=self.session_id,
-            command=job.label,
-            status=job.status,
-            exit_code=None,
-            output="",
-            timed_out=True,
-            started_at=job.created_at,
-            ended_at=None,
-            cwd=self._cwd,
-        )

@@ -36,17 +36,12 @@ class Keyboard:
             run = self._running
             if run is None or self._dead:
                 return None
-            run.extra["interrupted"] = True
+            run.intr.requested = True
             now = time.monotonic()
-            begin_at = run.extra.get("begin_at")
-            if begin_at is None:
-                run.extra["intr_pending"] = run.extra.get("intr_pending", 0) + 1
-                run.extra["intr_deadline"] = now + BEGIN_WAIT_S
-                self._poke()
-                return run.job
-            if now < begin_at + LAUNCH_HOLD_S:
-                run.extra["intr_pending"] = run.extra.get("intr_pending", 0) + 1
-                run.extra["intr_deadline"] = begin_at + LAUNCH_HOLD_S
+            begin_at = run.begin_at
+            if begin_at is None or now < begin_at + LAUNCH_HOLD_S:
+                run.intr.pending += 1
+                run.intr.due = now + BEGIN_WAIT_S if begin_at is None else begin_at + LAUNCH_HOLD_S
                 self._poke()
                 return run.job
         try:
@@ -62,11 +57,10 @@ class Keyboard:
             run = self._running
             if run is None:
                 return
-            deadline = run.extra.get("intr_deadline")
+            deadline = run.intr.due
             if deadline is None or time.monotonic() < deadline:
                 return
-            count = run.extra.pop("intr_pending", 0)
-            run.extra.pop("intr_deadline", None)
+            count, run.intr.pending, run.intr.due = run.intr.pending, 0, None
         if count:
             threading.Thread(target=self._type_quietly, args=(INTERRUPT_CHAR.decode() * count,), daemon=True).start()
 
@@ -116,7 +110,7 @@ class Keyboard:
                     "of the shell itself; start the program with exec first",
                     session_id=self.session_id,
                 )
-            run.extra.setdefault("inputs", []).append(record)
+            run.inputs.append(record)
             start_line, prompt, job = self._ring.next_line, self._ring.partial, run.job
         if key == "ctrl-c":
             self.interrupt()  # with its hold early in a job (see interrupt)

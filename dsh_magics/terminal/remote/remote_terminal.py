@@ -18,6 +18,7 @@ from ... import jobs
 from ...errors import InvalidArgument, SessionBusy, ShellExited
 from ..cleaner import Cleaner
 from ..config import TerminalConfig
+from ..jobview import Running, orphan_result, read_result, running_result
 from ..result import (
     BUSY,
     DEAD,
@@ -30,7 +31,7 @@ from ..ring import Ring
 from . import inband
 from .connection import Connection, _child_setup, _last_words, _spawner  # noqa: F401 - re-exported
 from .inband import new_nonce
-from .job_stream import UNSENT_SIGINT_NOTE, JobStream, _Running  # noqa: F401 - re-exported
+from .job_stream import UNSENT_SIGINT_NOTE, JobStream  # noqa: F401 - re-exported
 from .keyboard import BEGIN_WAIT_S, INTERRUPT_CHAR, LAUNCH_HOLD_S, Keyboard  # noqa: F401 - re-exported
 from .targets import Target
 
@@ -63,7 +64,7 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         self._ring = Ring(config.max_lines)
         self._cleaner = Cleaner()
         self._scanner = inband.Scanner()
-        self._running: _Running | None = None
+        self._running: Running | None = None
         self._cwd: str | None = cwd
         self._output_seq = 0
         self._dead = False
@@ -147,7 +148,7 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
                 )
             nonce, end_nonce = new_nonce(), new_nonce()
             job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
-            self._running = _Running(
+            self._running = Running(
                 job=job,
                 command=command,
                 nonce=nonce,
@@ -185,57 +186,13 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         with self._lock:
             run = self._running
             if run is None or run.job is not job:
-                return job.result if job.done else self._orphan_result(job)
-            lines, dropped = self._ring.get(run.start_line)
-            text = "\n".join(lines)
-            if self._ring.partial:
-                text = text + ("\n" if lines else "") + self._ring.partial
-            elif lines:
-                text += "\n"
-            return Result(
-                job_id=job.id,
-                session_id=self.session_id,
-                command=run.command,
-                status=job.status,
-                exit_code=None,
-                output=text,
-                timed_out=True,
-                started_at=run.started_at,
-                ended_at=None,
-                cwd=self._cwd,
-                dropped_lines=dropped,
-                fresh_shell=run.fresh_shell,
-                start_line=run.start_line,
-                inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
-            )
+                return job.result if job.done else orphan_result(self.session_id, job, self._cwd)
+            return running_result(self.session_id, run, self._ring, self._cwd)
 
     def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
         with self._lock:
-            ring = self._ring
-            if since is None:
-                start = ring.first_line
-            else:
-                if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-                    raise InvalidArgument("since must be a line number >= 0")
-                start = since
-            lines, dropped = ring.get(start)
-            if last is not None:
-                if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-                    raise InvalidArgument("last must be an integer >= 0")
-                if last < len(lines):
-                    lines = lines[len(lines) - last :] if last else []
-                    start = ring.next_line - len(lines)
-                    dropped = 0 if since is None else dropped
-            first = max(start, ring.first_line) if lines else ring.next_line
-            return ReadResult(
-                session_id=self.session_id,
-                lines=lines,
-                first_line=first,
-                next_line=ring.next_line,
-                dropped=dropped,
-                partial=ring.partial,
-                job_id=self._running.job.id if self._running else None,
-            )
+            job_id = self._running.job.id if self._running else None
+            return read_result(self.session_id, self._ring, since, last, job_id)
 
     def info(self) -> TerminalInfo:
         with self._lock:
