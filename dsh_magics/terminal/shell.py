@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ptyprocess import PtyProcess
 
-from . import bash_version, procs
+from . import bash_version, environment, procs
 from .config import TerminalConfig
 from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
@@ -79,17 +79,8 @@ RESET_PROMPT = (
 PROMPT_STATE = "${PROMPT_COMMAND-}'|'${PROMPT_COMMAND[1]+x}${PS1:+x}${PS2:+x}${PS0:+x}'|'$SHELLOPTS"
 PROMPT_OK = f'[[ {PROMPT_STATE} == "${OK_VAR}" ]]'
 
-# Variables that make the shell and programs inside it safe to drive without
-# a human: no pager ever takes over the PTY, and git never prompts on the tty.
-QUIET_ENV = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "cat",
-    "TERM": "dumb",
-    "GIT_TERMINAL_PROMPT": "0",
-    "HISTFILE": "/dev/null",
-}
+# The local shell also keeps no history file.
+QUIET_ENV = {**environment.QUIET_ENV, "HISTFILE": "/dev/null"}
 
 # A single long-lived thread spawns every shell: PR_SET_PDEATHSIG fires when
 # the *thread* that forked the child exits, so spawning from a short-lived
