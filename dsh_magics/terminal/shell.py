@@ -11,7 +11,7 @@ import signal
 import termios
 from concurrent.futures import ThreadPoolExecutor
 
-from ptyprocess import PtyProcess
+from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from . import bash_version, environment, procs
 from .config import TerminalConfig

@@ -73,8 +73,10 @@ class Terminal:
         self._reader: threading.Thread | None = None
         self._pidfd: int | None = None
         self._settled: list[tuple[jobs.Job, str, Result]] = []
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        self._wake_r: int | None = wake_r
+        self._wake_w: int | None = wake_w
         self._identity: tuple[str, bytes] | None = None
         self._quiet_checks = 0  # how many quiet checks ran (tests wait on it)
         # What the last job left (from its end marker), typed into the next
@@ -200,7 +202,7 @@ class Terminal:
                     job_id=self._running.job.id,
                 )
             nonce, end_nonce = new_nonce(), new_nonce()
-            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
+            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self._cancel())
             script = self._write_script(shell.normalize_newlines(command))
             self._running = Running(
                 job=job,
@@ -217,13 +219,19 @@ class Terminal:
             resync = shell.quiet_tty(self._proc.fd)
             if self._gate is not None:
                 self._gate.drain()
-            gates = {
-                "gate": self._gate.shell_wait() if self._gate else "",
-                "gate_end": self._gate.shell_wait(end=True) if self._gate else "",
-                "tty": bool(tty),
-            }
-            last = {"status": self._last_status, "pipestatus": self._pipestatus}
-            self._type(shell.job_line(nonce, script, resync_tty=resync, end_nonce=end_nonce, **last, **gates))
+            self._type(
+                shell.job_line(
+                    nonce,
+                    script,
+                    resync_tty=resync,
+                    end_nonce=end_nonce,
+                    status=self._last_status,
+                    pipestatus=self._pipestatus,
+                    gate=self._gate.shell_wait() if self._gate else "",
+                    gate_end=self._gate.shell_wait(end=True) if self._gate else "",
+                    tty=bool(tty),
+                )
+            )
             keyboard.echo_for_job(self, self._running)
         self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
         return job
@@ -272,6 +280,9 @@ class Terminal:
             self, text, key=key, enter=enter, source=source, caller=caller, secret=secret,
             allow_secret=allow_secret,
         )
+
+    def _cancel(self) -> None:
+        self.interrupt()
 
     def _poke_reader(self) -> None:
         """Wake the reader so it picks up a new deadline."""
@@ -342,10 +353,12 @@ class Terminal:
     # ------------------------------------------------------------------
     # reader thread
     def _read_loop(self) -> None:
+        wake = self._wake_r
+        assert wake is not None
         reader.loop(
             self._proc,
             self._pidfd,
-            self._wake_r,
+            wake,
             closed=lambda: self._closed,
             next_due=self._next_due,
             on_data=lambda data: self._on_pty(data),  # tests wrap _on_pty

@@ -118,7 +118,9 @@ def implementation(environ: dict[str, str] | None = None) -> ModuleType:
     """The chosen implementation module (imported on demand: psutil is only
     needed where the portable one is used)."""
     if use_procfs(environ):
-        from . import procfs as impl
-    else:
-        from . import portable as impl
-    return impl
+        from . import procfs
+
+        return procfs
+    from . import portable
+
+    return portable

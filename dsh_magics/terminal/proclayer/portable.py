@@ -32,7 +32,7 @@ import subprocess
 import time
 
 try:
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 except ImportError as e:  # pragma: no cover - psutil is installed where tests run
     raise ImportError(
         "dsh-magics needs psutil where /proc is missing (or with DSH_MAGICS_PROCFS=0): "

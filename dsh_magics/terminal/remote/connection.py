@@ -9,7 +9,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ptyprocess import PtyProcess
+from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ...errors import InvalidArgument, ShellExited, TargetUnreachable
 from .. import procs, reader
@@ -19,6 +19,7 @@ from ..result import (
     SHELL_EXITED,
 )
 from . import inband
+from .state import RemoteState
 
 # One long-lived thread forks every client, so PR_SET_PDEATHSIG (set in the
 # child) fires only when this process dies, not when a short-lived caller
@@ -35,7 +36,7 @@ def _child_setup() -> None:
         pass
 
 
-class Connection:
+class Connection(RemoteState):
     """Lifecycle half of :class:`.remote_terminal.RemoteTerminal` (state lives there)."""
 
     def _start(self) -> None:

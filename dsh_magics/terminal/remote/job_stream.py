@@ -12,6 +12,7 @@ from ..result import COMPLETED, INTERRUPTED
 from . import inband
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 from .keyboard import LAUNCH_HOLD_S
+from .state import RemoteState
 
 UNSENT_SIGINT_NOTE = (
     "the shell aborted the job's line after a SIGINT the engine did not send "
@@ -19,7 +20,7 @@ UNSENT_SIGINT_NOTE = (
 )
 
 
-class JobStream:
+class JobStream(RemoteState):
     """Marker half of :class:`.remote_terminal.RemoteTerminal` (state lives there)."""
 
     def _on_pty(self, data: bytes) -> None:

@@ -9,6 +9,7 @@ import time
 from ... import jobs
 from ...errors import NotRunning, ShellExited
 from .. import interaction
+from .state import RemoteState
 
 INTERRUPT_CHAR = b"\x03"
 LAUNCH_HOLD_S = 0.05
@@ -16,7 +17,7 @@ LAUNCH_HOLD_S = 0.05
 BEGIN_WAIT_S = 1.0
 
 
-class Keyboard:
+class Keyboard(RemoteState):
     """Input half of :class:`.remote_terminal.RemoteTerminal` (state lives there)."""
 
     def interrupt(self) -> jobs.Job | None:

@@ -12,8 +12,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ptyprocess import PtyProcess
-
 from ... import jobs
 from ...errors import InvalidArgument, SessionBusy, ShellExited
 from ..cleaner import Cleaner
@@ -64,32 +62,33 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         self._ring = Ring(config.max_lines)
         self._cleaner = Cleaner()
         self._scanner = inband.Scanner()
-        self._running: Running | None = None
-        self._cwd: str | None = cwd
+        self._running = None
+        self._cwd = cwd
         self._output_seq = 0
         self._dead = False
         self._closed = False
-        self._exit_code: int | None = None
-        self._exit_signal: int | None = None
-        self._ready_nonce: str | None = new_nonce()
-        self._ready_status: int | None = None
+        self._exit_code = None
+        self._exit_signal = None
+        self._ready_nonce = new_nonce()
+        self._ready_status = None
         self._ready = threading.Event()
         self._token = secrets.token_hex(16)
         self._startup_raw = bytearray()  # what the client printed before the shell was ready
-        self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
-        self._held: list[bytes] = []
+        self._echo_nonce = None  # typed with this nonce; held data may be its echo
+        self._held = []
         self._resync_echo = False
-        self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
-        self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
-        self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
+        self._pipestatus = None  # the last job's, restored at the next
+        self._debug_trap = None  # the user's DEBUG trap, lifted at the last job's end
+        self._trap_text = None  # collecting `trap -p DEBUG` between T and U
         self._aborted = False  # the last job's line was cut short (next job's $? is 130)
         self._tail = bytearray()  # the last bytes after the last marker: the client's last words
-        self._proc: PtyProcess | None = None
-        self._pidfd: int | None = None
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        self._settled: list[tuple[jobs.Job, str, Result]] = []
-        self._reader: threading.Thread | None = None
+        self._proc = None
+        self._pidfd = None
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        self._wake_r, self._wake_w = wake_r, wake_w
+        self._settled = []
+        self._reader = None
         self._start()
 
     @property
@@ -147,7 +146,7 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
                     job_id=self._running.job.id,
                 )
             nonce, end_nonce = new_nonce(), new_nonce()
-            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
+            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=self._cancel)
             self._running = Running(
                 job=job,
                 command=command,
@@ -179,6 +178,9 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         except ShellExited:
             pass  # the reader notices the client's exit and settles the job
         return job
+
+    def _cancel(self, job: jobs.Job) -> None:
+        self.interrupt()
 
     def snapshot(self, job: jobs.Job) -> Result:
         if job.done:
