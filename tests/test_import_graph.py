@@ -77,18 +77,11 @@ def test_a_cycle_is_found() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-# Cycles still to be undone (issue 21): the process layer's import-time
-# rebinding, the local terminal's loose keyboard/shell_end functions, and the
+# Cycles still to be undone (issue 21): the local terminal's loose keyboard/shell_end functions, and the
 # harness catalog. Each entry must still be a cycle (remove it once undone);
 # nothing else may be one.
 KNOWN_CYCLES = [
     {"dsh_magics.harness", "dsh_magics.harness.catalog", "dsh_magics.harness.schema_matrix"},
-    {
-        "dsh_magics.terminal.proclayer",
-        "dsh_magics.terminal.proclayer.portable",
-        "dsh_magics.terminal.proclayer.procfs",
-        "dsh_magics.terminal.procs",
-    },
     {"dsh_magics.terminal.keyboard", "dsh_magics.terminal.shell_end", "dsh_magics.terminal.terminal"},
 ]
 

@@ -371,16 +371,12 @@ def set_echo(fd: int, on: bool) -> bool:
 def tty_path(shell_pid: int) -> str | None:
     """The terminal device of a shell (its controlling terminal), e.g.
     ``/dev/pts/3``: what a process reading our terminal has open."""
-    return procs.tty_path(shell_pid)
-
-
-#: Direct children of a pid, from the process layer (tests walk the tree with it).
-_children = procs.children
+    return procs.LAYER.tty_path(shell_pid)
 
 
 def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) -> int | None:
     """The process of the terminal's foreground group that waits for it, or
-    None (asked of the process layer: ``procs.tty_waiter``). The shell itself
+    None (asked of the process layer: ``procs.LAYER.tty_waiter``). The shell itself
     counts only when the foreground group is the shell's and
     ``shell_reads_job_input(shell_pid)`` says its read is a job's (a builtin
     ``read``), which the caller decides (see :func:`detect`)."""
@@ -390,7 +386,7 @@ def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) ->
         return None
     if tty is None:
         tty = tty_path(shell_pid)
-    return procs.tty_waiter(shell_pid, fg, tty)
+    return procs.LAYER.tty_waiter(shell_pid, fg, tty)
 
 
 def detect(
@@ -419,7 +415,7 @@ def detect(
         return None
     prompt = partial[-MAX_PROMPT_CHARS:] if partial else ""
     return AwaitingInput(
-        pid=reader, name=procs.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
+        pid=reader, name=procs.LAYER.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
     )
 
 

@@ -110,7 +110,7 @@ class Interrupter:
 
         While bash is still forking the members of a pipeline (or a member
         has not ``exec``-ed yet), a Ctrl-C can miss one of them (see
-        ``procs.command_launched``). So the signal is held back, re-checked
+        ``procs.LAYER.command_launched``). So the signal is held back, re-checked
         every ``LAUNCH_POLL_S``, for at most ``LAUNCH_GRACE_S``: a shell
         busy with a builtin loop or reading a terminal never waits, and a
         subshell never ``exec``-s; they get the signal then.
@@ -136,7 +136,7 @@ class Interrupter:
         handlers): if the job still runs a moment later, the group of that
         moment gets one more SIGINT (tests/reliability/test_interrupt_race.py),
         unless a member of the group it went to may have caught it
-        (``procs.sigint_taken``): then a second one would be a second
+        (``procs.LAYER.sigint_taken``): then a second one would be a second
         Ctrl-C (tests/reliability/test_one_ctrl_c.py).
         """
         st = run.intr
@@ -152,7 +152,7 @@ class Interrupter:
         st.sent_pgrp = pgrp
         # Looked at after the kill: a member seen then as a copy of the shell,
         # or without a handler, had not caught it when it was sent.
-        st.taken = procs.sigint_taken(self._pid, pgrp)
+        st.taken = procs.LAYER.sigint_taken(self._pid, pgrp)
         st.early = not run.saw_begin or now - (run.begin_at or now) < EARLY_S
         self._schedule(st, Phase.VERIFY, VERIFY_AFTER_S)
 
@@ -168,7 +168,7 @@ class Interrupter:
             pgrp = os.tcgetpgrp(self._fd)
         except OSError:
             return None, None
-        launched = procs.command_launched(self._pid, pgrp)
+        launched = procs.LAYER.command_launched(self._pid, pgrp)
         try:
             own = os.getpgid(self._pid)
         except OSError:

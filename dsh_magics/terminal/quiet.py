@@ -48,7 +48,7 @@ class QuietState:
     at: float | None = None  # when to check next
     fast: int = 0  # quick re-checks left after a prompt hint
     tries: int = 0  # slow re-checks used
-    verdict: str | None = None  # what ``procs.input_state`` said last (tests look)
+    verdict: str | None = None  # what ``procs.LAYER.input_state`` said last (tests look)
     reader: tuple[int, str] | None = None  # (pid, name) reading the terminal
     unsent_sigint: bool = False  # the line ended by a SIGINT the engine did not send
 
@@ -102,14 +102,14 @@ def check(
     so the shell's executable and argv are compared with ``identity``. A job
     whose command has the terminal is left alone unless one of its processes
     reads the terminal (a password prompt). When the shell itself sits in a
-    read of its own top-level input (``procs.input_state``), the job's line
+    read of its own top-level input (``procs.LAYER.input_state``), the job's line
     was abandoned (a SIGINT the engine did not send); a read of the terminal
     through another file (``read x </dev/tty``) is a job waiting for input,
     never fed a probe (tests/terminal/test_quiet_check.py).
     """
     state.at = None
     if identity is not None:
-        now_is = procs.identity(shell_pid)
+        now_is = procs.LAYER.identity(shell_pid)
         if now_is is not None and now_is != identity:
             return Verdict.REPLACED
     if probe_pending:
@@ -122,7 +122,7 @@ def check(
         # read, select, poll or epoll on the terminal only (interaction.detect)
         reader = interaction.foreground_reader(shell_pid, pty_fd, tty)
         return Verdict.LATER if reader is None else _waiting(state, reader)
-    verdict = procs.input_state(shell_pid)
+    verdict = procs.LAYER.input_state(shell_pid)
     state.verdict = verdict
     if verdict == procs.BUSY_OR_UNKNOWN:
         return Verdict.LATER
@@ -133,5 +133,5 @@ def check(
 
 def _waiting(state: QuietState, reader: int) -> Verdict:
     first = state.reader is None
-    state.reader = (reader, procs.command_name(reader))
+    state.reader = (reader, procs.LAYER.command_name(reader))
     return Verdict.WAITING if first else Verdict.STILL_WAITING

@@ -134,7 +134,7 @@ class Terminal:
             )
             raise ShellExited(why, session_id=self.session_id)
         unlink(setup)
-        self._identity = procs.identity(self._proc.pid)
+        self._identity = procs.LAYER.identity(self._proc.pid)
         self._gate.unlink()  # the shell has both gates open by now
         self._tty = interaction.tty_path(self._proc.pid)
         if self._pidfd is not None:
@@ -328,7 +328,7 @@ class Terminal:
     def cwd(self) -> str:
         """The shell's current directory, read live from /proc (also while busy)."""
         if not self._dead and self._proc is not None:
-            path = procs.cwd(self._proc.pid)
+            path = procs.LAYER.cwd(self._proc.pid)
             if path is not None:
                 return path
         return self._cwd

@@ -190,7 +190,7 @@ def test_terminal_reader(
             10,
         )
         if reads:
-            found = wait_until(lambda: procfs.terminal_reader(pid, _fg(term)), 10)
+            found = wait_until(lambda: procfs.tty_waiter(pid, _fg(term), procfs.tty_path(pid)), 10)
             assert portable.terminal_reader(pid, _fg(term)) == found
             assert portable.command_name(found) in (
                 "python3",
@@ -201,7 +201,7 @@ def test_terminal_reader(
                 "dash",
             )
         else:
-            assert procfs.terminal_reader(pid, _fg(term)) is None
+            assert procfs.tty_waiter(pid, _fg(term), procfs.tty_path(pid)) is None
             assert portable.terminal_reader(pid, _fg(term)) is None
     finally:
         _interrupt(reg, "reader", job.id)
@@ -262,8 +262,8 @@ def test_the_prompt_count_is_taken_at_the_prompt(
     descriptors, not four) is then never taken for the prompt."""
     from dsh_magics.terminal import procs
 
-    monkeypatch.setattr(procs, "identity", portable.identity)
-    monkeypatch.setattr(procs, "input_state", portable.input_state)
+    monkeypatch.setattr(procs.LAYER, "identity", portable.identity)
+    monkeypatch.setattr(procs.LAYER, "input_state", portable.input_state)
     reg = Registry(login=False)
     try:
         for i in range(8):

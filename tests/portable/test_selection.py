@@ -29,12 +29,11 @@ def test_choice_from_the_environment() -> None:
 
 def test_both_layers_offer_the_same_functions() -> None:
     names = [n for n in vars(proclayer.ProcessLayer) if not n.startswith("_")]
-    assert len(names) == 12, names
+    assert len(names) == 11, names
     for name in names:
         assert callable(getattr(procfs, name)) and callable(getattr(portable, name)), name
-        # ``procs`` binds one of the two; ``procfs`` always keeps the /proc one.
-        assert getattr(procs, name) in (getattr(procfs, name), getattr(portable, name))
-        assert getattr(procfs, name) is procs.PROCFS[name]
+    # ``procs`` picks one of the two, whole.
+    assert procs.LAYER in (procfs, portable)
     assert (procs.TOP_LEVEL, procs.TTY_READ_ELSEWHERE, procs.BUSY_OR_UNKNOWN) == (
         proclayer.TOP_LEVEL,
         proclayer.TTY_READ_ELSEWHERE,
@@ -52,7 +51,7 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
         "from dsh_magics.terminal import Registry, procs\n"
         "r = Registry(login=False)\n"
         "r.attach('sel')\n"
-        "print(procs.input_state.__module__, procs.kill_tree.__module__, flush=True)\n"
+        "print(procs.LAYER.__name__, procs.kill_tree.__module__, flush=True)\n"
         "sys.stdin.readline()\n"
         "r.close_all()\n"
     )

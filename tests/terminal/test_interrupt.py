@@ -104,8 +104,8 @@ def test_a_bash_script_is_a_launched_command_that_may_take_sigint(reg, tmp_path)
     pid = reg.attach("s").pid
     job = reg.exec("s", f"bash {script}")
     wait_until(lambda: "first\n" in reg.result(job.id).output, 10)
-    wait_until(lambda: procs.command_launched(pid, _foreground_group(pid)) is True, 10, msg="never launched")
-    assert procs.sigint_taken(pid, _foreground_group(pid)) is True
+    wait_until(lambda: procs.LAYER.command_launched(pid, _foreground_group(pid)) is True, 10, msg="never launched")
+    assert procs.LAYER.sigint_taken(pid, _foreground_group(pid)) is True
     reg.interrupt("s")
     wait_until(lambda: "caught" in reg.result(job.id).output, 10)
     assert not job.done  # the trap caught it; the script runs on (closed with the registry)

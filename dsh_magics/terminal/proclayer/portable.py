@@ -39,7 +39,7 @@ except ImportError as e:  # pragma: no cover - psutil is installed where tests r
         "pip install psutil"
     ) from e
 
-from . import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from .layer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 
 #: Sleep channels of a process blocked reading a terminal.
 TTY_READ_WCHANS = frozenset({"ttyin", "n_tty_read", "wait_woken"})
@@ -272,6 +272,16 @@ def command_name(pid: int) -> str:
 def cwd(pid: int) -> str | None:
     try:
         return psutil.Process(pid).cwd() or None
+    except (psutil.Error, OSError):
+        return None
+
+
+def tty_path(shell_pid: int) -> str | None:
+    """The shell's controlling terminal, as psutil reports it. Right after a
+    spawn it may still be None (the child has not taken its terminal yet);
+    the engine asks once the shell has answered its ready probe."""
+    try:
+        return psutil.Process(shell_pid).terminal() or None
     except (psutil.Error, OSError):
         return None
 

@@ -1,17 +1,230 @@
-"""The ``/proc`` process layer: the engine's own probes, as written in
-``procs`` (tree, tokens, liveness, and what the shell and its foreground
-group are doing), plus the probe of a process waiting for typed input
-(:func:`tty_waiter`: ``read``, ``select``, ``poll`` or ``epoll`` on the
-terminal, from ``/proc/<pid>/syscall``, ``fd``, ``fdinfo`` and ``mem``).
-Linux only. ``procs.PROCFS`` holds them before ``procs`` binds the portable
-answers in their place (``DSH_MAGICS_PROCFS=0``), so the names here are the
-/proc ones whichever layer the engine uses.
-"""
+"""The ``/proc`` process layer (Linux): the process tree, tokens and
+liveness, what the shell and its foreground group are doing
+(``/proc/<pid>/syscall``, ``kcmp``, ``SigCgt``), and the probe of a process
+waiting for typed input (``read``, ``select``, ``poll`` or ``epoll`` on the
+terminal, from ``/proc/<pid>/syscall``, ``fd``, ``fdinfo`` and ``mem``)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import struct
+
+from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOP_LEVEL, TTY_READ_ELSEWHERE
+
+_PROC = "/proc"
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, ppid) of a process, or None if it is gone."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    rest = data[data.rfind(b")") + 2 :].split()
+    try:
+        return rest[0].decode(), int(rest[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir(_PROC) if name.isdigit()]
+
+
+def descendants(root: int) -> list[int]:
+    """Every live descendant of ``root`` (not including it), parents first."""
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids():
+        st = _stat(pid)
+        if st is not None:
+            children.setdefault(st[1], []).append(pid)
+    out: list[int] = []
+    queue = [root]
+    while queue:
+        pid = queue.pop(0)
+        for child in children.get(pid, ()):
+            out.append(child)
+            queue.append(child)
+    return out
+
+
+def tagged(token: str) -> list[int]:
+    """Processes whose environment carries ``DSH_MAGICS_TOKEN=<token>``."""
+    needle = f"DSH_MAGICS_TOKEN={token}".encode()
+    me = os.getpid()
+    out = []
+    for pid in _all_pids():
+        if pid == me:
+            continue
+        try:
+            with open(f"{_PROC}/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            out.append(pid)
+    return out
+
+
+def alive(pid: int) -> bool:
+    """True if the process exists and is not a zombie."""
+    st = _stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
+
+
+_SYSCALLS = {"x86_64": (0, 312, 61), "aarch64": (63, 272, 260)}  # (read, kcmp, wait4) per machine
+_READ_NR, _KCMP_NR, _WAIT4_NR = _SYSCALLS.get(os.uname().machine, (None, None, None))
+_KCMP_FILE = 0
+_libc: ctypes.CDLL | None = None
+
+
+
+def identity(pid: int) -> tuple[str, bytes] | None:
+    """What the shell process is running (executable and argv), to notice
+    later that a command ``exec``-ed something else into its place: the pid
+    stays, so neither the pidfd nor a status change tells."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return exe, f.read()
+    except OSError:
+        return None
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid``."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def command_launched(pid: int, pgrp: int) -> bool | None:
+    """Has the shell finished starting its foreground command?
+
+    True once bash blocks in ``wait4`` (it waits only after every process of
+    a pipeline is forked and in its group) and none of its children in the
+    foreground group ``pgrp`` is still an un-``exec``-ed copy of the shell
+    (such a child still runs bash's own SIGINT handler, and loses the signal
+    when it then ``exec``-s). Until then a SIGINT to the foreground group can
+    miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
+    moment later reads EOF and exits 0, and the line carries on. A subshell
+    stays a copy of the shell for good; callers wait for it only briefly.
+    None when the machine is unknown or /proc cannot tell.
+    """
+    if _WAIT4_NR is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            if f.read().split(maxsplit=1)[:1] != [str(_WAIT4_NR).encode()]:
+                return False
+        shell = _cmdline(pid)
+    except OSError:
+        return None
+    for child in children(pid):
+        try:
+            if os.getpgid(child) == pgrp and _cmdline(child) == shell:
+                return False
+        except OSError:
+            continue  # gone already
+    return True
+
+
+def _cmdline(pid: int) -> bytes:
+    """argv as /proc has it. A forked copy of the shell shares the shell's
+    (``bash script.sh`` has the shell's executable, not its argv)."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
+def _catches_sigint(pid: int) -> bool:
+    """SIGINT has a handler in ``pid`` (its ``SigCgt`` mask)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        return True  # cannot tell: assume it may count a second one
+    return False
+
+
+def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+    """May a member of group ``pgrp`` (below the shell) have taken a SIGINT
+    just sent to it and lived on? Yes once a member is a program of its own
+    (not a forked copy of the shell: another argv) with a SIGINT handler.
+    A copy of the shell loses the signal when it ``exec``-s; a member with no
+    handler dies of it, and one more cannot make a second catch."""
+    try:
+        shell = _cmdline(shell_pid)
+    except OSError:
+        return True
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) != pgrp or _cmdline(pid) == shell:
+                continue
+        except OSError:
+            continue  # gone already
+        if _catches_sigint(pid):
+            return True
+    return False
+
+
+def command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def input_state(pid: int) -> str:
+    """Is the shell blocked reading its own terminal input at top level?
+
+    /proc/<pid>/syscall tells that it sleeps in ``read`` on fd 0. That alone
+    is not enough: a job running the builtin ``read x </dev/tty`` also reads
+    fd 0 of the same terminal, and a probe typed then would become that
+    read's input. Bash's top-level fd 0 is the very open file description
+    that fd ``INPUT_FD`` duplicates (set up once; the prompt guard restores
+    fd 0 from it), whereas ``</dev/tty`` opens a new one; ``kcmp`` compares
+    exactly that. Without ``kcmp`` (or on an unknown machine) the answer is
+    ``BUSY_OR_UNKNOWN``, so no probe is ever typed on a guess.
+    """
+    global _libc
+    if _READ_NR is None:
+        return BUSY_OR_UNKNOWN
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+    except OSError:
+        return BUSY_OR_UNKNOWN
+    if len(fields) < 2 or fields[0] != str(_READ_NR).encode() or int(fields[1], 16) != 0:
+        return BUSY_OR_UNKNOWN
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
+    except Exception:  # noqa: BLE001 - no kcmp: never guess
+        return BUSY_OR_UNKNOWN
+    if same == 0:
+        return TOP_LEVEL
+    return TTY_READ_ELSEWHERE if same > 0 else BUSY_OR_UNKNOWN
+
+
+
+def cwd(pid: int) -> str | None:
+    """Current directory of ``pid`` (without a `` (deleted)`` suffix), or None."""
+    try:
+        path = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    return path[: -len(" (deleted)")] if path.endswith(" (deleted)") else path
+
 
 # ----------------------------------------------------------------------------
 # a process waiting for typed input
@@ -215,20 +428,3 @@ def tty_waiter(shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
             return pid
         queue.extend(_children(pid))
     return None
-
-
-# Defined above before ``procs`` is imported: ``procs`` imports
-# ``tty_waiter`` and ``tty_path`` from here while it loads.
-from ..procs import PROCFS as _P  # noqa: E402
-
-alive = _P["alive"]
-children = _P["children"]
-command_launched = _P["command_launched"]
-command_name = _P["command_name"]
-cwd = _P["cwd"]
-descendants = _P["descendants"]
-identity = _P["identity"]
-input_state = _P["input_state"]
-sigint_taken = _P["sigint_taken"]
-tagged = _P["tagged"]
-terminal_reader = _P["terminal_reader"]
