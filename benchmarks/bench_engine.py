@@ -33,7 +33,8 @@ import time
 
 from ptyprocess import PtyProcess
 
-from dsh_magics.terminal import Registry, markers, shell
+from dsh_magics.terminal import Registry, shell
+from dsh_magics.terminal.core import markers
 
 
 class RawPty:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from .. import jobs
 from ..errors import NotRunning, SecretInput
 from . import interaction, procs, quiet, shell
-from .jobview import Running
-from .markers import new_nonce
+from .core.jobview import Running
+from .core.markers import new_nonce
 from .result import DEAD, SHELL_EXITED
 from .scratch import close_fd
 

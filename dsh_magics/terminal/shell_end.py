@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import procs, reader
+from . import procs
+from .core import reader
 from .result import DEAD, SHELL_EXITED
 from .scratch import close_fd
 

@@ -13,12 +13,14 @@ from typing import Any
 
 from .. import jobs
 from ..errors import InvalidArgument, SessionBusy, ShellExited
-from . import interaction, keyboard, procs, quiet, reader, shell, shell_end, watchdog
-from .cleaner import Cleaner
+from . import interaction, keyboard, procs, quiet, shell, shell_end, watchdog
 from .config import TerminalConfig
+from .core import reader
+from .core.cleaner import Cleaner
+from .core.jobview import Running, final_result, orphan_result, read_result, running_result
+from .core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
+from .core.ring import Ring
 from .interrupts import Interrupter
-from .jobview import Running, final_result, orphan_result, read_result, running_result
-from .markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
 from .result import (
     BUSY,
     COMPLETED,
@@ -29,7 +31,6 @@ from .result import (
     Result,
     TerminalInfo,
 )
-from .ring import Ring
 from .scratch import Scratch, close_fd, unlink
 
 Emit = Callable[[dict[str, Any]], None]

@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ...errors import InvalidArgument, ShellExited, TargetUnreachable
-from .. import procs, reader
-from ..cleaner import clean
+from .. import procs
+from ..core import reader
+from ..core.cleaner import clean
 from ..result import (
     DEAD,
     SHELL_EXITED,

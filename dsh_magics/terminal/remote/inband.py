@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from ..environment import QUIET_ENV
-from ..markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
+from ..core.environment import QUIET_ENV
+from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
 
 __all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
 

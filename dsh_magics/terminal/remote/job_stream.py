@@ -7,7 +7,7 @@ import signal
 import threading
 import time
 
-from ..jobview import Running, final_result
+from ..core.jobview import Running, final_result
 from ..result import COMPLETED, INTERRUPTED
 from . import inband
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce

@@ -14,9 +14,10 @@ from typing import Any
 
 from ... import jobs
 from ...errors import InvalidArgument, SessionBusy, ShellExited
-from ..cleaner import Cleaner
 from ..config import TerminalConfig
-from ..jobview import Running, orphan_result, read_result, running_result
+from ..core.cleaner import Cleaner
+from ..core.jobview import Running, orphan_result, read_result, running_result
+from ..core.ring import Ring
 from ..result import (
     BUSY,
     DEAD,
@@ -25,7 +26,6 @@ from ..result import (
     Result,
     TerminalInfo,
 )
-from ..ring import Ring
 from . import inband
 from .connection import Connection, _child_setup, _last_words, _spawner  # noqa: F401 - re-exported
 from .inband import new_nonce

@@ -12,12 +12,12 @@ from typing import Any
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ... import jobs
-from ..cleaner import Cleaner
 from ..config import TerminalConfig
-from ..jobview import Running
-from ..markers import MarkerScanner
+from ..core.cleaner import Cleaner
+from ..core.jobview import Running
+from ..core.markers import MarkerScanner
+from ..core.ring import Ring
 from ..result import Result
-from ..ring import Ring
 from .targets import Target
 
 Emit = Callable[[dict[str, Any]], None]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .. import jobs
-from ..errors import InvalidArgument
-from . import interaction
-from .interrupts import InterruptState
-from .quiet import QuietState
-from .result import ReadResult, Result
+from ... import jobs
+from ...errors import InvalidArgument
+from .. import interaction
+from ..interrupts import InterruptState
+from ..quiet import QuietState
+from ..result import ReadResult, Result
 from .ring import Ring
 
 
