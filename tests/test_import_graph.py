@@ -77,12 +77,10 @@ def test_a_cycle_is_found() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-# Cycles still to be undone (issue 21): the local terminal's loose keyboard/shell_end functions, and the
-# harness catalog. Each entry must still be a cycle (remove it once undone);
+# Cycles still to be undone: the harness catalog (outside the terminal engine). Each entry must still be a cycle (remove it once undone);
 # nothing else may be one.
 KNOWN_CYCLES = [
     {"dsh_magics.harness", "dsh_magics.harness.catalog", "dsh_magics.harness.schema_matrix"},
-    {"dsh_magics.terminal.keyboard", "dsh_magics.terminal.shell_end", "dsh_magics.terminal.terminal"},
 ]
 
 

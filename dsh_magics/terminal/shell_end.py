@@ -3,57 +3,41 @@ status, and settle the running job as SHELL_EXITED."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from . import procs
 from .core import reader
-from .result import DEAD, SHELL_EXITED
+from .core.jobcore import JobCore
+from .local_shell import LocalShell
+from .result import SHELL_EXITED
 from .scratch import close_fd
 
-if TYPE_CHECKING:
-    from .terminal import Terminal
 
-
-def on_shell_gone(term: Terminal, fd: int) -> None:
+def on_shell_gone(core: JobCore, transport: LocalShell, on_data: Callable[[bytes], None]) -> None:
     """The reader saw the shell exit (pidfd or EOF on the PTY)."""
     # Our slave descriptor would keep the master from reading EOF (and
     # the drain would wait out its deadline).
-    with term._lock:
-        tty_fd, term._tty_fd = term._tty_fd, None
+    with core.lock:
+        tty_fd, transport.tty_fd = transport.tty_fd, None
     close_fd(tty_fd)
-    reader.drain(fd, term._on_pty)
-    reap(term, timeout=2.0)
-    with term._lock:
-        code, sig, run = term._exit_code, term._exit_signal, term._running
+    reader.drain(transport.proc.fd, on_data)
+    reap(core, transport, timeout=2.0)
+    with core.lock:
+        code, sig, run = core.exit_code, core.exit_signal, core.running
         if run is not None:
             how = "exited" if sig is None else f"was killed by signal {sig}"
             note = f"the shell {how}; the next command starts a fresh shell"
-            term._finish(run, SHELL_EXITED, code, term._cwd, signal_no=sig, note=note)
+            core.finish(run, SHELL_EXITED, code, core.last_cwd, signal_no=sig, note=note)
     # Dead before the job settles: a caller woken by it may exec at once, and
     # must get a fresh shell, not this one (pinned by
     # tests/terminal/test_lifecycle.py::test_terminal_is_dead_when_its_job_settles_shell_exited).
-    mark_dead(term)
+    core.mark_dead()
 
 
-def reap(term: Terminal, timeout: float) -> None:
+def reap(core: JobCore, transport: LocalShell, timeout: float) -> None:
     """Collect the shell's exit status (so no zombie is left)."""
-    if term._proc is None or term._exit_code is not None:
+    if transport.proc is None or core.exit_code is not None:
         return
-    code, sig = procs.reap(term._proc, term._token, timeout)
-    with term._lock:
-        term._exit_code, term._exit_signal = code, sig
-
-
-def mark_dead(term: Terminal, note: str | None = None) -> None:
-    """The terminal is dead: settle its job, wake every waiter, say so once."""
-    with term._lock:
-        was_dead = term._dead
-        term._dead = True
-        run = term._running
-        if run is not None:
-            term._finish(run, SHELL_EXITED, term._exit_code, term._cwd, note=note or "the shell exited")
-        term._out_cond.notify_all()
-    term._deliver()
-    term._ready.set()
-    if not was_dead:
-        term._emit({"type": "terminal", "session_id": term.session_id, "status": DEAD})
+    code, sig = procs.reap(transport.proc, transport.token, timeout)
+    with core.lock:
+        core.exit_code, core.exit_signal = code, sig

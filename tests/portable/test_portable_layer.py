@@ -38,7 +38,7 @@ def _term(reg: Registry, session: str):  # type: ignore[no-untyped-def]
 
 
 def _fg(term) -> int:  # type: ignore[no-untyped-def]
-    return os.tcgetpgrp(term._proc.fd)
+    return os.tcgetpgrp(term.transport.proc.fd)
 
 
 def _idle_and_noted(term, portable: ModuleType, procfs: ModuleType) -> None:  # type: ignore[no-untyped-def]

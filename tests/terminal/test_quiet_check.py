@@ -66,10 +66,10 @@ def test_an_interrupt_the_engine_sent_has_no_such_note(reg: Registry) -> None:
 )
 def test_quiet_jobs_are_left_alone(reg: Registry, command: str, output: str) -> None:
     term = reg._terms.get("q-quiet") or None
-    before = term._quiet_checks if term is not None else 0
+    before = term.transport.quiet_checks if term is not None else 0
     res = _done(reg, "q-quiet", command)
     assert (res.status, res.exit_code, res.output, res.note) == ("completed", 0, output, None), res.to_dict()
-    assert reg._terms["q-quiet"]._quiet_checks > before, "the quiet spell was never checked"
+    assert reg._terms["q-quiet"].transport.quiet_checks > before, "the quiet spell was never checked"
 
 
 def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> None:
@@ -78,7 +78,7 @@ def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> Non
     reg.attach("q-tty")
     term = reg._terms["q-tty"]
     job = reg.exec("q-tty", "echo ready; read x </dev/tty; echo got=$x")
-    run = term._running
+    run = term.core.running
     assert run is not None
     wait_until(
         lambda: run.quiet.verdict == procs.TTY_READ_ELSEWHERE,
@@ -89,7 +89,7 @@ def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> Non
     # What the read gets is what someone types, not an engine probe. (Not an
     # interrupt here: its probe line can reach this read before its SIGINT
     # does, a separate limit of interrupt() for jobs that read the tty.)
-    os.write(term._proc.fd, b"typed-by-test\n")
+    os.write(term.transport.proc.fd, b"typed-by-test\n")
     res = reg.wait(job.id, timeout=10, on_input=False)
     # (the terminal echoes what is typed during a job, as a person's does)
     expected = "ready\ntyped-by-test\ngot=typed-by-test\n"

@@ -41,8 +41,8 @@ def test_a_quiet_command_gets_no_such_note(reg: Registry) -> None:
     job = reg.exec("quiet", "echo a; sleep 0.6; echo b")
     wait_until(lambda: "a" in reg.result(job.id).output, 10, msg="started")
     term = reg._terms["quiet"]
-    before = term._quiet_checks
-    wait_until(lambda: term._quiet_checks > before, 10, msg="a quiet check ran")
+    before = term.transport.quiet_checks
+    wait_until(lambda: term.transport.quiet_checks > before, 10, msg="a quiet check ran")
     assert reg.result(job.id).note is None
     res = reg.wait(job.id, timeout=10)
     assert (res.status, res.output, res.note) == ("completed", "a\nb\n", None)
