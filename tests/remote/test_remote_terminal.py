@@ -147,7 +147,7 @@ def _q(s: str) -> str:
 
 def test_events_and_read(term):
     events: list[dict] = []
-    term._emit = events.append
+    term.core.emit = events.append
     seq = term.output_seq
     job = term.exec("echo one; echo two")
     assert job.wait(10)
