@@ -126,6 +126,30 @@ def since_input(res: Result, rr: ReadResult, start_line: int, prompt: str) -> Re
 
 # ----------------------------------------------------------------------------
 # the record of who typed
+@dataclass(frozen=True)
+class Typing:
+    """What ``send`` was asked to type, as one value (text or a named key;
+    who typed it; whether it is secret)."""
+
+    text: str | None = None
+    key: str | None = None
+    enter: bool = True
+    source: str = "person"
+    caller: str | None = None
+    secret: bool = False
+    allow_secret: bool = True
+
+    def data(self) -> bytes:
+        return encode(self.text, enter=self.enter, key=self.key)
+
+    def record(self, hidden: bool = False) -> InputRecord:
+        """Its record (``hidden``: the job asks for hidden entry right now)."""
+        return InputRecord.make(
+            self.source, self.text, secret=self.key is None and (self.secret or hidden), key=self.key,
+            caller=self.caller, enter=self.enter,
+        )
+
+
 @dataclass
 class InputRecord:
     """One input sent to a job: who (``person`` through a magic or the panel,

@@ -7,7 +7,7 @@ import select
 import time
 
 from .. import jobs
-from ..errors import NotRunning, SecretInput
+from ..errors import SecretInput
 from . import interaction, procs, quiet, shell
 from .core.jobcore import JobCore
 from .core.jobview import Running
@@ -17,30 +17,14 @@ from .result import DEAD, SHELL_EXITED
 from .scratch import close_fd
 
 
-def send(
-    core: JobCore,
-    transport: LocalShell,
-    text: str | None,
-    *,
-    key: str | None,
-    enter: bool,
-    source: str,
-    caller: str | None,
-    secret: bool,
-    allow_secret: bool,
-) -> tuple[jobs.Job, int, str]:
+def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
     """:meth:`Terminal.send`: type into the running job's terminal."""
-    data = interaction.encode(text, enter=enter, key=key)
+    data = typing.data()
+    key = typing.key
     with core.lock:
-        run = core.running
-        if run is None or core.dead:
-            raise NotRunning(
-                f"session {core.session_id!r} runs no job: typed text would be a command "
-                "of the shell itself; start the program with exec first",
-                session_id=core.session_id,
-            )
+        run = core.input_run()
         hidden = run.echo_on and interaction.hidden_entry(transport.proc.fd)
-        if key is None and hidden and not allow_secret:
+        if key is None and hidden and not typing.allow_secret:
             raise SecretInput(
                 f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
                 "must answer it (%bash_send --secret, or the panel's password box); an agent "
@@ -48,9 +32,7 @@ def send(
                 session_id=core.session_id,
                 job_id=run.job.id,
             )
-        record = interaction.InputRecord.make(
-            source, text, secret=key is None and (secret or hidden), key=key, caller=caller, enter=enter
-        )
+        record = typing.record(hidden)
         run.inputs.append(record)
         run.awaiting = None
         run.quiet.reader = None

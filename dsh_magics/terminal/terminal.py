@@ -19,6 +19,7 @@ from .core import reader
 from .core.jobcore import JobCore
 from .core.jobview import Running
 from .core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
+from .core.terminal_base import TerminalBase
 from .interrupts import Interrupter
 from .local_shell import LocalShell
 from .result import (
@@ -27,8 +28,6 @@ from .result import (
     DEAD,
     IDLE,
     INTERRUPTED,
-    ReadResult,
-    Result,
     TerminalInfo,
 )
 from .scratch import Scratch, unlink
@@ -36,7 +35,7 @@ from .scratch import Scratch, unlink
 Emit = Callable[[dict[str, Any]], None]
 
 
-class Terminal:
+class Terminal(TerminalBase):
     """A shell for one session id. Use through :class:`Registry`."""
 
     def __init__(
@@ -151,24 +150,13 @@ class Terminal:
         self._scratch.remove()
 
     @property
-    def dead(self) -> bool:
-        return self.core.dead
-
-    @property
-    def closed(self) -> bool:
-        return self.core.closed
-
-    @property
     def pid(self) -> int | None:
         return self.transport.proc.pid if self.transport.proc is not None else None
 
     # ------------------------------------------------------------------
     # public operations
     def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command is empty")
+        command = self._checked(command)
         with self.core.lock:
             job = self.core.new_job(command, self._cancel)
             nonce, end_nonce = new_nonce(), new_nonce()
@@ -225,41 +213,11 @@ class Terminal:
             self.transport.poke()
             return run.job
 
-    def send(
-        self,
-        text: str | None = None,
-        *,
-        key: str | None = None,
-        enter: bool = True,
-        source: str = interaction.PERSON,
-        caller: str | None = None,
-        secret: bool = False,
-        allow_secret: bool = True,
-    ) -> tuple[jobs.Job, int, str]:
-        """Type into the running job's terminal, as a person at its keyboard.
-
-        Returns the job, the ring line number where output after the input
-        starts, and the unfinished line the input was typed onto (the prompt).
-        With no job running, typed text would become a command line of the
-        shell itself: NOT_RUNNING. ``allow_secret=False`` (the agent tools)
-        refuses text while the job asks for hidden entry, read from the
-        terminal at this very moment: SECRET_INPUT.
-        """
-        return keyboard.send(
-            self.core,
-            self.transport, text, key=key, enter=enter, source=source, caller=caller, secret=secret,
-            allow_secret=allow_secret,
-        )
+    def _type_in(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
+        return keyboard.send(self.core, self.transport, typing)
 
     def _cancel(self, job: jobs.Job) -> None:
         self.interrupt()
-
-    def snapshot(self, job: jobs.Job) -> Result:
-        """The job's result so far (final once the job has settled)."""
-        return self.core.snapshot(job, self.cwd)
-
-    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
-        return self.core.read(since, last)
 
     def info(self) -> TerminalInfo:
         with self.core.lock:
@@ -286,19 +244,6 @@ class Terminal:
             if path is not None:
                 return path
         return self.core.last_cwd or self._start_cwd
-
-    @property
-    def busy(self) -> bool:
-        return self.core.running is not None
-
-    @property
-    def output_seq(self) -> int:
-        return self.core.output_seq
-
-    def wait_output(self, after_seq: int, timeout: float | None) -> int:
-        """Block until output newer than ``after_seq`` arrives (or a job
-        settles, or the timeout passes); returns the current sequence number."""
-        return self.core.wait_output(after_seq, timeout)
 
     # ------------------------------------------------------------------
     # reader thread

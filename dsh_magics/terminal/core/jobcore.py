@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import jobs
-from ...errors import SessionBusy, ShellExited
+from ...errors import NotRunning, SessionBusy, ShellExited
 from ..result import DEAD, SHELL_EXITED, ReadResult, Result
 from .cleaner import Cleaner
 from .jobview import Running, final_result, orphan_result, read_result, running_result
@@ -91,6 +91,18 @@ class JobCore:
                 job_id=self.running.job.id,
             )
         return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller)
+
+    def input_run(self) -> Running:
+        """The running job, to type into (call with ``lock`` held); with none,
+        typed text would become a command of the shell itself: NOT_RUNNING."""
+        run = self.running
+        if run is None or self.dead:
+            raise NotRunning(
+                f"session {self.session_id!r} runs no job: typed text would be a command "
+                "of the shell itself; start the program with exec first",
+                session_id=self.session_id,
+            )
+        return run
 
     def begin(self, run: Running) -> None:
         self.running = run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ... import jobs
-from ...errors import NotRunning, ShellExited
+from ...errors import NotRunning
 from .. import interaction
 from ..core.jobcore import JobCore
 from .connection import Client
@@ -88,43 +88,23 @@ class RemoteKeyboard:
         self._client.type(text)
         return run.job
 
-    def send(
-        self,
-        text: str | None,
-        *,
-        key: str | None,
-        enter: bool,
-        source: str,
-        caller: str | None,
-        secret: bool,
-    ) -> tuple[jobs.Job, int, str]:
+    def send(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
         """Type into the running job's terminal, as the local engine's
         ``send`` does: returns the job, the ring line where output after the
         input starts, and the unfinished line it was typed onto. NOT_RUNNING
         with no job running. A remote terminal cannot see whether the job
-        asks for hidden entry (its echo flag is on the other side); ``secret``
-        keeps the text out of the record."""
+        asks for hidden entry (its echo flag is on the other side), so
+        ``allow_secret`` refuses nothing; ``secret`` keeps the text out of
+        the record."""
         core = self._core
-        data = interaction.encode(text, enter=enter, key=key)
-        record = interaction.InputRecord.make(
-            source, text, secret=key is None and secret, key=key, caller=caller, enter=enter
-        )
+        data, record = typing.data(), typing.record()
         with core.lock:
-            run = core.running
-            if run is None or core.dead:
-                raise NotRunning(
-                    f"session {core.session_id!r} runs no job: typed text would be a command "
-                    "of the shell itself; start the program with exec first",
-                    session_id=core.session_id,
-                )
+            run = core.input_run()
             run.inputs.append(record)
             start_line, prompt, job = core.ring.next_line, core.ring.partial, run.job
-        if key == "ctrl-c":
+        if typing.key == "ctrl-c":
             self.interrupt()  # with its hold early in a job (see interrupt)
         else:
             self._client.type(data.decode("utf-8", "surrogateescape"))
         core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
         return job, start_line, prompt
-
-
-__all__ = ["BEGIN_WAIT_S", "INTERRUPT_CHAR", "RemoteKeyboard", "ShellExited"]

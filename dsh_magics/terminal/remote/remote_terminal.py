@@ -18,7 +18,8 @@ from .. import interaction
 from ..config import TerminalConfig
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
-from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, ReadResult, Result, TerminalInfo
+from ..core.terminal_base import TerminalBase
+from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband
 from .connection import Client, last_words
 from .job_stream import InbandStream
@@ -26,7 +27,7 @@ from .keyboard import RemoteKeyboard
 from .targets import Target
 
 
-class RemoteTerminal:
+class RemoteTerminal(TerminalBase):
     """A shell for one session id on a :class:`Target`. Use through the registry."""
 
     def __init__(
@@ -145,14 +146,6 @@ class RemoteTerminal:
     # ------------------------------------------------------------------
     # state
     @property
-    def dead(self) -> bool:
-        return self.core.dead
-
-    @property
-    def closed(self) -> bool:
-        return self.core.closed
-
-    @property
     def pid(self) -> int | None:
         """The local client's pid (ssh, docker, kubectl, or the cmd: program)."""
         return self.client.pid
@@ -162,29 +155,13 @@ class RemoteTerminal:
         """The remote shell's cwd as of the last job's end (not live while busy)."""
         return self.core.last_cwd
 
-    @property
-    def busy(self) -> bool:
-        return self.core.running is not None
-
-    @property
-    def running_job(self) -> jobs.Job | None:
-        run = self.core.running
-        return run.job if run else None
-
-    @property
-    def output_seq(self) -> int:
-        return self.core.output_seq
-
     # ------------------------------------------------------------------
     # public operations
     def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
         """Start ``command``. With ``tty`` its stdin is the terminal (type to
         it with :meth:`type_input`) and the terminal echoes while it runs;
         otherwise stdin is /dev/null."""
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command is empty")
+        command = self._checked(command)
         # Enter on a terminal sends CR, which the terminal turns into a newline
         # (ICRNL), also inside quotes: as typed, every CR is a newline.
         command = command.replace("\r\n", "\n").replace("\r", "\n")
@@ -217,26 +194,8 @@ class RemoteTerminal:
     def type_input(self, data: bytes | str) -> jobs.Job:
         return self.keyboard.type_input(data)
 
-    def send(
-        self,
-        text: str | None = None,
-        *,
-        key: str | None = None,
-        enter: bool = True,
-        source: str = interaction.PERSON,
-        caller: str | None = None,
-        secret: bool = False,
-        allow_secret: bool = True,
-    ) -> tuple[jobs.Job, int, str]:
-        """Type into the running job's terminal (``RemoteKeyboard.send``);
-        ``allow_secret`` refuses nothing here: hidden entry cannot be seen."""
-        return self.keyboard.send(text, key=key, enter=enter, source=source, caller=caller, secret=secret)
-
-    def snapshot(self, job: jobs.Job) -> Result:
-        return self.core.snapshot(job, self.core.last_cwd)
-
-    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
-        return self.core.read(since, last)
+    def _type_in(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
+        return self.keyboard.send(typing)
 
     def info(self) -> TerminalInfo:
         core = self.core
@@ -254,6 +213,3 @@ class RemoteTerminal:
                 lines=core.ring.next_line,
                 target=str(self.target),
             )
-
-    def wait_output(self, after_seq: int, timeout: float | None) -> int:
-        return self.core.wait_output(after_seq, timeout)
