@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import ShellExited
 from . import interaction
 from .core.markers import new_nonce
+from .core.reader import WakePipe
 from .scratch import close_fd
 
 
@@ -23,10 +24,7 @@ class LocalShell:
         self.token = new_nonce()  # marks the shell's descendants (DSH_MAGICS_TOKEN)
         self.proc: Any = None  # the PtyProcess
         self.pidfd: int | None = None
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        self.wake_r: int | None = wake_r
-        self.wake_w: int | None = wake_w
+        self.wake = WakePipe()
         self.identity: tuple[str, bytes] | None = None  # exe and argv at the prompt
         self.gate: interaction.Gate | None = None
         self.tty: str | None = None  # the terminal's device path (/dev/pts/N)
@@ -52,13 +50,10 @@ class LocalShell:
 
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""
-        if self.wake_w is not None:
-            try:
-                os.write(self.wake_w, b"x")
-            except OSError:
-                pass
+        self.wake.poke()
 
     def close_fds(self) -> None:
-        for fd in (self.pidfd, self.wake_r, self.wake_w, self.tty_fd):
+        for fd in (self.pidfd, self.tty_fd):
             close_fd(fd)
-        self.pidfd = self.wake_r = self.wake_w = self.tty_fd = None
+        self.pidfd = self.tty_fd = None
+        self.wake.close()

@@ -47,9 +47,7 @@ class Terminal(TerminalBase):
         job_table: jobs.JobTable,
         emit: Emit | None = None,
     ) -> None:
-        self.session_id = session_id
-        self.config = config
-        self.created_at = time.time()
+        super().__init__(session_id, config)
         self._start_cwd = os.path.abspath(cwd or config.cwd or os.getcwd())
         self._scratch = Scratch()
         self.transport = LocalShell(session_id)
@@ -248,18 +246,16 @@ class Terminal(TerminalBase):
     # ------------------------------------------------------------------
     # reader thread
     def _read_loop(self) -> None:
-        wake = self.transport.wake_r
+        wake = self.transport.wake.r
         assert wake is not None
-        reader.loop(
-            self.transport.proc,
-            self.transport.pidfd,
-            wake,
+        handlers = reader.Handlers(
             closed=lambda: self.core.closed,
             next_due=self._next_due,
             on_data=lambda data: self._on_pty(data),  # tests wrap _on_pty
             on_due=self._on_due,
             on_gone=lambda: shell_end.on_shell_gone(self.core, self.transport, self._on_pty),
         )
+        reader.loop(self.transport.proc, self.transport.pidfd, wake, handlers)
 
     def _next_due(self) -> float | None:
         run = self.core.running

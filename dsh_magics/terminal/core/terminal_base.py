@@ -5,6 +5,8 @@ few operations that depend on it (``exec``, ``interrupt``, ``info``, ``close``,
 
 from __future__ import annotations
 
+import time
+
 from ... import jobs
 from ...errors import InvalidArgument
 from .. import interaction
@@ -14,10 +16,12 @@ from .jobcore import JobCore
 
 
 class TerminalBase:
-    session_id: str
-    config: TerminalConfig
-    created_at: float
     core: JobCore
+
+    def __init__(self, session_id: str, config: TerminalConfig) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.created_at = time.time()
 
     @property
     def cwd(self) -> str | None:

@@ -49,10 +49,7 @@ class Client:
         self._is_dead = is_dead
         self.proc: PtyProcess | None = None
         self.pidfd: int | None = None
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        self._wake_r: int | None = wake_r
-        self._wake_w: int | None = wake_w
+        self._wake = reader.WakePipe()
         self._reader: threading.Thread | None = None
         self._wlock = threading.Lock()
         self._reap_lock = threading.Lock()  # one waitpid at a time (reader vs close)
@@ -61,15 +58,7 @@ class Client:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
-    def spawn(
-        self,
-        *,
-        closed: Callable[[], bool],
-        next_due: Callable[[], float | None],
-        on_data: Callable[[bytes], None],
-        on_due: Callable[[], None],
-        on_gone: Callable[[], None],
-    ) -> None:
+    def spawn(self, handlers: reader.Handlers) -> None:
         """Start the client and the reader thread (TARGET_UNREACHABLE when
         the client program cannot start)."""
         argv = self.target.argv(login=self.config.login)
@@ -95,14 +84,11 @@ class Client:
             self.pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
             self.pidfd = None
-        wake = self._wake_r
+        wake = self._wake.r
         assert wake is not None
 
         def loop() -> None:
-            reader.loop(
-                proc, self.pidfd, wake, closed=closed, next_due=next_due, on_data=on_data, on_due=on_due,
-                on_gone=on_gone,
-            )
+            reader.loop(proc, self.pidfd, wake, handlers)
 
         self._reader = threading.Thread(target=loop, name=f"dsh-remote-{self.session_id}", daemon=True)
         self._reader.start()
@@ -132,11 +118,7 @@ class Client:
 
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""
-        if self._wake_w is not None:
-            try:
-                os.write(self._wake_w, b"x")
-            except OSError:
-                pass
+        self._wake.poke()
 
     def drain(self, on_data: Callable[[bytes], None]) -> None:
         """Every byte the client printed before it exited."""
@@ -159,13 +141,13 @@ class Client:
             self._reader.join(timeout=2.0)
 
     def close_fds(self) -> None:
-        for fd in (self.pidfd, self._wake_r, self._wake_w):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self.pidfd = self._wake_r = self._wake_w = None
+        if self.pidfd is not None:
+            try:
+                os.close(self.pidfd)
+            except OSError:
+                pass
+        self.pidfd = None
+        self._wake.close()
 
     def close_process(self) -> None:
         if self.proc is not None:

@@ -16,6 +16,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
+from ..core import reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
@@ -40,10 +41,8 @@ class RemoteTerminal(TerminalBase):
         job_table: jobs.JobTable,
         emit: Emit | None = None,
     ) -> None:
-        self.session_id = session_id
-        self.config = config
         self.target = target
-        self.created_at = time.time()
+        super().__init__(session_id, config)
         self.core = JobCore(
             session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
         )
@@ -56,11 +55,13 @@ class RemoteTerminal(TerminalBase):
     # lifecycle
     def _start(self, cwd: str | None) -> None:
         self.client.spawn(
-            closed=lambda: self.core.closed and self.core.dead,
-            next_due=self.keyboard.next_due,
-            on_data=self.stream.on_pty,
-            on_due=self.keyboard.send_held_interrupts,
-            on_gone=self._on_client_gone,
+            reader.Handlers(
+                closed=lambda: self.core.closed and self.core.dead,
+                next_due=self.keyboard.next_due,
+                on_data=self.stream.on_pty,
+                on_due=self.keyboard.send_held_interrupts,
+                on_gone=self._on_client_gone,
+            )
         )
         core = self.core
         try:
