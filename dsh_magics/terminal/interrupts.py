@@ -9,11 +9,10 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
 from . import procs
+from .core.run_state import InterruptState, Phase
 
 # How long an interrupt may be held back while bash forks a pipeline, and how
 # often it looks (tests/reliability/test_interrupt_race.py, pipeline cases).
@@ -23,28 +22,6 @@ LAUNCH_POLL_S = 0.002
 # signal may have fallen between fork and exec of its first command.
 VERIFY_AFTER_S = 0.1
 EARLY_S = 0.05
-
-
-class Phase(Enum):
-    IDLE = "idle"  # no interrupt asked for
-    AWAIT_BEGIN = "await_begin"  # asked while bash may still read the job's line
-    HOLD = "hold"  # waiting (briefly) until the command is fully launched
-    VERIFY = "verify"  # sent without proof it reached the command: look again once
-    SENT = "sent"  # delivered; nothing more to do
-
-
-@dataclass
-class InterruptState:
-    """Interrupt bookkeeping of one running job."""
-
-    requested: bool = False
-    phase: Phase = Phase.IDLE
-    due: float | None = None  # when the reader thread should call ``step``
-    hold_until: float | None = None
-    sent_pgrp: int | None = None
-    early: bool = False
-    taken: bool = False  # a member of the group it went to may have caught it
-    pending: int = 0  # remote: Ctrl-Cs held for the launch (typed once ``due`` passes)
 
 
 class _Run(Protocol):

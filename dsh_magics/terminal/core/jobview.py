@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from ... import jobs
 from ...errors import InvalidArgument
 from .. import interaction
-from ..interrupts import InterruptState
-from ..quiet import QuietState
 from ..result import ReadResult, Result
 from .ring import Ring
+from .run_state import InterruptState, QuietState
 
 
 @dataclass

@@ -10,15 +10,12 @@ from collections.abc import Callable
 
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
+from ..core.run_state import UNSENT_SIGINT_NOTE
 from ..result import COMPLETED, INTERRUPTED
 from . import inband
 from .connection import last_words
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 
-UNSENT_SIGINT_NOTE = (
-    "the shell aborted the job's line after a SIGINT the engine did not send "
-    "(a command in it died of SIGINT, or signalled the shell)"
-)
 LAUNCH_HOLD_S = 0.05
 """A Ctrl-C this soon after a job's begin marker waits until then (see RemoteKeyboard.interrupt)."""
 
