@@ -70,7 +70,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_is_read() -> None:
     graph = _graph()
     assert "dsh_magics.terminal.registry" in graph
-    assert "dsh_magics.terminal.terminal" in graph["dsh_magics.terminal.registry"]
+    assert "dsh_magics.terminal.local.terminal" in graph["dsh_magics.terminal.registry"]
 
 
 def test_a_cycle_is_found() -> None:

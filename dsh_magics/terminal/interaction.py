@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
-from . import procs
+from .local import procs
 
 if TYPE_CHECKING:
     from .result import ReadResult, Result

@@ -17,10 +17,10 @@ from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
+from .local.terminal import Terminal
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
-from .terminal import Terminal
 
 Listener = Callable[[dict[str, Any]], None]
 # What the registry holds: a local or a remote terminal (the same operations).

@@ -11,8 +11,8 @@ import pytest
 from ptyprocess import PtyProcess
 
 from dsh_magics.terminal import interaction as I
-from dsh_magics.terminal.proclayer import use_procfs
-from dsh_magics.terminal.proclayer.procfs import children
+from dsh_magics.terminal.local.proclayer import use_procfs
+from dsh_magics.terminal.local.proclayer.procfs import children
 from tests.conftest import wait_until
 
 #: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked

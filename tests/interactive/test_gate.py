@@ -10,7 +10,7 @@ import signal
 from ptyprocess import PtyProcess
 
 from dsh_magics.terminal import interaction as I
-from dsh_magics.terminal.proclayer.procfs import children
+from dsh_magics.terminal.local.proclayer.procfs import children
 from tests.conftest import wait_until
 
 

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from dsh_magics.terminal.local.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="compares with /proc")
@@ -260,7 +260,7 @@ def test_the_prompt_count_is_taken_at_the_prompt(
     ready probe, while the probe's printf may still hold a descriptor) notes
     exactly the prompt's count, and a tty job's ``read -s`` (three saved
     descriptors, not four) is then never taken for the prompt."""
-    from dsh_magics.terminal import procs
+    from dsh_magics.terminal.local import procs
 
     monkeypatch.setattr(procs.LAYER, "identity", portable.identity)
     monkeypatch.setattr(procs.LAYER, "input_state", portable.input_state)

@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from dsh_magics.terminal import Registry, Result, procs
+from dsh_magics.terminal import Registry, Result
+from dsh_magics.terminal.local import procs
 from tests.conftest import live_pids, wait_until
 
 

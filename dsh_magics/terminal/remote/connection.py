@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ...errors import ShellExited, TargetUnreachable
-from .. import procs
 from ..config import TerminalConfig
 from ..core import reader
 from ..core.cleaner import clean
+from ..local import procs
 from .targets import Target
 
 # One long-lived thread forks every client, so PR_SET_PDEATHSIG (set in the

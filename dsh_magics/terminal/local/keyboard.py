@@ -6,14 +6,15 @@ from __future__ import annotations
 import select
 import time
 
-from .. import jobs
-from ..errors import SecretInput
-from . import interaction, procs, quiet, shell
-from .core.jobcore import JobCore
-from .core.jobview import Running
-from .core.markers import new_nonce
+from ... import jobs
+from ...errors import SecretInput
+from .. import interaction
+from ..core.jobcore import JobCore
+from ..core.jobview import Running
+from ..core.markers import new_nonce
+from ..result import DEAD, SHELL_EXITED
+from . import procs, quiet, shell
 from .local_shell import LocalShell
-from .result import DEAD, SHELL_EXITED
 from .scratch import close_fd
 
 

@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
+from ..config import TerminalConfig
+from ..core import environment
+from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 from . import bash_version, procs
-from .config import TerminalConfig
-from .core import environment
-from .core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
 INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
 NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job

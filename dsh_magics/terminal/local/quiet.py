@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from enum import Enum
 
-from . import interaction, procs
-from .core.run_state import HINT_POLLS, QUIET_RETRIES, QUIET_S, UNSENT_SIGINT_NOTE, QuietState  # noqa: F401 - used as quiet.*
+from .. import interaction
+from ..core.run_state import HINT_POLLS, QUIET_RETRIES, QUIET_S, UNSENT_SIGINT_NOTE, QuietState  # noqa: F401 - used as quiet.*
+from . import procs
 
 # After an interrupt: covers a shell that gives no hint (replaced by a
 # program that neither exits nor prompts).

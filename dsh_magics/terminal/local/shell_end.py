@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..core import reader
+from ..core.jobcore import JobCore
+from ..result import SHELL_EXITED
 from . import procs
-from .core import reader
-from .core.jobcore import JobCore
 from .local_shell import LocalShell
-from .result import SHELL_EXITED
 from .scratch import close_fd
 
 

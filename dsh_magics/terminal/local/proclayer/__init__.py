@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-from ...errors import InvalidArgument
+from ....errors import InvalidArgument
 from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOP_LEVEL, TTY_READ_ELSEWHERE, ProcessLayer
 
 __all__ = [

@@ -9,10 +9,10 @@ import os
 import threading
 from typing import Any
 
-from ..errors import ShellExited
-from . import interaction
-from .core.markers import new_nonce
-from .core.reader import WakePipe
+from ...errors import ShellExited
+from .. import interaction
+from ..core.markers import new_nonce
+from ..core.reader import WakePipe
 from .scratch import close_fd
 
 

@@ -11,18 +11,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import jobs
-from ..errors import InvalidArgument, ShellExited
-from . import interaction, keyboard, procs, quiet, shell, shell_end, watchdog
-from .config import TerminalConfig
-from .core import reader
-from .core.jobcore import JobCore
-from .core.jobview import Running
-from .core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
-from .core.terminal_base import TerminalBase
-from .interrupts import Interrupter
-from .local_shell import LocalShell
-from .result import (
+from ... import jobs
+from ...errors import InvalidArgument, ShellExited
+from .. import interaction
+from ..config import TerminalConfig
+from ..core import reader
+from ..core.jobcore import JobCore
+from ..core.jobview import Running
+from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
+from ..core.terminal_base import TerminalBase
+from ..result import (
     BUSY,
     COMPLETED,
     DEAD,
@@ -30,6 +28,9 @@ from .result import (
     INTERRUPTED,
     TerminalInfo,
 )
+from . import keyboard, procs, quiet, shell, shell_end, watchdog
+from .interrupts import Interrupter
+from .local_shell import LocalShell
 from .scratch import Scratch, unlink
 
 Emit = Callable[[dict[str, Any]], None]
