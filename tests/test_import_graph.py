@@ -77,19 +77,6 @@ def test_a_cycle_is_found() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-# Cycles still to be undone: the harness catalog (outside the terminal engine). Each entry must still be a cycle (remove it once undone);
-# nothing else may be one.
-KNOWN_CYCLES = [
-    {"dsh_magics.harness", "dsh_magics.harness.catalog", "dsh_magics.harness.schema_matrix"},
-]
-
-
 def test_no_import_cycle_in_the_package() -> None:
-    graph = _graph()
-    for known in KNOWN_CYCLES:
-        inner = {m: graph[m] & known for m in known}
-        assert _cycle(inner) is not None, f"no longer a cycle, drop it from KNOWN_CYCLES: {sorted(known)}"
-        for m in known:  # cut the known cycle's edges, then look for any other
-            graph[m] = graph[m] - known
-    cycle = _cycle(graph)
+    cycle = _cycle(_graph())
     assert cycle is None, " -> ".join(cycle or [])

@@ -13,10 +13,12 @@ from .. import interaction
 from ..config import TerminalConfig
 from ..result import ReadResult, Result
 from .jobcore import JobCore
+from .transport import Transport
 
 
 class TerminalBase:
     core: JobCore
+    transport: Transport
 
     def __init__(self, session_id: str, config: TerminalConfig) -> None:
         self.session_id = session_id

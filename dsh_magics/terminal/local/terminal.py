@@ -51,7 +51,7 @@ class Terminal(TerminalBase):
         super().__init__(session_id, config)
         self._start_cwd = os.path.abspath(cwd or config.cwd or os.getcwd())
         self._scratch = Scratch()
-        self.transport = LocalShell(session_id)
+        self.transport: LocalShell = LocalShell(session_id)
         self.core = JobCore(
             session_id,
             config.max_lines,

@@ -46,15 +46,15 @@ class RemoteTerminal(TerminalBase):
         self.core = JobCore(
             session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
         )
-        self.client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        self.stream = InbandStream(self.core, self.client.type_later)
-        self.keyboard = RemoteKeyboard(self.core, self.client)
+        self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
+        self.stream = InbandStream(self.core, self.transport.type_later)
+        self.keyboard = RemoteKeyboard(self.core, self.transport)
         self._start(cwd)
 
     # ------------------------------------------------------------------
     # lifecycle
     def _start(self, cwd: str | None) -> None:
-        self.client.spawn(
+        self.transport.spawn(
             reader.Handlers(
                 closed=lambda: self.core.closed and self.core.dead,
                 next_due=self.keyboard.next_due,
@@ -65,7 +65,7 @@ class RemoteTerminal(TerminalBase):
         )
         core = self.core
         try:
-            self.client.type(self.stream.setup_text(cwd, self.session_id))
+            self.transport.type(self.stream.setup_text(cwd, self.session_id))
             ready = core.ready.wait(self.config.start_timeout)
         except BaseException:
             self.close()
@@ -98,39 +98,39 @@ class RemoteTerminal(TerminalBase):
                 return
             core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
-        if idle and self.client.pid is not None:
+        if idle and self.transport.pid is not None:
             # bash hangs up its jobs and exits; the client then exits alone.
             try:
-                self.client.type(inband.close_line())
+                self.transport.type(inband.close_line())
                 with core.out_cond:  # until the reader has seen the client exit (it alone reaps it)
                     core.out_cond.wait_for(lambda: core.dead, timeout=1.0)
             except ShellExited:
                 pass
-        self.client.kill_tree(grace=0.5)
+        self.transport.kill_tree(grace=0.5)
         self._reap(2.0)
         self._mark_dead(note="terminal closed")
-        self.client.join_reader()
-        self.client.close_fds()
-        self.client.close_process()
+        self.transport.join_reader()
+        self.transport.close_fds()
+        self.transport.close_process()
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:
             return
-        status = self.client.reap(timeout)
+        status = self.transport.reap(timeout)
         if status is not None:
             with self.core.lock:
                 self.core.exit_code, self.core.exit_signal = status
 
     def _mark_dead(self, note: str | None = None) -> None:
         self.core.mark_dead(note)
-        self.client.poke()
+        self.transport.poke()
 
     def _on_client_gone(self) -> None:
         """The local client exited: the connection dropped, the remote shell
         ended, or the client was killed. Keep every byte it printed (the job's
         output up to the drop, then the client's own message)."""
         core = self.core
-        self.client.drain(self.stream.on_pty)
+        self.transport.drain(self.stream.on_pty)
         self._reap(2.0)
         with core.lock:
             said = self.stream.client_gone()
@@ -149,7 +149,7 @@ class RemoteTerminal(TerminalBase):
     @property
     def pid(self) -> int | None:
         """The local client's pid (ssh, docker, kubectl, or the cmd: program)."""
-        return self.client.pid
+        return self.transport.pid
 
     @property
     def cwd(self) -> str | None:
@@ -183,7 +183,7 @@ class RemoteTerminal(TerminalBase):
         # Typed outside the terminal lock: a long command takes a while to go
         # through the client, and the reader must keep draining output.
         core.emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
-        self.client.type_quietly(text)  # on a dead client the reader settles the job
+        self.transport.type_quietly(text)  # on a dead client the reader settles the job
         return job
 
     def _cancel(self, job: jobs.Job) -> None:
