@@ -33,7 +33,9 @@ import time
 
 from ptyprocess import PtyProcess
 
-from dsh_magics.terminal import Registry, markers, shell
+from dsh_magics.terminal import Registry
+from dsh_magics.terminal.core import markers
+from dsh_magics.terminal.local import shell
 
 
 class RawPty:

@@ -305,11 +305,11 @@ class BashMagics(Magics):
                 job = self.registry.exec(session, command, tty=args.tty)
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
-                job = self.registry.latest_job(session)
-                if job is None or job is before:
+                started = self.registry.latest_job(session)
+                if started is None or started is before:
                     print("Interrupted before the command started.")
                     return None
-                return self._wait_streaming(job, None, interrupt_now=True)
+                return self._wait_streaming(started, None, interrupt_now=True)
             assert isinstance(job, jobs.Job)
             return self._wait_streaming(job, None)
         out = self.registry.exec(session, command, wait_ms=args.wait_ms, tty=args.tty)

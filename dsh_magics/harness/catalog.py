@@ -298,8 +298,8 @@ def check_drift(
     SHA-256 (exact text for live, stored facts for the model).  Tool sets are
     compared only for tools the catalog lists (a catalog may omit packages).
     """
-    from . import schema
     from .schema_diff import diff_views
+    from .views import schema
 
     cview = catalog_view(catalog)
     sview = (

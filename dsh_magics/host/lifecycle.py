@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
-from ..terminal import procs
+from ..terminal.local import procs
 from . import protocol as P
 from .runtime import (
     DEFAULT_NAME,

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors, jobs
-from ..terminal import Engine, Registry, Result, procs
+from ..terminal import Engine, Registry, Result
+from ..terminal.local import procs
 from . import protocol as P
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 

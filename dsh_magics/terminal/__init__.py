@@ -10,6 +10,7 @@ import builtins
 from .. import jobs
 from .api import Engine, JobLookup
 from .config import TerminalConfig
+from .local.terminal import Terminal
 from .registry import Registry, default_registry, set_default_registry, validate_session_id
 from .result import (
     BUSY,
@@ -23,7 +24,6 @@ from .result import (
     Result,
     TerminalInfo,
 )
-from .terminal import Terminal
 
 __all__ = [
     "BUSY",

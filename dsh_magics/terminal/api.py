@@ -9,7 +9,7 @@ import builtins
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from .. import jobs
+from ..jobs import Job
 from .config import TerminalConfig
 from .result import ReadResult, Result, TerminalInfo
 
@@ -22,13 +22,13 @@ Listener = Callable[[dict[str, Any]], None]
 class JobLookup(Protocol):
     """``engine.jobs``: the jobs an engine knows, newest last."""
 
-    def all(self) -> builtins.list[jobs.Job]: ...
+    def all(self) -> builtins.list[Job]: ...
 
-    def running(self, owner: str | None = None) -> builtins.list[jobs.Job]: ...
+    def running(self, owner: str | None = None) -> builtins.list[Job]: ...
 
-    def get(self, job_id: str) -> jobs.Job: ...
+    def get(self, job_id: str) -> Job: ...
 
-    def latest(self, owner: str | None = None) -> jobs.Job | None: ...
+    def latest(self, owner: str | None = None) -> Job | None: ...
 
     def __len__(self) -> int: ...
 
@@ -86,7 +86,7 @@ class Engine(Protocol):
     # -- jobs --------------------------------------------------------------
     def exec(
         self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
-    ) -> jobs.Job | Result:
+    ) -> Job | Result:
         """Start ``command`` (SESSION_BUSY if a job runs); its Job at once,
         or its Result if it settled within ``wait_ms`` milliseconds. Its
         stdin is /dev/null, or the terminal with ``tty=True`` (REPLs, y/N)."""
@@ -134,15 +134,15 @@ class Engine(Protocol):
         a live view asks for what it draws, not the whole retained output."""
         ...
 
-    def job(self, job_id: str) -> jobs.Job:
+    def job(self, job_id: str) -> Job:
         """The job with this id (NO_SUCH_JOB if unknown or long finished)."""
         ...
 
-    def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
+    def latest_job(self, session_id: str | None = None) -> Job | None:
         """The newest job (of one session, or of any)."""
         ...
 
-    def interrupt(self, session_id: str) -> jobs.Job | None:
+    def interrupt(self, session_id: str) -> Job | None:
         """Ctrl-C to the running job's process group; the job, or None if idle."""
         ...
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
-from . import procs
+from .local import procs
 
 if TYPE_CHECKING:
     from .result import ReadResult, Result
@@ -126,6 +126,30 @@ def since_input(res: Result, rr: ReadResult, start_line: int, prompt: str) -> Re
 
 # ----------------------------------------------------------------------------
 # the record of who typed
+@dataclass(frozen=True)
+class Typing:
+    """What ``send`` was asked to type, as one value (text or a named key;
+    who typed it; whether it is secret)."""
+
+    text: str | None = None
+    key: str | None = None
+    enter: bool = True
+    source: str = "person"
+    caller: str | None = None
+    secret: bool = False
+    allow_secret: bool = True
+
+    def data(self) -> bytes:
+        return encode(self.text, enter=self.enter, key=self.key)
+
+    def record(self, hidden: bool = False) -> InputRecord:
+        """Its record (``hidden``: the job asks for hidden entry right now)."""
+        return InputRecord.make(
+            self.source, self.text, secret=self.key is None and (self.secret or hidden), key=self.key,
+            caller=self.caller, enter=self.enter,
+        )
+
+
 @dataclass
 class InputRecord:
     """One input sent to a job: who (``person`` through a magic or the panel,
@@ -371,16 +395,12 @@ def set_echo(fd: int, on: bool) -> bool:
 def tty_path(shell_pid: int) -> str | None:
     """The terminal device of a shell (its controlling terminal), e.g.
     ``/dev/pts/3``: what a process reading our terminal has open."""
-    return procs.tty_path(shell_pid)
-
-
-#: Direct children of a pid, from the process layer (tests walk the tree with it).
-_children = procs.children
+    return procs.LAYER.tty_path(shell_pid)
 
 
 def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) -> int | None:
     """The process of the terminal's foreground group that waits for it, or
-    None (asked of the process layer: ``procs.tty_waiter``). The shell itself
+    None (asked of the process layer: ``procs.LAYER.tty_waiter``). The shell itself
     counts only when the foreground group is the shell's and
     ``shell_reads_job_input(shell_pid)`` says its read is a job's (a builtin
     ``read``), which the caller decides (see :func:`detect`)."""
@@ -390,7 +410,7 @@ def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) ->
         return None
     if tty is None:
         tty = tty_path(shell_pid)
-    return procs.tty_waiter(shell_pid, fg, tty)
+    return procs.LAYER.tty_waiter(shell_pid, fg, tty)
 
 
 def detect(
@@ -419,7 +439,7 @@ def detect(
         return None
     prompt = partial[-MAX_PROMPT_CHARS:] if partial else ""
     return AwaitingInput(
-        pid=reader, name=procs.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
+        pid=reader, name=procs.LAYER.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
     )
 
 

@@ -17,12 +17,14 @@ from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
+from .local.terminal import Terminal
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
-from .terminal import Terminal
 
 Listener = Callable[[dict[str, Any]], None]
+# What the registry holds: a local or a remote terminal (the same operations).
+AnyTerminal = Terminal | RemoteTerminal
 
 #: Kept for importers of the old name; the checks live in :mod:`.validation`.
 validate_session_id = V.session_id
@@ -37,7 +39,7 @@ class Registry:
             self.config = config.with_(**overrides)
         #: Where sessions opened without a target run (None: this machine).
         self.target: Target | None = parse_target(target)
-        self._terms: dict[str, Terminal] = {}
+        self._terms: dict[str, AnyTerminal] = {}
         self._lock = threading.RLock()
         self._starting: set[str] = set()
         self._started = threading.Condition(self._lock)
@@ -71,8 +73,8 @@ class Registry:
             return self._attach_remote(session_id, term, want, cwd, recreate)
         # A relative cwd is relative to where the shell is, or would start
         # (the configured cwd), never to this process's own directory.
-        if term is not None and not term.dead and current is None:
-            base = term.cwd
+        if term is not None and not term.dead and current is None and term.cwd is not None:
+            base = term.cwd  # a local terminal's live cwd (never None)
         else:
             base = self.config.cwd or os.getcwd()
         target = None
@@ -286,14 +288,14 @@ class Registry:
                 logging.getLogger(__name__).exception("registry listener failed")
 
     # -- internals ---------------------------------------------------------
-    def _term(self, session_id: str) -> Terminal:
+    def _term(self, session_id: str) -> AnyTerminal:
         V.session_id(session_id)
         term = self._terms.get(session_id)
         if term is None:
             raise NoSuchSession(f"no terminal for session {session_id!r}; attach or exec first")
         return term
 
-    def _get_or_start(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
+    def _get_or_start(self, session_id: str, cwd: str | None, target: Target | None = None) -> AnyTerminal:
         """Start the session's terminal unless it exists.
 
         The slot is reserved under the lock but the shell starts outside it:
@@ -330,7 +332,7 @@ class Registry:
         self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
         return term
 
-    def _replace(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
+    def _replace(self, session_id: str, cwd: str | None, target: Target | None = None) -> AnyTerminal:
         with self._lock:
             old = self._terms.pop(session_id, None)
         if old is not None:
@@ -339,9 +341,9 @@ class Registry:
             cwd = None
         return self._get_or_start(session_id, cwd, target)
 
-    def _new_terminal(self, session_id: str, cwd: str | None, target: Target | None = None) -> Terminal:
+    def _new_terminal(self, session_id: str, cwd: str | None, target: Target | None = None) -> AnyTerminal:
         if target is not None:
-            return RemoteTerminal(  # type: ignore[return-value]
+            return RemoteTerminal(
                 session_id, self.config, target, cwd=cwd, job_table=self.jobs, emit=self._emit
             )
         return Terminal(session_id, self.config, cwd=cwd, job_table=self.jobs, emit=self._emit)

@@ -11,7 +11,8 @@ import pytest
 from ptyprocess import PtyProcess
 
 from dsh_magics.terminal import interaction as I
-from dsh_magics.terminal.proclayer import use_procfs
+from dsh_magics.terminal.local.proclayer import use_procfs
+from dsh_magics.terminal.local.proclayer.procfs import children
 from tests.conftest import wait_until
 
 #: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
@@ -45,10 +46,10 @@ def _blocked_child(p: PtyProcess, name: str) -> int:
     """Wait until a process ``name`` under the shell sleeps in a syscall."""
 
     def find() -> int | None:
-        queue = I._children(p.pid)
+        queue = children(p.pid)
         while queue:
             pid = queue.pop(0)
-            queue.extend(I._children(pid))
+            queue.extend(children(pid))
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     stat = f.read()

@@ -10,6 +10,7 @@ import signal
 from ptyprocess import PtyProcess
 
 from dsh_magics.terminal import interaction as I
+from dsh_magics.terminal.local.proclayer.procfs import children
 from tests.conftest import wait_until
 
 
@@ -64,7 +65,7 @@ def test_typed_input_nobody_read_never_reaches_the_shell(bare_bash: PtyProcess, 
     tty = I.tty_path(bare_bash.pid)
     assert tty and tty.startswith("/dev/pts/")
     os.write(bare_bash.fd, b"sleep 30 </dev/null; echo after-$((6*7))\n")
-    sleeper = wait_until(lambda: I._children(bare_bash.pid), 10)[0]
+    sleeper = wait_until(lambda: children(bare_bash.pid), 10)[0]
     # typed while nothing reads the terminal: would run once sleep ends
     os.write(bare_bash.fd, f"touch {tmp_path}/leaked\n".encode())
     assert I.discard_typed_input(tty)

@@ -88,7 +88,7 @@ def test_ctrl_c_during_terminal_start_leaves_no_shell() -> None:
         me = str(os.getpid())
         kids = [p for p in os.listdir("/proc") if p.isdigit()
                 and (info := proc(p)) is not None and info[1] == me and info[0] != "Z"
-                and b"dsh_magics.terminal.watchdog" not in info[2]]
+                and b"dsh_magics.terminal.local.watchdog" not in info[2]]
         print("children:", len(kids))
         """
     )

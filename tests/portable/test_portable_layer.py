@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from dsh_magics.terminal.local.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="compares with /proc")
@@ -38,7 +38,7 @@ def _term(reg: Registry, session: str):  # type: ignore[no-untyped-def]
 
 
 def _fg(term) -> int:  # type: ignore[no-untyped-def]
-    return os.tcgetpgrp(term._proc.fd)
+    return os.tcgetpgrp(term.transport.proc.fd)
 
 
 def _idle_and_noted(term, portable: ModuleType, procfs: ModuleType) -> None:  # type: ignore[no-untyped-def]
@@ -190,7 +190,7 @@ def test_terminal_reader(
             10,
         )
         if reads:
-            found = wait_until(lambda: procfs.terminal_reader(pid, _fg(term)), 10)
+            found = wait_until(lambda: procfs.tty_waiter(pid, _fg(term), procfs.tty_path(pid)), 10)
             assert portable.terminal_reader(pid, _fg(term)) == found
             assert portable.command_name(found) in (
                 "python3",
@@ -201,7 +201,7 @@ def test_terminal_reader(
                 "dash",
             )
         else:
-            assert procfs.terminal_reader(pid, _fg(term)) is None
+            assert procfs.tty_waiter(pid, _fg(term), procfs.tty_path(pid)) is None
             assert portable.terminal_reader(pid, _fg(term)) is None
     finally:
         _interrupt(reg, "reader", job.id)
@@ -260,10 +260,10 @@ def test_the_prompt_count_is_taken_at_the_prompt(
     ready probe, while the probe's printf may still hold a descriptor) notes
     exactly the prompt's count, and a tty job's ``read -s`` (three saved
     descriptors, not four) is then never taken for the prompt."""
-    from dsh_magics.terminal import procs
+    from dsh_magics.terminal.local import procs
 
-    monkeypatch.setattr(procs, "identity", portable.identity)
-    monkeypatch.setattr(procs, "input_state", portable.input_state)
+    monkeypatch.setattr(procs.LAYER, "identity", portable.identity)
+    monkeypatch.setattr(procs.LAYER, "input_state", portable.input_state)
     reg = Registry(login=False)
     try:
         for i in range(8):

@@ -11,8 +11,8 @@ import psutil
 import pytest
 
 from dsh_magics.errors import InvalidArgument
-from dsh_magics.terminal import proclayer, procs
-from dsh_magics.terminal.proclayer import portable, procfs
+from dsh_magics.terminal.local import proclayer, procs
+from dsh_magics.terminal.local.proclayer import portable, procfs
 
 ON_PROC = os.path.exists("/proc/self/stat")
 
@@ -32,9 +32,8 @@ def test_both_layers_offer_the_same_functions() -> None:
     assert len(names) == 11, names
     for name in names:
         assert callable(getattr(procfs, name)) and callable(getattr(portable, name)), name
-        # ``procs`` binds one of the two; ``procfs`` always keeps the /proc one.
-        assert getattr(procs, name) in (getattr(procfs, name), getattr(portable, name))
-        assert getattr(procfs, name) is procs.PROCFS[name]
+    # ``procs`` picks one of the two, whole.
+    assert procs.LAYER in (procfs, portable)
     assert (procs.TOP_LEVEL, procs.TTY_READ_ELSEWHERE, procs.BUSY_OR_UNKNOWN) == (
         proclayer.TOP_LEVEL,
         proclayer.TTY_READ_ELSEWHERE,
@@ -49,10 +48,10 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
     the same setting in its otherwise clean environment."""
     code = (
         "import os, sys\n"
-        "from dsh_magics.terminal import Registry, procs\n"
+        "from dsh_magics.terminal import Registry\nfrom dsh_magics.terminal.local import procs\n"
         "r = Registry(login=False)\n"
         "r.attach('sel')\n"
-        "print(procs.input_state.__module__, procs.kill_tree.__module__, flush=True)\n"
+        "print(procs.LAYER.__name__, procs.kill_tree.__module__, flush=True)\n"
         "sys.stdin.readline()\n"
         "r.close_all()\n"
     )
@@ -66,11 +65,11 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
     )
     try:
         line = owner.stdout.readline().split()
-        assert line == ["dsh_magics.terminal.proclayer.portable", "dsh_magics.terminal.procs"], line
+        assert line == ["dsh_magics.terminal.local.proclayer.portable", "dsh_magics.terminal.local.procs"], line
         watchdogs = [
             p
             for p in psutil.Process(owner.pid).children()
-            if "dsh_magics.terminal.watchdog" in " ".join(p.cmdline())
+            if "dsh_magics.terminal.local.watchdog" in " ".join(p.cmdline())
         ]
         assert len(watchdogs) == 1, watchdogs
         assert watchdogs[0].environ().get("DSH_MAGICS_PROCFS") == "0"

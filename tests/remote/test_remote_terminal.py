@@ -17,7 +17,7 @@ from dsh_magics.errors import (
     TargetUnreachable,
 )
 from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.procs import alive
+from dsh_magics.terminal.local.procs import alive
 from tests.conftest import pids_with_env, ps_lines, wait_until
 from tests.remote.conftest import run
 
@@ -154,7 +154,7 @@ def _q(s: str) -> str:
 
 def test_events_and_read(term):
     events: list[dict] = []
-    term._emit = events.append
+    term.core.emit = events.append
     seq = term.output_seq
     job = term.exec("echo one; echo two")
     assert job.wait(10)

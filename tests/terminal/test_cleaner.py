@@ -1,4 +1,4 @@
-from dsh_magics.terminal.cleaner import Cleaner, clean
+from dsh_magics.terminal.core.cleaner import Cleaner, clean
 
 
 def test_strips_csi_osc_and_charset_sequences():

@@ -78,7 +78,7 @@ def test_no_sigint_to_our_own_group():
     import os
     import signal
 
-    from dsh_magics.terminal import interrupts
+    from dsh_magics.terminal.local import interrupts
 
     caught: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
@@ -89,3 +89,27 @@ def test_no_sigint_to_our_own_group():
     finally:
         signal.signal(signal.SIGINT, previous)
     assert caught == []
+
+
+def _foreground_group(shell_pid: int) -> int:
+    """The terminal's foreground group, as the shell's /proc stat reports it (tpgid)."""
+    with open(f"/proc/{shell_pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[5])
+
+
+def test_a_bash_script_is_a_launched_command_that_may_take_sigint(reg, tmp_path):
+    """``bash script.sh`` has the shell's executable but its own argv: it is a
+    launched command (so a Ctrl-C goes at once and is not re-sent), and with
+    its INT trap it may have taken a SIGINT (so none is sent twice)."""
+    from dsh_magics.terminal.local import procs
+
+    script = tmp_path / "loop.sh"
+    script.write_text("trap 'echo caught' INT\necho first\nwhile :; do sleep 0.1; done\n")
+    pid = reg.attach("s").pid
+    job = reg.exec("s", f"bash {script}")
+    wait_until(lambda: "first\n" in reg.result(job.id).output, 10)
+    wait_until(lambda: procs.LAYER.command_launched(pid, _foreground_group(pid)) is True, 10, msg="never launched")
+    assert procs.LAYER.sigint_taken(pid, _foreground_group(pid)) is True
+    reg.interrupt("s")
+    wait_until(lambda: "caught" in reg.result(job.id).output, 10)
+    assert not job.done  # the trap caught it; the script runs on (closed with the registry)

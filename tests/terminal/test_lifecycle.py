@@ -16,7 +16,7 @@ from .conftest import run
 
 
 def _token_of(reg: Registry, session: str) -> str:
-    return reg._terms[session]._token
+    return reg._terms[session].transport.token
 
 
 def test_exit_inside_command_settles_shell_exited_then_fresh_shell(fresh_reg):

@@ -1,4 +1,4 @@
-from dsh_magics.terminal.markers import Marker, MarkerScanner
+from dsh_magics.terminal.core.markers import Marker, MarkerScanner
 
 
 def _feed_all(chunks):

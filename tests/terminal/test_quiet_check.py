@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_magics.terminal import Registry, Result, procs
+from dsh_magics.terminal import Registry, Result
+from dsh_magics.terminal.local import procs
 from tests.conftest import Gate, live_pids, wait_until
 
 
@@ -70,9 +71,9 @@ def test_quiet_jobs_are_left_alone(reg: Registry, gate: Gate, tmp_path: Path, co
     flag = tmp_path / "flag"
     reg.attach("q-quiet")
     term = reg._terms["q-quiet"]
-    before = term._quiet_checks
+    before = term.transport.quiet_checks
     job = reg.exec("q-quiet", command.format(gate=gate.shell, flag=flag))
-    wait_until(lambda: term._quiet_checks > before, 10, msg="a quiet check of the quiet spell")
+    wait_until(lambda: term.transport.quiet_checks > before, 10, msg="a quiet check of the quiet spell")
     if "{gate}" in command:
         gate.open()
     else:
@@ -87,7 +88,7 @@ def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> Non
     reg.attach("q-tty")
     term = reg._terms["q-tty"]
     job = reg.exec("q-tty", "echo ready; read x </dev/tty; echo got=$x")
-    run = term._running
+    run = term.core.running
     assert run is not None
     wait_until(
         lambda: run.quiet.verdict == procs.TTY_READ_ELSEWHERE,
@@ -98,7 +99,7 @@ def test_a_job_reading_the_terminal_is_never_fed_the_probe(reg: Registry) -> Non
     # What the read gets is what someone types, not an engine probe. (Not an
     # interrupt here: its probe line can reach this read before its SIGINT
     # does, a separate limit of interrupt() for jobs that read the tty.)
-    os.write(term._proc.fd, b"typed-by-test\n")
+    os.write(term.transport.proc.fd, b"typed-by-test\n")
     res = reg.wait(job.id, timeout=10, on_input=False)
     # (the terminal echoes what is typed during a job, as a person's does)
     expected = "ready\ntyped-by-test\ngot=typed-by-test\n"
@@ -130,9 +131,9 @@ def test_a_command_printing_the_prompt_hint_does_not_end_its_job(reg: Registry, 
     # The hint only makes the engine look at the shell; a running job stays.
     reg.attach("q-hint")
     term = reg._terms["q-hint"]
-    before = term._quiet_checks
+    before = term.transport.quiet_checks
     job = reg.exec("q-hint", f"printf 'x\\033]6973;P\\007y\\n'; {gate.shell}; echo done")
-    wait_until(lambda: "xy" in reg.result(job.id).output and term._quiet_checks > before, 10, msg="the look")
+    wait_until(lambda: "xy" in reg.result(job.id).output and term.transport.quiet_checks > before, 10, msg="the look")
     assert not job.done, reg.result(job.id).to_dict()
     gate.open()
     res = reg.wait(job.id, timeout=10)

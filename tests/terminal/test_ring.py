@@ -1,4 +1,4 @@
-from dsh_magics.terminal.ring import Ring
+from dsh_magics.terminal.core.ring import Ring
 
 
 def test_lines_are_numbered_monotonically_and_dropped_are_counted():

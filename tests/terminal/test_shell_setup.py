@@ -165,7 +165,7 @@ def test_stdin_guard_puts_the_terminal_back():
     the engine's private copy again, and that lasts past the guard."""
     import subprocess
 
-    from dsh_magics.terminal import shell
+    from dsh_magics.terminal.local import shell
 
     script = (
         f"exec {shell.INPUT_FD}</dev/null; {shell.STDIN_GUARD}; "

@@ -41,8 +41,8 @@ def test_a_quiet_command_gets_no_such_note(reg: Registry, gate: Gate) -> None:
     job = reg.exec("quiet", f"echo a; {gate.shell}; echo b")
     wait_until(lambda: "a" in reg.result(job.id).output, 10, msg="started")
     term = reg._terms["quiet"]
-    before = term._quiet_checks
-    wait_until(lambda: term._quiet_checks > before, 10, msg="a quiet check ran")
+    before = term.transport.quiet_checks
+    wait_until(lambda: term.transport.quiet_checks > before, 10, msg="a quiet check ran")
     assert reg.result(job.id).note is None
     gate.open()
     res = reg.wait(job.id, timeout=10)

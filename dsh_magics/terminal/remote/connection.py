@@ -1,26 +1,24 @@
-"""The remote terminal's connection: the local client process (ssh, docker,
-kubectl, cmd:) from spawn to reap, the reader thread, and how a drop is told."""
+"""The remote terminal's transport: the local client process (ssh, docker,
+kubectl, cmd:) on a PTY of ours, from spawn to reap. A line reaches the remote
+bash typed on that PTY; bash's answers come back on it, read by the reader
+thread; its end shows as the client's exit."""
 
 from __future__ import annotations
 
-import errno
 import os
-import select
 import signal
 import threading
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ptyprocess import PtyProcess
+from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
-from ...errors import InvalidArgument, ShellExited, TargetUnreachable
-from .. import procs
-from ..cleaner import clean
-from ..result import (
-    DEAD,
-    SHELL_EXITED,
-)
-from . import inband
+from ...errors import ShellExited, TargetUnreachable
+from ..config import TerminalConfig
+from ..core import reader
+from ..core.cleaner import clean
+from ..local import procs
+from .targets import Target
 
 # One long-lived thread forks every client, so PR_SET_PDEATHSIG (set in the
 # child) fires only when this process dies, not when a short-lived caller
@@ -37,14 +35,36 @@ def _child_setup() -> None:
         pass
 
 
-class Connection:
-    """Lifecycle half of :class:`.remote_terminal.RemoteTerminal` (state lives there)."""
+class Client:
+    """One client process and its reader thread. ``is_dead`` tells when the
+    terminal is dead (nothing more may be typed)."""
 
-    def _start(self) -> None:
+    def __init__(
+        self, session_id: str, target: Target, config: TerminalConfig, token: str, is_dead: Callable[[], bool]
+    ) -> None:
+        self.session_id = session_id
+        self.target = target
+        self.config = config
+        self.token = token  # marks local descendants (cmd: targets)
+        self._is_dead = is_dead
+        self.proc: PtyProcess | None = None
+        self.pidfd: int | None = None
+        self._wake = reader.WakePipe()
+        self._reader: threading.Thread | None = None
+        self._wlock = threading.Lock()
+        self._reap_lock = threading.Lock()  # one waitpid at a time (reader vs close)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def spawn(self, handlers: reader.Handlers) -> None:
+        """Start the client and the reader thread (TARGET_UNREACHABLE when
+        the client program cannot start)."""
         argv = self.target.argv(login=self.config.login)
         env = dict(os.environ)
         env["TERM"] = "dumb"
-        env["DSH_MAGICS_TOKEN"] = self._token  # marks local descendants (cmd: targets)
+        env["DSH_MAGICS_TOKEN"] = self.token
         env["DSH_MAGICS_SESSION"] = self.session_id
 
         def go() -> PtyProcess:
@@ -53,230 +73,32 @@ class Connection:
             )
 
         try:
-            self._proc = _spawner.submit(go).result()
+            self.proc = proc = _spawner.submit(go).result()
         except Exception as e:  # noqa: BLE001 - e.g. the client program is missing
-            self._close_fds()
+            self.close_fds()
             raise TargetUnreachable(
                 f"cannot start {argv[0]!r} for target {self.target}: {e}", session_id=self.session_id,
                 target=str(self.target),
             ) from None
         try:
-            self._pidfd = os.pidfd_open(self._proc.pid)
+            self.pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
-            self._pidfd = None
-        self._reader = threading.Thread(target=self._read_loop, name=f"dsh-remote-{self.session_id}", daemon=True)
+            self.pidfd = None
+        wake = self._wake.r
+        assert wake is not None
+
+        def loop() -> None:
+            reader.loop(proc, self.pidfd, wake, handlers)
+
+        self._reader = threading.Thread(target=loop, name=f"dsh-remote-{self.session_id}", daemon=True)
         self._reader.start()
-        try:
-            assert self._ready_nonce is not None
-            self._echo_nonce = None
-            self._type(inband.setup_text(self._ready_nonce, self._cwd, self.session_id))
-            ready = self._ready.wait(self.config.start_timeout)
-        except BaseException:
-            self.close()
-            raise
-        if ready and not self._dead and self._ready_status not in (0, None):
-            cwd = self._cwd
-            self.close()
-            raise InvalidArgument(
-                f"cwd {cwd!r} is not a directory on {self.target}", field="cwd", cwd=cwd, session_id=self.session_id
-            )
-        if not ready or self._dead:
-            exited = self._dead
-            self.close()
-            said = _last_words(bytes(self._startup_raw))
-            if exited:
-                why = f"{self.target}: the connection ended before a shell was ready (exit code {self._exit_code})"
-            else:
-                why = f"{self.target}: no shell answered within {self.config.start_timeout:g}s"
-            raise TargetUnreachable(
-                why + (f": {said}" if said else ""), session_id=self.session_id, target=str(self.target),
-                exit_code=self._exit_code, output=said,
-            )
-        self._startup_raw = bytearray()
 
-    def close(self) -> None:
-        """End the remote shell and what it started in its session, then the
-        local client and anything it started here."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            idle = self._running is None and not self._dead and self._ready.is_set()
-            pid = self._proc.pid if self._proc is not None else None
-        if idle and pid is not None:
-            # bash hangs up its jobs and exits; the client then exits alone.
-            try:
-                self._type(inband.close_line())
-                self._wait_exit(1.0)
-            except ShellExited:
-                pass
-        procs.kill_tree(pid, self._token, grace=0.5)
-        self._reap(2.0)
-        self._mark_dead(note="terminal closed")
-        if self._reader is not None and self._reader is not threading.current_thread():
-            self._reader.join(timeout=2.0)
-        self._close_fds()
-        if self._proc is not None:
-            try:
-                self._proc.close(force=True)
-            except Exception:  # noqa: BLE001
-                pass
-
-    def _close_fds(self) -> None:
-        for fd in (self._pidfd, self._wake_r, self._wake_w):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._pidfd = self._wake_r = self._wake_w = None
-
-    def _wait_exit(self, timeout: float) -> None:
-        """Until the reader has seen the client exit (it alone reaps it)."""
-        with self._out_cond:
-            self._out_cond.wait_for(lambda: self._dead, timeout=timeout)
-
-    # ------------------------------------------------------------------
-    # reader thread
-    def _read_loop(self) -> None:
-        assert self._proc is not None
-        fd = self._proc.fd
-        pidfd = self._pidfd
-        wake = self._wake_r
-        watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
-        while not self._closed or not self._dead:
-            try:
-                readable, _, _ = select.select(watch, [], [], self._select_timeout(pidfd))
-            except (OSError, ValueError):
-                break
-            if wake in readable:
-                try:
-                    os.read(wake, 4096)
-                except OSError:
-                    pass
-                if self._closed and self._dead:
-                    break
-            if fd in readable:
-                try:
-                    data = os.read(fd, 65536)
-                except OSError as e:
-                    data = b""
-                    if e.errno not in (errno.EIO, errno.EBADF):
-                        raise
-                if data:
-                    self._on_pty(data)
-                elif pidfd is None:
-                    self._on_client_gone(fd)
-                    break
-                else:
-                    watch.remove(fd)
-            if pidfd is not None and pidfd in readable:
-                self._on_client_gone(fd)
-                break
-            if pidfd is None and not readable and self._proc is not None and not self._proc.isalive():
-                self._on_client_gone(fd)
-                break
-            self._send_held_interrupts()
-
-    def _select_timeout(self, pidfd: int | None) -> float | None:
-        run = self._running
-        due = run.extra.get("intr_deadline") if run is not None else None
-        if due is not None:
-            return max(0.0, due - time.monotonic())
-        return None if pidfd is not None else 0.5
-
-    def _type_quietly(self, text: str) -> None:
-        try:
-            self._type(text)
-        except ShellExited:
-            pass
-
-    def _on_client_gone(self, fd: int) -> None:
-        """The local client exited: the connection dropped, the remote shell
-        ended, or the client was killed. Keep every byte it printed (the job's
-        output up to the drop, then the client's own message)."""
-        deadline = time.monotonic() + 0.2
-        while time.monotonic() < deadline:
-            try:
-                r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not r:
-                    break
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            self._on_pty(data)
-        self._reap(2.0)
-        with self._lock:
-            if self._echo_nonce is not None:
-                self._release_held("")
-            said = _last_words(bytes(self._tail), lines=1)
-            run = self._running
-            if run is not None:
-                note = f"the connection to {self.target} ended (exit code {self._exit_code})"
-                if said:
-                    note += f": {said}"
-                note += "; the next command opens a new connection"
-                self._finish(run, SHELL_EXITED, self._exit_code, self._cwd, signal_no=self._exit_signal, note=note)
-        self._deliver()
-        self._mark_dead()
-
-    def _reap(self, timeout: float) -> None:
-        with self._reap_lock:
-            self._reap_locked(timeout)
-
-    def _reap_locked(self, timeout: float) -> None:
-        if self._proc is None or self._exit_code is not None:
-            return
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                alive = self._proc.isalive()
-            except Exception:  # noqa: BLE001
-                alive = False
-            if not alive:
-                break
-            if time.monotonic() >= deadline:
-                procs.kill_tree(self._proc.pid, self._token, grace=0.2)
-                deadline = time.monotonic() + 1.0
-            time.sleep(0.005)
-        sig = getattr(self._proc, "signalstatus", None)
-        status = getattr(self._proc, "exitstatus", None)
-        with self._lock:
-            if sig is not None:
-                self._exit_signal = sig
-                self._exit_code = 128 + sig
-            else:
-                self._exit_code = status if status is not None else -1
-
-    def _mark_dead(self, note: str | None = None) -> None:
-        with self._lock:
-            was_dead = self._dead
-            self._dead = True
-            run = self._running
-            if run is not None:
-                self._finish(run, SHELL_EXITED, self._exit_code, self._cwd, note=note or "the shell exited")
-            self._out_cond.notify_all()
-        self._deliver()
-        self._ready.set()
-        self._poke()
-        if not was_dead:
-            self._emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
-
-    def _poke(self) -> None:
-        if self._wake_w is not None:
-            try:
-                os.write(self._wake_w, b"x")
-            except OSError:
-                pass
-
-    def _type(self, text: str) -> None:
+    def type(self, text: str) -> None:
         data = text.encode("utf-8", "surrogateescape")
         with self._wlock:
             while data:
-                proc = self._proc
-                if proc is None or self._dead:
+                proc = self.proc
+                if proc is None or self._is_dead():
                     raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
                 try:
                     n = os.write(proc.fd, data)
@@ -284,8 +106,58 @@ class Connection:
                     raise ShellExited(f"cannot write to the terminal: {e}", session_id=self.session_id) from None
                 data = data[n:]
 
+    def type_quietly(self, text: str) -> None:
+        try:
+            self.type(text)
+        except ShellExited:
+            pass
 
-def _last_words(raw: bytes, lines: int = 2) -> str:
+    def type_later(self, text: str) -> None:
+        """Type from a helper thread (the reader never waits behind typing)."""
+        threading.Thread(target=self.type_quietly, args=(text,), daemon=True).start()
+
+    def poke(self) -> None:
+        """Wake the reader so it picks up a new deadline."""
+        self._wake.poke()
+
+    def drain(self, on_data: Callable[[bytes], None]) -> None:
+        """Every byte the client printed before it exited."""
+        if self.proc is not None:
+            reader.drain(self.proc.fd, on_data)
+
+    def reap(self, timeout: float) -> tuple[int, int | None] | None:
+        """The client's (exit code, signal), killing its tree if it will not
+        exit within ``timeout``; None when there is no client."""
+        with self._reap_lock:
+            if self.proc is None:
+                return None
+            return procs.reap(self.proc, self.token, timeout)
+
+    def kill_tree(self, grace: float) -> None:
+        procs.kill_tree(self.pid, self.token, grace=grace)
+
+    def join_reader(self) -> None:
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=2.0)
+
+    def close_fds(self) -> None:
+        if self.pidfd is not None:
+            try:
+                os.close(self.pidfd)
+            except OSError:
+                pass
+        self.pidfd = None
+        self._wake.close()
+
+    def close_process(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.close(force=True)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def last_words(raw: bytes, lines: int = 2) -> str:
     """The client's own message: its last non-empty lines (ssh says why it
     gave up last), plus a WARNING line it printed earlier (a changed host
     key is explained in a box above the last lines)."""

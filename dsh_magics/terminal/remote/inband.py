@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
-from ..markers import MARKER_FD, PREFIX, new_nonce
+from ..core.environment import QUIET_ENV
+from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
 
 __all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
 
@@ -27,7 +27,8 @@ PIECE_BYTES = 1024
 _MAX_CWD = 16384
 _MAX_PIPESTATUS = 32
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:([BESTU]);([0-9a-f]{16})(?:;([0-9]{1,3}))?(?:;([0-9 ]{1,%d}))?(?:;([^\x07\x1b]{1,%d}))?|(P))\x07"
+    rb"\x1b\]6973;(?:(?P<kind>[BESTU]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
+    rb"(?:;(?P<codes>[0-9 ]{1,%d}))?(?:;(?P<cwd>[^\x07\x1b]{1,%d}))?|(?P<prompt>P))\x07"
     % (4 * _MAX_PIPESTATUS, _MAX_CWD)
 )
 MAX_MARKER_LEN = len(PREFIX) + 2 + 16 + 1 + 3 + 1 + 4 * _MAX_PIPESTATUS + 1 + _MAX_CWD + 1
@@ -51,23 +52,6 @@ RESET_PROMPT = (
     f"PROMPT_COMMAND='{_ABORT_HINT}; {_HISTORY_OFF}; {_STDIN_GUARD}';PS1='' PS2='' PS0='';"
     "\\builtin set +o emacs +o vi"
 )
-QUIET_ENV = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "cat",
-    "TERM": "dumb",
-    "GIT_TERMINAL_PROMPT": "0",
-}
-
-
-@dataclass(frozen=True)
-class Marker:
-    kind: str
-    nonce: str
-    status: int | None = None
-    cwd: str | None = None
-    pipestatus: tuple[int, ...] | None = None
 
 
 def _printf(kind: str, nonce: str, status: str | None = None) -> str:
@@ -318,56 +302,10 @@ def _ansi_c(body: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-class Scanner:
-    """Split the PTY byte stream into data and markers, holding back a
-    possible marker cut off at the end of a read (as the local scanner
-    does, for the remote marker format)."""
-
-    def __init__(self) -> None:
-        self._held = b""
-
-    def feed(self, data: bytes) -> list[bytes | Marker]:
-        buf = self._held + data if self._held else data
-        self._held = b""
-        out: list[bytes | Marker] = []
-        pos, n = 0, len(buf)
-        while True:
-            i = buf.find(PREFIX, pos)
-            if i < 0:
-                tail = _partial_prefix_len(buf, pos)
-                if n - tail > pos:
-                    out.append(buf[pos : n - tail])
-                self._held = buf[n - tail :] if tail else b""
-                return out
-            if i > pos:
-                out.append(buf[pos:i])
-            end = buf.find(b"\x07", i, i + MAX_MARKER_LEN)
-            if end < 0 and n - i < MAX_MARKER_LEN and b"\x1b" not in buf[i + 1 :]:
-                self._held = buf[i:]
-                return out
-            m = _VALID.match(buf, i, end + 1) if end >= 0 else None
-            if m and m.group(6):
-                out.append(Marker(PROMPT, ""))
-                pos = m.end()
-            elif m:
-                status, codes, cwd = m.group(3), m.group(4), m.group(5)
-                out.append(
-                    Marker(
-                        m.group(1).decode(),
-                        m.group(2).decode(),
-                        int(status) if status else None,
-                        decode_cwd(cwd.decode("utf-8", "surrogateescape")) if cwd else None,
-                        tuple(int(c) for c in codes.split()) if codes and codes.strip() else None,
-                    )
-                )
-                pos = m.end()
-            else:
-                out.append(buf[i : i + len(PREFIX)])
-                pos = i + len(PREFIX)
+def Scanner() -> MarkerScanner:  # noqa: N802 - the remote grammar's scanner
+    """Split the PTY byte stream into data and markers (the shared scanner,
+    with the remote marker format: status, PIPESTATUS and the shell's cwd)."""
+    return MarkerScanner(GRAMMAR)
 
 
-def _partial_prefix_len(buf: bytes, pos: int) -> int:
-    for k in range(min(len(PREFIX) - 1, len(buf) - pos), 0, -1):
-        if buf.endswith(PREFIX[:k]):
-            return k
-    return 0
+GRAMMAR = Grammar(_VALID, MAX_MARKER_LEN, decode_cwd)

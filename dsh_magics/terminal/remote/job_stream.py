@@ -1,55 +1,80 @@
-"""The remote terminal's job stream: what the reader does with output and
-the in-band markers, and how a job's result is made from the ring."""
+"""How a remote terminal sees bash's answers: the in-band markers in the
+client's output (job begin and end, the DEBUG trap listing, probes' answers,
+the prompt hint), the echo of a typed line, and the client's last words."""
 
 from __future__ import annotations
 
 import signal
-import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
 
-from ... import jobs
-from ..result import (
-    COMPLETED,
-    INTERRUPTED,
-    Result,
-)
+from ..core.jobcore import JobCore
+from ..core.jobview import Running
+from ..core.run_state import UNSENT_SIGINT_NOTE
+from ..result import COMPLETED, INTERRUPTED
 from . import inband
+from .connection import last_words
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
-from .keyboard import LAUNCH_HOLD_S
 
-UNSENT_SIGINT_NOTE = (
-    "the shell aborted the job's line after a SIGINT the engine did not send "
-    "(a command in it died of SIGINT, or signalled the shell)"
-)
+LAUNCH_HOLD_S = 0.05
+"""A Ctrl-C this soon after a job's begin marker waits until then (see RemoteKeyboard.interrupt)."""
 
 
-@dataclass
-class _Running:
-    job: jobs.Job
-    command: str
-    nonce: str
-    started_at: float
-    start_line: int
-    fresh_shell: bool
-    saw_begin: bool = False
-    end_line: int | None = None
-    ended_partial: bool = False
-    sync_nonce: str | None = None
-    end_nonce: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+class InbandStream:
+    """The remote side's answers, fed to the job core. ``type_later`` types a
+    probe from a helper thread (the reader never waits behind typing)."""
 
+    def __init__(self, core: JobCore, type_later: Callable[[str], None]) -> None:
+        self._core = core
+        self._type_later = type_later
+        self.ready_nonce: str | None = new_nonce()
+        self.ready_status: int | None = None
+        self.startup_raw = bytearray()  # what the client printed before the shell was ready
+        self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
+        self._held: list[bytes] = []
+        self._resync_echo = False
+        self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
+        self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
+        self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
+        self._aborted = False  # the last job's line was cut short (next job's $? is 130)
+        self._tail = bytearray()  # the last bytes after the last marker: the client's last words
 
-class JobStream:
-    """Marker half of :class:`.remote_terminal.RemoteTerminal` (state lives there)."""
+    def job_text(self, run: Running, command: str, tty: bool) -> str:
+        """The lines typed for ``run`` (call under the core's lock): what the
+        last job left is carried into it."""
+        core = self._core
+        text = inband.job_text(
+            run.nonce,
+            command,
+            end_nonce=run.end_nonce,
+            resync_echo=self._resync_echo,
+            tty=tty,
+            pipestatus=self._pipestatus,
+            debug_trap=self._debug_trap,
+            aborted=self._aborted,
+        )
+        assert core.running is run
+        self._resync_echo = self._aborted = False
+        self._pipestatus = self._debug_trap = None
+        self._echo_nonce = run.nonce
+        return text
 
-    def _on_pty(self, data: bytes) -> None:
-        with self._lock:
-            if not self._ready.is_set() and len(self._startup_raw) < 65536:
-                self._startup_raw += data
+    def setup_text(self, cwd: str | None, session_id: str) -> str:
+        assert self.ready_nonce is not None
+        self._echo_nonce = None
+        return inband.setup_text(self.ready_nonce, cwd, session_id)
+
+    def started(self) -> None:
+        """The shell is ready: what the client printed before is not needed."""
+        self.startup_raw = bytearray()
+
+    def on_pty(self, data: bytes) -> None:
+        core = self._core
+        with core.lock:
+            if not core.ready.is_set() and len(self.startup_raw) < 65536:
+                self.startup_raw += data
             probe = False
-            for piece in self._scanner.feed(data):
+            for piece in core.scanner.feed(data):
                 if self._trap_text is not None and not (isinstance(piece, Marker) and piece.kind == TRAP_END):
                     if isinstance(piece, bytes) and len(self._trap_text) < 1 << 20:
                         self._trap_text += piece
@@ -63,20 +88,24 @@ class JobStream:
                 elif self._echo_nonce is not None:
                     self._held.append(piece)
                 else:
-                    self._tail += piece
-                    del self._tail[:-4096]
-                    self._feed(piece)
-            self._output_seq += 1
-            self._out_cond.notify_all()
+                    self._keep(piece)
+            core.touched()
             if probe:
                 self._on_prompt_hint()
-        self._emit({"type": "output", "session_id": self.session_id})
-        self._deliver()
+        core.emit({"type": "output", "session_id": core.session_id})
+        core.deliver()
 
-    def _feed(self, data: bytes) -> None:
-        text = self._cleaner.feed(data)
-        if text:
-            self._ring.feed(text)
+    def client_gone(self) -> str:
+        """The client exited (call under the core's lock): output held back
+        as a possible echo is kept; returns the client's last words."""
+        if self._echo_nonce is not None:
+            self._release_held("")
+        return last_words(bytes(self._tail), lines=1)
+
+    def _keep(self, data: bytes) -> None:
+        self._tail += data
+        del self._tail[:-4096]
+        self._core.feed(data)
 
     def _release_held(self, nonce: str) -> None:
         """Data that arrived between typing a line and its first marker: the
@@ -89,37 +118,36 @@ class JobStream:
             self._resync_echo = True
             return
         if held:
-            self._tail += held
-            del self._tail[:-4096]
-            self._feed(held)
+            self._keep(held)
 
     def _on_prompt_hint(self) -> None:
         """The shell printed the hint it prints before reading a line after an
         aborted one: the running job's line was cut short (a Ctrl-C). Type a
         probe; its answer settles the job."""
-        run = self._running
-        if run is None or run.sync_nonce is not None or self._dead:
+        core = self._core
+        run = core.running
+        if run is None or run.sync_nonce is not None or core.dead:
             return
-        if not run.extra.get("interrupted"):
-            run.extra["unsent_sigint"] = True
+        if not run.intr.requested:
+            run.quiet.unsent_sigint = True
         run.sync_nonce = new_nonce()
-        text = inband.sync_line(run.sync_nonce)
-        threading.Thread(target=self._type_quietly, args=(text,), daemon=True).start()
+        self._type_later(inband.sync_line(run.sync_nonce))
 
     def _on_marker(self, m: Marker) -> None:
-        run = self._running
+        core = self._core
+        run = core.running
         if self._echo_nonce is not None and m.nonce and (
             m.nonce == self._echo_nonce or (run is not None and m.nonce == run.sync_nonce)
         ):
             self._release_held(self._echo_nonce)
-        if m.kind == SYNC and m.nonce == self._ready_nonce:
-            self._cleaner.flush()
-            self._ring.clear()
-            self._ready_nonce = None
-            self._ready_status = m.status
+        if m.kind == SYNC and m.nonce == self.ready_nonce:
+            core.cleaner.flush()
+            core.ring.clear()
+            self.ready_nonce = None
+            self.ready_status = m.status
             if m.cwd and m.status == 0:
-                self._cwd = m.cwd
-            self._ready.set()
+                core.last_cwd = m.cwd
+            core.ready.set()
             return
         if run is None:
             return
@@ -128,97 +156,28 @@ class JobStream:
         elif m.kind == TRAP_END:
             if m.nonce == run.nonce and self._trap_text is not None:
                 text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
-                run.extra["debug_trap"] = text or None
+                run.debug_trap = text or None
             self._trap_text = None
         elif m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
-            self._flush_cleaner()
-            self._ring.finish_partial()
-            run.start_line = self._ring.next_line
+            core.flush_cleaner()
+            core.ring.finish_partial()
+            run.start_line = core.ring.next_line
             run.saw_begin = True
-            run.extra["begin_at"] = now = time.monotonic()
-            if run.extra.get("intr_pending"):
-                run.extra["intr_deadline"] = now + LAUNCH_HOLD_S
+            run.begin_at = now = time.monotonic()
+            if run.intr.pending:
+                run.intr.due = now + LAUNCH_HOLD_S
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
-            self._flush_cleaner()
-            run.ended_partial = self._ring.finish_partial()
-            run.end_line = self._ring.next_line
+            core.flush_cleaner()
+            run.ended_partial = core.ring.finish_partial()
+            run.end_line = core.ring.next_line
             code = m.status if m.status is not None else -1
             status = COMPLETED
-            if run.extra.get("interrupted") and code == 128 + signal.SIGINT:
+            if run.intr.requested and code == 128 + signal.SIGINT:
                 status = INTERRUPTED
             self._pipestatus = m.pipestatus
-            self._debug_trap = run.extra.get("debug_trap")
-            self._finish(run, status, code, m.cwd)
+            self._debug_trap = run.debug_trap
+            core.finish(run, status, code, m.cwd)
         elif m.kind == SYNC and m.nonce == run.sync_nonce:
-            note = UNSENT_SIGINT_NOTE if run.extra.get("unsent_sigint") else None
+            note = UNSENT_SIGINT_NOTE if run.quiet.unsent_sigint else None
             self._aborted = True
-            self._finish(run, INTERRUPTED, 128 + signal.SIGINT, m.cwd, signal_no=signal.SIGINT, note=note)
-
-    def _flush_cleaner(self) -> None:
-        text = self._cleaner.flush()
-        if text:
-            self._ring.feed(text)
-
-    def _finish(
-        self,
-        run: _Running,
-        status: str,
-        code: int | None,
-        cwd: str | None,
-        *,
-        signal_no: int | None = None,
-        note: str | None = None,
-    ) -> None:
-        if self._running is not run:
-            return
-        if cwd:
-            self._cwd = cwd
-        self._flush_cleaner()
-        if run.end_line is None:
-            run.ended_partial = self._ring.finish_partial()
-            run.end_line = self._ring.next_line
-        lines, dropped = self._ring.get(run.start_line, run.end_line)
-        output = "\n".join(lines)
-        if lines and not run.ended_partial:
-            output += "\n"
-        result = Result(
-            job_id=run.job.id,
-            session_id=self.session_id,
-            command=run.command,
-            status=status,
-            exit_code=code,
-            output=output,
-            timed_out=False,
-            started_at=run.started_at,
-            ended_at=time.time(),
-            cwd=self._cwd,
-            dropped_lines=dropped,
-            fresh_shell=run.fresh_shell,
-            signal=signal_no,
-            note=note,
-            start_line=run.start_line,
-            inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
-        )
-        self._running = None
-        self._output_seq += 1
-        self._out_cond.notify_all()
-        self._settled.append((run.job, status, result))
-
-    def _deliver(self) -> None:
-        while self._settled:
-            job, status, result = self._settled.pop(0)
-            job.settle(status, result)
-            self._emit({"type": "job_done", "session_id": self.session_id, "job_id": job.id, "result": result})
-    def _orphan_result(self, job: jobs.Job) -> Result:
-        return Result(
-            job_id=job.id,
-            session_id=self.session_id,
-            command=job.label,
-            status=job.status,
-            exit_code=None,
-            output="",
-            timed_out=True,
-            started_at=job.created_at,
-            ended_at=None,
-            cwd=self._cwd,
-        )
+            core.finish(run, INTERRUPTED, 128 + signal.SIGINT, m.cwd, signal_no=signal.SIGINT, note=note)

@@ -1,43 +1,34 @@
 """A terminal whose bash runs elsewhere (ssh, container, pod, any command), with a local terminal's API.
 
-What differs without a ``/proc`` view of the remote shell: docs/remote.md ("What weakens remotely").
+It is the shared job core plus the in-band transport: a client process
+(:class:`.connection.Client`), the answers seen in its output
+(:class:`.job_stream.InbandStream`) and the keys typed to it
+(:class:`.keyboard.RemoteKeyboard`). What differs without a ``/proc`` view
+of the remote shell: docs/remote.md ("What weakens remotely").
 """
 
 from __future__ import annotations
 
-import os
 import secrets
-import threading
 import time
-from collections.abc import Callable
-from typing import Any
-
-from ptyprocess import PtyProcess
 
 from ... import jobs
-from ...errors import InvalidArgument, SessionBusy, ShellExited
-from ..cleaner import Cleaner
+from ...errors import InvalidArgument, ShellExited, TargetUnreachable
+from .. import interaction
 from ..config import TerminalConfig
-from ..result import (
-    BUSY,
-    DEAD,
-    IDLE,
-    ReadResult,
-    Result,
-    TerminalInfo,
-)
-from ..ring import Ring
+from ..core import reader
+from ..core.jobcore import Emit, JobCore
+from ..core.jobview import Running
+from ..core.terminal_base import TerminalBase
+from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband
-from .connection import Connection, _child_setup, _last_words, _spawner  # noqa: F401 - re-exported
-from .inband import new_nonce
-from .job_stream import UNSENT_SIGINT_NOTE, JobStream, _Running  # noqa: F401 - re-exported
-from .keyboard import BEGIN_WAIT_S, INTERRUPT_CHAR, LAUNCH_HOLD_S, Keyboard  # noqa: F401 - re-exported
+from .connection import Client, last_words
+from .job_stream import InbandStream
+from .keyboard import RemoteKeyboard
 from .targets import Target
 
-Emit = Callable[[dict[str, Any]], None]
 
-
-class RemoteTerminal(Connection, JobStream, Keyboard):
+class RemoteTerminal(TerminalBase):
     """A shell for one session id on a :class:`Target`. Use through the registry."""
 
     def __init__(
@@ -50,77 +41,120 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         job_table: jobs.JobTable,
         emit: Emit | None = None,
     ) -> None:
-        self.session_id = session_id
-        self.config = config
         self.target = target
-        self.created_at = time.time()
-        self._jobs = job_table
-        self._emit = emit or (lambda event: None)
-        self._lock = threading.RLock()
-        self._wlock = threading.Lock()
-        self._reap_lock = threading.Lock()  # one waitpid at a time (reader vs close)
-        self._out_cond = threading.Condition(self._lock)
-        self._ring = Ring(config.max_lines)
-        self._cleaner = Cleaner()
-        self._scanner = inband.Scanner()
-        self._running: _Running | None = None
-        self._cwd: str | None = cwd
-        self._output_seq = 0
-        self._dead = False
-        self._closed = False
-        self._exit_code: int | None = None
-        self._exit_signal: int | None = None
-        self._ready_nonce: str | None = new_nonce()
-        self._ready_status: int | None = None
-        self._ready = threading.Event()
-        self._token = secrets.token_hex(16)
-        self._startup_raw = bytearray()  # what the client printed before the shell was ready
-        self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
-        self._held: list[bytes] = []
-        self._resync_echo = False
-        self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
-        self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
-        self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
-        self._aborted = False  # the last job's line was cut short (next job's $? is 130)
-        self._tail = bytearray()  # the last bytes after the last marker: the client's last words
-        self._proc: PtyProcess | None = None
-        self._pidfd: int | None = None
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        self._settled: list[tuple[jobs.Job, str, Result]] = []
-        self._reader: threading.Thread | None = None
-        self._start()
+        super().__init__(session_id, config)
+        self.core = JobCore(
+            session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
+        )
+        self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
+        self.stream = InbandStream(self.core, self.transport.type_later)
+        self.keyboard = RemoteKeyboard(self.core, self.transport)
+        self._start(cwd)
 
-    @property
-    def dead(self) -> bool:
-        return self._dead
+    # ------------------------------------------------------------------
+    # lifecycle
+    def _start(self, cwd: str | None) -> None:
+        self.transport.spawn(
+            reader.Handlers(
+                closed=lambda: self.core.closed and self.core.dead,
+                next_due=self.keyboard.next_due,
+                on_data=self.stream.on_pty,
+                on_due=self.keyboard.send_held_interrupts,
+                on_gone=self._on_client_gone,
+            )
+        )
+        core = self.core
+        try:
+            self.transport.type(self.stream.setup_text(cwd, self.session_id))
+            ready = core.ready.wait(self.config.start_timeout)
+        except BaseException:
+            self.close()
+            raise
+        if ready and not core.dead and self.stream.ready_status not in (0, None):
+            self.close()
+            raise InvalidArgument(
+                f"cwd {cwd!r} is not a directory on {self.target}", field="cwd", cwd=cwd, session_id=self.session_id
+            )
+        if not ready or core.dead:
+            exited = core.dead
+            self.close()
+            said = last_words(bytes(self.stream.startup_raw))
+            if exited:
+                why = f"{self.target}: the connection ended before a shell was ready (exit code {core.exit_code})"
+            else:
+                why = f"{self.target}: no shell answered within {self.config.start_timeout:g}s"
+            raise TargetUnreachable(
+                why + (f": {said}" if said else ""), session_id=self.session_id, target=str(self.target),
+                exit_code=core.exit_code, output=said,
+            )
+        self.stream.started()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
+    def close(self) -> None:
+        """End the remote shell and what it started in its session, then the
+        local client and anything it started here."""
+        core = self.core
+        with core.lock:
+            if core.closed:
+                return
+            core.closed = True
+            idle = core.running is None and not core.dead and core.ready.is_set()
+        if idle and self.transport.pid is not None:
+            # bash hangs up its jobs and exits; the client then exits alone.
+            try:
+                self.transport.type(inband.close_line())
+                with core.out_cond:  # until the reader has seen the client exit (it alone reaps it)
+                    core.out_cond.wait_for(lambda: core.dead, timeout=1.0)
+            except ShellExited:
+                pass
+        self.transport.kill_tree(grace=0.5)
+        self._reap(2.0)
+        self._mark_dead(note="terminal closed")
+        self.transport.join_reader()
+        self.transport.close_fds()
+        self.transport.close_process()
 
+    def _reap(self, timeout: float) -> None:
+        if self.core.exit_code is not None:
+            return
+        status = self.transport.reap(timeout)
+        if status is not None:
+            with self.core.lock:
+                self.core.exit_code, self.core.exit_signal = status
+
+    def _mark_dead(self, note: str | None = None) -> None:
+        self.core.mark_dead(note)
+        self.transport.poke()
+
+    def _on_client_gone(self) -> None:
+        """The local client exited: the connection dropped, the remote shell
+        ended, or the client was killed. Keep every byte it printed (the job's
+        output up to the drop, then the client's own message)."""
+        core = self.core
+        self.transport.drain(self.stream.on_pty)
+        self._reap(2.0)
+        with core.lock:
+            said = self.stream.client_gone()
+            run = core.running
+            if run is not None:
+                note = f"the connection to {self.target} ended (exit code {core.exit_code})"
+                if said:
+                    note += f": {said}"
+                note += "; the next command opens a new connection"
+                core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
+        core.deliver()
+        self._mark_dead()
+
+    # ------------------------------------------------------------------
+    # state
     @property
     def pid(self) -> int | None:
         """The local client's pid (ssh, docker, kubectl, or the cmd: program)."""
-        return self._proc.pid if self._proc is not None else None
+        return self.transport.pid
 
     @property
     def cwd(self) -> str | None:
         """The remote shell's cwd as of the last job's end (not live while busy)."""
-        return self._cwd
-
-    @property
-    def busy(self) -> bool:
-        return self._running is not None
-
-    @property
-    def running_job(self) -> jobs.Job | None:
-        run = self._running
-        return run.job if run else None
-
-    @property
-    def output_seq(self) -> int:
-        return self._output_seq
+        return self.core.last_cwd
 
     # ------------------------------------------------------------------
     # public operations
@@ -128,135 +162,55 @@ class RemoteTerminal(Connection, JobStream, Keyboard):
         """Start ``command``. With ``tty`` its stdin is the terminal (type to
         it with :meth:`type_input`) and the terminal echoes while it runs;
         otherwise stdin is /dev/null."""
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command is empty")
+        command = self._checked(command)
         # Enter on a terminal sends CR, which the terminal turns into a newline
         # (ICRNL), also inside quotes: as typed, every CR is a newline.
         command = command.replace("\r\n", "\n").replace("\r", "\n")
-        with self._lock:
-            if self._dead:
-                raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
-            if self._running is not None:
-                raise SessionBusy(
-                    f"session {self.session_id!r} is running job {self._running.job.id}; "
-                    "wait for it, interrupt it, or use another session",
-                    session_id=self.session_id,
-                    job_id=self._running.job.id,
-                )
-            nonce, end_nonce = new_nonce(), new_nonce()
-            job = jobs.Job("bash", self.session_id, label=command[:200], canceller=lambda j: self.interrupt())
-            self._running = _Running(
+        core = self.core
+        with core.lock:
+            job = core.new_job(command, self._cancel)
+            run = Running(
                 job=job,
                 command=command,
-                nonce=nonce,
+                nonce=inband.new_nonce(),
                 started_at=time.time(),
-                start_line=self._ring.next_line,
+                start_line=core.ring.next_line,
                 fresh_shell=fresh_shell,
-                end_nonce=end_nonce,
+                end_nonce=inband.new_nonce(),
             )
-            self._jobs.add(job)
-            text = inband.job_text(
-                nonce,
-                command,
-                end_nonce=end_nonce,
-                resync_echo=self._resync_echo,
-                tty=tty,
-                pipestatus=self._pipestatus,
-                debug_trap=self._debug_trap,
-                aborted=self._aborted,
-            )
-            self._resync_echo = self._aborted = False
-            self._pipestatus = self._debug_trap = None
-            self._echo_nonce = nonce
+            core.begin(run)
+            text = self.stream.job_text(run, command, tty)
         # Typed outside the terminal lock: a long command takes a while to go
         # through the client, and the reader must keep draining output.
-        self._emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
-        try:
-            self._type(text)
-        except ShellExited:
-            pass  # the reader notices the client's exit and settles the job
+        core.emit({"type": "job_started", "session_id": self.session_id, "job_id": job.id})
+        self.transport.type_quietly(text)  # on a dead client the reader settles the job
         return job
 
-    def snapshot(self, job: jobs.Job) -> Result:
-        if job.done:
-            return job.result
-        with self._lock:
-            run = self._running
-            if run is None or run.job is not job:
-                return job.result if job.done else self._orphan_result(job)
-            lines, dropped = self._ring.get(run.start_line)
-            text = "\n".join(lines)
-            if self._ring.partial:
-                text = text + ("\n" if lines else "") + self._ring.partial
-            elif lines:
-                text += "\n"
-            return Result(
-                job_id=job.id,
-                session_id=self.session_id,
-                command=run.command,
-                status=job.status,
-                exit_code=None,
-                output=text,
-                timed_out=True,
-                started_at=run.started_at,
-                ended_at=None,
-                cwd=self._cwd,
-                dropped_lines=dropped,
-                fresh_shell=run.fresh_shell,
-                start_line=run.start_line,
-                inputs=[r.to_dict() for r in run.extra.get("inputs", ())],
-            )
+    def _cancel(self, job: jobs.Job) -> None:
+        self.keyboard.interrupt()
 
-    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
-        with self._lock:
-            ring = self._ring
-            if since is None:
-                start = ring.first_line
-            else:
-                if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-                    raise InvalidArgument("since must be a line number >= 0")
-                start = since
-            lines, dropped = ring.get(start)
-            if last is not None:
-                if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-                    raise InvalidArgument("last must be an integer >= 0")
-                if last < len(lines):
-                    lines = lines[len(lines) - last :] if last else []
-                    start = ring.next_line - len(lines)
-                    dropped = 0 if since is None else dropped
-            first = max(start, ring.first_line) if lines else ring.next_line
-            return ReadResult(
-                session_id=self.session_id,
-                lines=lines,
-                first_line=first,
-                next_line=ring.next_line,
-                dropped=dropped,
-                partial=ring.partial,
-                job_id=self._running.job.id if self._running else None,
-            )
+    def interrupt(self) -> jobs.Job | None:
+        return self.keyboard.interrupt()
+
+    def type_input(self, data: bytes | str) -> jobs.Job:
+        return self.keyboard.type_input(data)
+
+    def _type_in(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
+        return self.keyboard.send(typing)
 
     def info(self) -> TerminalInfo:
-        with self._lock:
-            run = self._running
-            status = DEAD if self._dead else (BUSY if run else IDLE)
-            info = TerminalInfo(
+        core = self.core
+        with core.lock:
+            run = core.running
+            return TerminalInfo(
                 session_id=self.session_id,
-                status=status,
-                cwd=self._cwd,
+                status=DEAD if core.dead else (BUSY if run else IDLE),
+                cwd=core.last_cwd,
                 job_id=run.job.id if run else None,
                 pid=self.pid,
                 created_at=self.created_at,
                 job_started_at=run.started_at if run else None,
-                exit_code=self._exit_code if self._dead else None,
-                lines=self._ring.next_line,
+                exit_code=core.exit_code if core.dead else None,
+                lines=core.ring.next_line,
+                target=str(self.target),
             )
-        if hasattr(info, "target"):
-            info.target = str(self.target)  # type: ignore[attr-defined]
-        return info
-
-    def wait_output(self, after_seq: int, timeout: float | None) -> int:
-        with self._out_cond:
-            self._out_cond.wait_for(lambda: self._output_seq != after_seq or self._dead, timeout=timeout)
-            return self._output_seq

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 PREFIX = b"\x1b]6973;"
@@ -12,7 +13,8 @@ _NONCE_LEN = 16
 _MAX_PIPESTATUS_LEN = 40
 MAX_MARKER_LEN = len(PREFIX) + 2 + _NONCE_LEN + 1 + 3 + 1 + _MAX_PIPESTATUS_LEN + 1
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:([BES]);([0-9a-f]{16})(?:;([0-9]{1,3})(?:;([0-9 ]{1,%d}))?)?|(P))\x07" % _MAX_PIPESTATUS_LEN
+    rb"\x1b\]6973;(?:(?P<kind>[BES]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3})"
+    rb"(?:;(?P<codes>[0-9 ]{1,%d}))?)?|(?P<prompt>P))\x07" % _MAX_PIPESTATUS_LEN
 )
 MARKER_FD = 212
 
@@ -52,15 +54,31 @@ class Marker:
     kind: str
     nonce: str
     status: int | None = None
+    cwd: str | None = None  # remote markers carry the shell's cwd
     pipestatus: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What a marker looks like on one transport: a pattern with the named
+    groups ``kind nonce status codes prompt`` (and ``cwd``), its longest
+    match, and how a cwd is decoded."""
+
+    valid: re.Pattern[bytes]
+    max_len: int
+    decode_cwd: Callable[[str], str | None] | None = None
+
+
+LOCAL = Grammar(_VALID, MAX_MARKER_LEN)
 
 
 class MarkerScanner:
     """Split a byte stream into data and markers, holding back a possible
     marker that is cut off at the end of a read."""
 
-    def __init__(self) -> None:
+    def __init__(self, grammar: Grammar = LOCAL) -> None:
         self._held = b""
+        self._grammar = grammar
 
     def feed(self, data: bytes) -> list[bytes | Marker]:
         buf = self._held + data if self._held else data
@@ -68,6 +86,7 @@ class MarkerScanner:
         out: list[bytes | Marker] = []
         pos = 0
         n = len(buf)
+        max_len = self._grammar.max_len
         while True:
             i = buf.find(PREFIX, pos)
             if i < 0:
@@ -81,29 +100,32 @@ class MarkerScanner:
                 return out
             if i > pos:
                 out.append(buf[pos:i])
-            end = buf.find(b"\x07", i, i + MAX_MARKER_LEN)
-            if end < 0 and n - i < MAX_MARKER_LEN:
+            end = buf.find(b"\x07", i, i + max_len)
+            if end < 0 and n - i < max_len and buf.find(b"\x1b", i + 1) < 0:
                 self._held = buf[i:]
                 return out
-            m = _VALID.match(buf, i, end + 1) if end >= 0 else None
-            if m and m.group(5):
-                out.append(Marker(PROMPT, ""))
-                pos = m.end()
-            elif m:
-                status, codes = m.group(3), m.group(4)
-                out.append(
-                    Marker(
-                        m.group(1).decode(),
-                        m.group(2).decode(),
-                        int(status) if status else None,
-                        tuple(int(c) for c in codes.split() if len(c) <= 3) if codes else None,
-                    )
-                )
+            m = self._grammar.valid.match(buf, i, end + 1) if end >= 0 else None
+            if m:
+                out.append(self._marker(m))
                 pos = m.end()
             else:
                 # Looks like ours but is not well formed: ordinary data.
                 out.append(buf[i : i + len(PREFIX)])
                 pos = i + len(PREFIX)
+
+    def _marker(self, m: re.Match[bytes]) -> Marker:
+        if m.group("prompt"):
+            return Marker(PROMPT, "")
+        status, codes = m.group("status"), m.group("codes")
+        raw_cwd = m.group("cwd") if "cwd" in m.re.groupindex else None
+        decode = self._grammar.decode_cwd
+        return Marker(
+            m.group("kind").decode(),
+            m.group("nonce").decode(),
+            int(status) if status else None,
+            decode(raw_cwd.decode("utf-8", "surrogateescape")) if raw_cwd and decode else None,
+            tuple(int(c) for c in codes.split() if len(c) <= 3) if codes and codes.strip() else None,
+        )
 
     @staticmethod
     def _partial_prefix_len(buf: bytes, pos: int) -> int:

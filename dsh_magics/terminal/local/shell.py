@@ -11,11 +11,12 @@ import signal
 import termios
 from concurrent.futures import ThreadPoolExecutor
 
-from ptyprocess import PtyProcess
+from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
+from ..config import TerminalConfig
+from ..core import environment
+from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 from . import bash_version, procs
-from .config import TerminalConfig
-from .markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
 INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
 NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job
@@ -79,17 +80,8 @@ RESET_PROMPT = (
 PROMPT_STATE = "${PROMPT_COMMAND-}'|'${PROMPT_COMMAND[1]+x}${PS1:+x}${PS2:+x}${PS0:+x}'|'$SHELLOPTS"
 PROMPT_OK = f'[[ {PROMPT_STATE} == "${OK_VAR}" ]]'
 
-# Variables that make the shell and programs inside it safe to drive without
-# a human: no pager ever takes over the PTY, and git never prompts on the tty.
-QUIET_ENV = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "cat",
-    "TERM": "dumb",
-    "GIT_TERMINAL_PROMPT": "0",
-    "HISTFILE": "/dev/null",
-}
+# The local shell also keeps no history file.
+QUIET_ENV = {**environment.QUIET_ENV, "HISTFILE": "/dev/null"}
 
 # A single long-lived thread spawns every shell: PR_SET_PDEATHSIG fires when
 # the *thread* that forked the child exits, so spawning from a short-lived

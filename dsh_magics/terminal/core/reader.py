@@ -8,28 +8,57 @@ import os
 import select
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
-def loop(
-    proc: Any,
-    pidfd: int | None,
-    wake: int,
-    *,
-    closed: Callable[[], bool],
-    next_due: Callable[[], float | None],
-    on_data: Callable[[bytes], None],
-    on_due: Callable[[], None],
-    on_gone: Callable[[], None],
-) -> None:
+@dataclass(frozen=True)
+class Handlers:
+    """What the reader asks and tells its terminal."""
+
+    closed: Callable[[], bool]  # stop reading
+    next_due: Callable[[], float | None]  # the running job's next deadline (monotonic)
+    on_data: Callable[[bytes], None]  # bytes from the PTY
+    on_due: Callable[[], None]  # the deadline has passed
+    on_gone: Callable[[], None]  # the process is gone (called once)
+
+
+class WakePipe:
+    """A pipe whose read end the reader watches: written to wake it, so it
+    picks up a new deadline."""
+
+    def __init__(self) -> None:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        self.r: int | None = r
+        self.w: int | None = w
+
+    def poke(self) -> None:
+        if self.w is not None:
+            try:
+                os.write(self.w, b"x")
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        for fd in (self.r, self.w):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.r = self.w = None
+
+
+def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
     """Read ``proc``'s PTY until the shell is gone (``on_gone`` once) or the
     terminal is closed; ``on_due`` runs when ``next_due()`` (a monotonic
     deadline of the running job: an interrupt or quiet check) has passed.
     Without a pidfd, the shell's exit shows as EOF, or a 0.5 s look."""
     fd = proc.fd
     watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
-    while not closed():
-        due = next_due()
+    while not h.closed():
+        due = h.next_due()
         timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
         try:
             readable, _, _ = select.select(watch, [], [], timeout)
@@ -48,18 +77,18 @@ def loop(
                 if e.errno not in (errno.EIO, errno.EBADF):
                     raise
             if data:
-                on_data(data)
+                h.on_data(data)
             elif pidfd is None:
-                on_gone()
+                h.on_gone()
                 return
             else:
                 watch.remove(fd)
         if (pidfd is not None and pidfd in readable) or (pidfd is None and not readable and not proc.isalive()):
-            on_gone()
+            h.on_gone()
             return
-        due = next_due()
+        due = h.next_due()
         if due is not None and due <= time.monotonic():
-            on_due()
+            h.on_due()
 
 
 def drain(fd: int, on_data: Callable[[bytes], None], within: float = 0.2) -> None:

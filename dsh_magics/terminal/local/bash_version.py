@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import threading
 
-from ..errors import ShellUnsupported
+from ...errors import ShellUnsupported
 
 MIN_VERSION = (5, 0)
 _VERSION = re.compile(r"GNU bash, version (\d+)\.(\d+)(?:\.(\d+))?")

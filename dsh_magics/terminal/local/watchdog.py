@@ -28,7 +28,7 @@ def _ensure() -> subprocess.Popen | None:
         env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
     try:
         _proc = subprocess.Popen(
-            [sys.executable, "-m", "dsh_magics.terminal.watchdog"],
+            [sys.executable, "-m", "dsh_magics.terminal.local.watchdog"],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,

@@ -6,13 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .. import jobs
-from ..errors import InvalidArgument
-from . import interaction
-from .interrupts import InterruptState
-from .quiet import QuietState
-from .result import ReadResult, Result
+from ... import jobs
+from ...errors import InvalidArgument
+from .. import interaction
+from ..result import ReadResult, Result
 from .ring import Ring
+from .run_state import InterruptState, QuietState
 
 
 @dataclass
@@ -37,9 +36,10 @@ class Running:
     echo_on: bool = False  # the engine switched echo on for it (interaction.Gate)
     inputs: list[interaction.InputRecord] = field(default_factory=list)
     awaiting: interaction.AwaitingInput | None = None  # it waits for typed input now
+    debug_trap: str | None = None  # remote: the user's DEBUG trap, as its end listed it
 
 
-def running_result(session_id: str, run: Running, ring: Ring, cwd: str) -> Result:
+def running_result(session_id: str, run: Running, ring: Ring, cwd: str | None) -> Result:
     """The job's result so far (its output includes an unfinished last line)."""
     lines, dropped = ring.get(run.start_line)
     text = "\n".join(lines)
@@ -105,7 +105,7 @@ def final_result(
     )
 
 
-def orphan_result(session_id: str, job: jobs.Job, cwd: str) -> Result:
+def orphan_result(session_id: str, job: jobs.Job, cwd: str | None) -> Result:
     """A job this terminal no longer runs and that never settled here."""
     return Result(
         job_id=job.id,

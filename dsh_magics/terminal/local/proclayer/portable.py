@@ -32,14 +32,14 @@ import subprocess
 import time
 
 try:
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 except ImportError as e:  # pragma: no cover - psutil is installed where tests run
     raise ImportError(
         "dsh-magics needs psutil where /proc is missing (or with DSH_MAGICS_PROCFS=0): "
         "pip install psutil"
     ) from e
 
-from . import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from .layer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 
 #: Sleep channels of a process blocked reading a terminal.
 TTY_READ_WCHANS = frozenset({"ttyin", "n_tty_read", "wait_woken"})
@@ -195,16 +195,33 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
     if channel not in WAIT_WCHANS:
         return False
     try:
-        shell_exe = psutil.Process(pid).exe()
+        shell = psutil.Process(pid).cmdline()
     except psutil.Error:
         return None
     for child in children(pid):
         try:
-            if os.getpgid(child) == pgrp and psutil.Process(child).exe() == shell_exe:
+            if os.getpgid(child) == pgrp and psutil.Process(child).cmdline() == shell:
                 return False
         except (OSError, psutil.Error):
             continue  # gone already
     return True
+
+
+def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+    """As the /proc layer, without signal masks (psutil has none): any member
+    of ``pgrp`` that is a program of its own (another argv than the shell)
+    may have taken the SIGINT, so the engine sends no second one."""
+    try:
+        shell = psutil.Process(shell_pid).cmdline()
+    except psutil.Error:
+        return True
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) == pgrp and psutil.Process(pid).cmdline() != shell:
+                return True
+        except (OSError, psutil.Error):
+            continue  # gone already
+    return False
 
 
 def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
@@ -255,6 +272,16 @@ def command_name(pid: int) -> str:
 def cwd(pid: int) -> str | None:
     try:
         return psutil.Process(pid).cwd() or None
+    except (psutil.Error, OSError):
+        return None
+
+
+def tty_path(shell_pid: int) -> str | None:
+    """The shell's controlling terminal, as psutil reports it. Right after a
+    spawn it may still be None (the child has not taken its terminal yet);
+    the engine asks once the shell has answered its ready probe."""
+    try:
+        return psutil.Process(shell_pid).terminal() or None
     except (psutil.Error, OSError):
         return None
 

@@ -9,10 +9,9 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
+from ..core.run_state import InterruptState, Phase
 from . import procs
 
 # How long an interrupt may be held back while bash forks a pipeline, and how
@@ -23,26 +22,6 @@ LAUNCH_POLL_S = 0.002
 # signal may have fallen between fork and exec of its first command.
 VERIFY_AFTER_S = 0.1
 EARLY_S = 0.05
-
-
-class Phase(Enum):
-    IDLE = "idle"  # no interrupt asked for
-    AWAIT_BEGIN = "await_begin"  # asked while bash may still read the job's line
-    HOLD = "hold"  # waiting (briefly) until the command is fully launched
-    VERIFY = "verify"  # sent without proof it reached the command: look again once
-    SENT = "sent"  # delivered; nothing more to do
-
-
-@dataclass
-class InterruptState:
-    """Interrupt bookkeeping of one running job."""
-
-    requested: bool = False
-    phase: Phase = Phase.IDLE
-    due: float | None = None  # when the reader thread should call ``step``
-    hold_until: float | None = None
-    sent_pgrp: int | None = None
-    early: bool = False
 
 
 class _Run(Protocol):
@@ -99,7 +78,7 @@ class Interrupter:
                 pgrp = os.tcgetpgrp(self._fd)
             except OSError:
                 return
-            if pgrp != st.sent_pgrp or st.early:
+            if (pgrp != st.sent_pgrp or st.early) and not st.taken:
                 _killpg(pgrp)
 
     # ------------------------------------------------------------------
@@ -108,7 +87,7 @@ class Interrupter:
 
         While bash is still forking the members of a pipeline (or a member
         has not ``exec``-ed yet), a Ctrl-C can miss one of them (see
-        ``procs.command_launched``). So the signal is held back, re-checked
+        ``procs.LAYER.command_launched``). So the signal is held back, re-checked
         every ``LAUNCH_POLL_S``, for at most ``LAUNCH_GRACE_S``: a shell
         busy with a builtin loop or reading a terminal never waits, and a
         subshell never ``exec``-s; they get the signal then.
@@ -132,7 +111,10 @@ class Interrupter:
         and handing it the terminal (it then reaches only bash, which lets
         the child run) or between fork and exec (the child still has bash's
         handlers): if the job still runs a moment later, the group of that
-        moment gets one more SIGINT (tests/reliability/test_interrupt_race.py).
+        moment gets one more SIGINT (tests/reliability/test_interrupt_race.py),
+        unless a member of the group it went to may have caught it
+        (``procs.LAYER.sigint_taken``): then a second one would be a second
+        Ctrl-C (tests/reliability/test_one_ctrl_c.py).
         """
         st = run.intr
         try:
@@ -145,6 +127,9 @@ class Interrupter:
             return
         now = time.monotonic()
         st.sent_pgrp = pgrp
+        # Looked at after the kill: a member seen then as a copy of the shell,
+        # or without a handler, had not caught it when it was sent.
+        st.taken = procs.LAYER.sigint_taken(self._pid, pgrp)
         st.early = not run.saw_begin or now - (run.begin_at or now) < EARLY_S
         self._schedule(st, Phase.VERIFY, VERIFY_AFTER_S)
 
@@ -160,7 +145,7 @@ class Interrupter:
             pgrp = os.tcgetpgrp(self._fd)
         except OSError:
             return None, None
-        launched = procs.command_launched(self._pid, pgrp)
+        launched = procs.LAYER.command_launched(self._pid, pgrp)
         try:
             own = os.getpgid(self._pid)
         except OSError:

@@ -1,0 +1,4 @@
+"""What every terminal shares, whatever carries its bytes to and from bash:
+the job core (:class:`jobcore.JobCore`), the running job and its results,
+the output ring and cleaner, the marker scanner and the reader loop. The
+transports (local shell, in-band remote shell) sit on top (docs/internals.md)."""

@@ -1,0 +1,179 @@
+"""The job core of one terminal: the job table entry of the running job, the
+output it has printed (scanner, cleaner, ring), settling it, snapshots and
+reads, waits for output, and the terminal's death. Local and remote terminals
+each hold one and add a transport (how a line reaches bash, how its answers
+and its end are seen); see docs/internals.md."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ... import jobs
+from ...errors import NotRunning, SessionBusy, ShellExited
+from ..result import DEAD, SHELL_EXITED, ReadResult, Result
+from .cleaner import Cleaner
+from .jobview import Running, final_result, orphan_result, read_result, running_result
+from .markers import MarkerScanner
+from .ring import Ring
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class JobCore:
+    """State and rules shared by every terminal. Its fields are the
+    transport's to read and change under ``lock``; the methods keep the
+    invariants (one running job, every settle delivered once, every waiter
+    woken)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        max_lines: int,
+        *,
+        job_table: jobs.JobTable,
+        emit: Emit | None,
+        scanner: MarkerScanner,
+        cwd: str | None,
+        on_settle: Callable[[Running], None] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.jobs = job_table
+        self.emit: Emit = emit or (lambda event: None)
+        self.lock = threading.RLock()
+        self.out_cond = threading.Condition(self.lock)
+        self.ring = Ring(max_lines)
+        self.cleaner = Cleaner()
+        self.scanner = scanner
+        self.running: Running | None = None
+        self.output_seq = 0
+        self.dead = False
+        self.closed = False
+        self.exit_code: int | None = None
+        self.exit_signal: int | None = None
+        self.ready = threading.Event()  # the shell answered its setup
+        self.last_cwd = cwd  # the shell's cwd as last reported
+        self._on_settle = on_settle
+        self._settled: list[tuple[jobs.Job, str, Result]] = []
+
+    # ------------------------------------------------------------------
+    # output
+    def feed(self, data: bytes) -> None:
+        """Output bytes of the shell (markers already taken out). A screen
+        model fed with every output byte plugs in here."""
+        text = self.cleaner.feed(data)
+        if text:
+            self.ring.feed(text)
+
+    def flush_cleaner(self) -> None:
+        text = self.cleaner.flush()
+        if text:
+            self.ring.feed(text)
+
+    def touched(self) -> None:
+        """New output or a new state: wake every ``wait_output``."""
+        self.output_seq += 1
+        self.out_cond.notify_all()
+
+    # ------------------------------------------------------------------
+    # jobs
+    def new_job(self, command: str, canceller: Callable[[jobs.Job], None]) -> jobs.Job:
+        """A job for ``command``, refused while the shell is dead or busy
+        (call with ``lock`` held, then :meth:`begin` it)."""
+        if self.dead:
+            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+        if self.running is not None:
+            raise SessionBusy(
+                f"session {self.session_id!r} is running job {self.running.job.id}; "
+                "wait for it, interrupt it, or use another session",
+                session_id=self.session_id,
+                job_id=self.running.job.id,
+            )
+        return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller)
+
+    def input_run(self) -> Running:
+        """The running job, to type into (call with ``lock`` held); with none,
+        typed text would become a command of the shell itself: NOT_RUNNING."""
+        run = self.running
+        if run is None or self.dead:
+            raise NotRunning(
+                f"session {self.session_id!r} runs no job: typed text would be a command "
+                "of the shell itself; start the program with exec first",
+                session_id=self.session_id,
+            )
+        return run
+
+    def begin(self, run: Running) -> None:
+        self.running = run
+        self.jobs.add(run.job)
+
+    def finish(
+        self,
+        run: Running,
+        status: str,
+        code: int | None,
+        cwd: str | None,
+        *,
+        signal_no: int | None = None,
+        note: str | None = None,
+    ) -> None:
+        """Settle ``run`` (if it is still the running job); delivered by :meth:`deliver`."""
+        if self.running is not run:
+            return
+        if cwd:
+            self.last_cwd = cwd
+        self.flush_cleaner()
+        result = final_result(self.session_id, run, self.ring, status, code, self.last_cwd, signal_no, note)
+        self.running = None
+        self.touched()  # wake wait_output() even if the job printed nothing
+        if self._on_settle is not None:
+            self._on_settle(run)
+        self._settled.append((run.job, status, result))
+
+    def deliver(self) -> None:
+        """Settle finished jobs outside the terminal lock, last thing before
+        the reader blocks again, so a woken waiter does not have to queue
+        behind the reader for the lock (a measurable part of a round trip)."""
+        while self._settled:
+            job, status, result = self._settled.pop(0)
+            job.settle(status, result)
+            self.emit({"type": "job_done", "session_id": self.session_id, "job_id": job.id, "result": result})
+
+    def mark_dead(self, note: str | None = None) -> None:
+        """The terminal is dead: settle its job, wake every waiter, say so once."""
+        with self.lock:
+            was_dead = self.dead
+            self.dead = True
+            run = self.running
+            if run is not None:
+                self.finish(run, SHELL_EXITED, self.exit_code, self.last_cwd, note=note or "the shell exited")
+            self.out_cond.notify_all()
+        self.deliver()
+        self.ready.set()
+        if not was_dead:
+            self.emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
+
+    # ------------------------------------------------------------------
+    # views
+    def snapshot(self, job: jobs.Job, cwd: str | None) -> Result:
+        """The job's result so far (final once the job has settled)."""
+        if job.done:
+            return job.result
+        with self.lock:
+            run = self.running
+            if run is None or run.job is not job:
+                return job.result if job.done else orphan_result(self.session_id, job, cwd)
+            return running_result(self.session_id, run, self.ring, cwd)
+
+    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
+        with self.lock:
+            job_id = self.running.job.id if self.running else None
+            return read_result(self.session_id, self.ring, since, last, job_id)
+
+    def wait_output(self, after_seq: int, timeout: float | None) -> int:
+        """Block until output newer than ``after_seq`` arrives (or a job
+        settles, or the timeout passes); returns the current sequence number."""
+        with self.out_cond:
+            self.out_cond.wait_for(lambda: self.output_seq != after_seq or self.dead, timeout=timeout)
+            return self.output_seq

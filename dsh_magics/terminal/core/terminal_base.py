@@ -1,0 +1,97 @@
+"""The operations every terminal offers on its job core, whatever its
+transport. A terminal class adds its transport as composed objects and the
+few operations that depend on it (``exec``, ``interrupt``, ``info``, ``close``,
+``cwd``, and typing: ``_type_in``)."""
+
+from __future__ import annotations
+
+import time
+
+from ... import jobs
+from ...errors import InvalidArgument
+from .. import interaction
+from ..config import TerminalConfig
+from ..result import ReadResult, Result
+from .jobcore import JobCore
+from .transport import Transport
+
+
+class TerminalBase:
+    core: JobCore
+    transport: Transport
+
+    def __init__(self, session_id: str, config: TerminalConfig) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.created_at = time.time()
+
+    @property
+    def cwd(self) -> str | None:
+        raise NotImplementedError
+
+    def _type_in(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
+        raise NotImplementedError
+
+    @property
+    def dead(self) -> bool:
+        return self.core.dead
+
+    @property
+    def closed(self) -> bool:
+        return self.core.closed
+
+    @property
+    def busy(self) -> bool:
+        return self.core.running is not None
+
+    @property
+    def running_job(self) -> jobs.Job | None:
+        run = self.core.running
+        return run.job if run else None
+
+    @property
+    def output_seq(self) -> int:
+        return self.core.output_seq
+
+    @staticmethod
+    def _checked(command: object) -> str:
+        """A command line as typed: a non-empty string (INVALID_ARGUMENT otherwise)."""
+        if not isinstance(command, str):
+            raise InvalidArgument("command must be a string")
+        if not command.strip():
+            raise InvalidArgument("command is empty")
+        return command
+
+    def send(
+        self,
+        text: str | None = None,
+        *,
+        key: str | None = None,
+        enter: bool = True,
+        source: str = interaction.PERSON,
+        caller: str | None = None,
+        secret: bool = False,
+        allow_secret: bool = True,
+    ) -> tuple[jobs.Job, int, str]:
+        """Type into the running job's terminal, as a person at its keyboard.
+
+        Returns the job, the ring line number where output after the input
+        starts, and the unfinished line the input was typed onto (the
+        prompt). With no job running, typed text would become a command line
+        of the shell itself: NOT_RUNNING. ``allow_secret=False`` (the agent
+        tools) refuses text while the job asks for hidden entry, where the
+        terminal can see that: SECRET_INPUT.
+        """
+        return self._type_in(interaction.Typing(text, key, enter, source, caller, secret, allow_secret))
+
+    def snapshot(self, job: jobs.Job) -> Result:
+        """The job's result so far (final once the job has settled)."""
+        return self.core.snapshot(job, self.cwd)
+
+    def read(self, since: int | None = None, last: int | None = None) -> ReadResult:
+        return self.core.read(since, last)
+
+    def wait_output(self, after_seq: int, timeout: float | None) -> int:
+        """Block until output newer than ``after_seq`` arrives (or a job
+        settles, or the timeout passes); returns the current sequence number."""
+        return self.core.wait_output(after_seq, timeout)

@@ -1,0 +1,72 @@
+"""What the engine asks about processes: the interface both process layers
+implement (``procfs`` and ``portable``), and the answers it shares."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+#: ``input_state`` answers.
+TOP_LEVEL, TTY_READ_ELSEWHERE, BUSY_OR_UNKNOWN = "top_level", "tty_read_elsewhere", "busy"
+#: The shell's private duplicate of its terminal input (``shell`` opens it;
+#: ``input_state`` compares the shell's fd 0 with it).
+INPUT_FD = 210
+
+
+class ProcessLayer(Protocol):
+    """What the engine asks about processes (a module satisfies it)."""
+
+    def descendants(self, root: int) -> list[int]:
+        """Every live descendant of ``root`` (not itself), parents first;
+        also found when ``root`` has already exited."""
+        ...
+
+    def tagged(self, token: str) -> list[int]:
+        """Processes (other than ours) whose environment carries
+        ``DSH_MAGICS_TOKEN=<token>``: catches a daemon that left the tree."""
+        ...
+
+    def alive(self, pid: int) -> bool:
+        """The process exists and is not a zombie."""
+        ...
+
+    def identity(self, pid: int) -> tuple[str, bytes] | None:
+        """Executable and argv, to notice an ``exec`` into the shell's pid.
+        The engine takes it first when the shell is ready at top level."""
+        ...
+
+    def command_launched(self, pid: int, pgrp: int) -> bool | None:
+        """The shell waits for its foreground group ``pgrp`` and no member
+        is still an un-``exec``-ed copy of the shell; None if unknowable."""
+        ...
+
+    def sigint_taken(self, shell_pid: int, pgrp: int) -> bool:
+        """A member of ``pgrp`` below the shell may have taken a SIGINT just
+        sent and lived on (a program of its own, with a handler where that
+        can be seen): then no second one is sent."""
+        ...
+
+    def tty_path(self, shell_pid: int) -> str | None:
+        """The shell's terminal device (``/dev/pts/N``), once it is ready."""
+        ...
+
+    def tty_waiter(self, shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
+        """A process of foreground group ``fg_pgrp`` below the shell blocked
+        waiting for typed input on ``tty`` (and nothing else), or None. The
+        /proc layer sees ``read``, ``select``, ``poll`` and ``epoll``; the
+        portable one only a blocked ``read`` (see docs/portability.md)."""
+        ...
+
+    def input_state(self, pid: int) -> str:
+        """``TOP_LEVEL`` (the shell reads its own input), ``TTY_READ_ELSEWHERE``
+        (it reads the terminal for a job, e.g. ``read x </dev/tty``), or
+        ``BUSY_OR_UNKNOWN``. ``TOP_LEVEL`` only when sure: it lets the
+        engine type a probe."""
+        ...
+
+    def command_name(self, pid: int) -> str:
+        """Short program name, ``"?"`` if gone."""
+        ...
+
+    def cwd(self, pid: int) -> str | None:
+        """Current directory, or None if it cannot be read."""
+        ...

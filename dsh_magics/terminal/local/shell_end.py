@@ -1,0 +1,43 @@
+"""When a local terminal's shell ends: drain its last output, collect its exit
+status, and settle the running job as SHELL_EXITED."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..core import reader
+from ..core.jobcore import JobCore
+from ..result import SHELL_EXITED
+from . import procs
+from .local_shell import LocalShell
+from .scratch import close_fd
+
+
+def on_shell_gone(core: JobCore, transport: LocalShell, on_data: Callable[[bytes], None]) -> None:
+    """The reader saw the shell exit (pidfd or EOF on the PTY)."""
+    # Our slave descriptor would keep the master from reading EOF (and
+    # the drain would wait out its deadline).
+    with core.lock:
+        tty_fd, transport.tty_fd = transport.tty_fd, None
+    close_fd(tty_fd)
+    reader.drain(transport.proc.fd, on_data)
+    reap(core, transport, timeout=2.0)
+    with core.lock:
+        code, sig, run = core.exit_code, core.exit_signal, core.running
+        if run is not None:
+            how = "exited" if sig is None else f"was killed by signal {sig}"
+            note = f"the shell {how}; the next command starts a fresh shell"
+            core.finish(run, SHELL_EXITED, code, core.last_cwd, signal_no=sig, note=note)
+    # Dead before the job settles: a caller woken by it may exec at once, and
+    # must get a fresh shell, not this one (pinned by
+    # tests/terminal/test_lifecycle.py::test_terminal_is_dead_when_its_job_settles_shell_exited).
+    core.mark_dead()
+
+
+def reap(core: JobCore, transport: LocalShell, timeout: float) -> None:
+    """Collect the shell's exit status (so no zombie is left)."""
+    if transport.proc is None or core.exit_code is not None:
+        return
+    code, sig = procs.reap(transport.proc, transport.token, timeout)
+    with core.lock:
+        core.exit_code, core.exit_signal = code, sig
