@@ -100,13 +100,17 @@ def tool_list() -> list[types.Tool]:
 
 
 def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
-    """A ``tools.call`` result as MCP: structured content plus a short text;
-    ``{"error": ...}`` becomes ``isError`` with the code first in the text."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=render(name, result))],
-        structured_content=result,
-        is_error="error" in result,
-    )
+    """A ``tools.call`` result as MCP: structured content plus a short text.
+
+    ``{"error": ...}`` becomes ``isError`` with ``CODE: message`` as its only
+    content and no structured content: clients built on the TypeScript SDK
+    check structured content against the tool's output schema even on an
+    error, and an error is not a result (tests/mcp/test_ts_clients.py pins it).
+    """
+    text = types.TextContent(type="text", text=render(name, result))
+    if "error" in result:
+        return types.CallToolResult(content=[text], is_error=True)
+    return types.CallToolResult(content=[text], structured_content=result, is_error=False)
 
 
 class _Workers:

@@ -9,6 +9,7 @@ carries a per-test token in its environment, so teardown can prove with
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import uuid
@@ -56,6 +57,9 @@ class ServerEnv:
             "DSH_MAGICS_LOGIN": "0",
             "PYENV_REHASH_TIMEOUT": "1",
             TOKEN_VAR: self.token,
+            # The SDK's stdio client passes only a few variables on: keep
+            # the checkout under test first on the server's path.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }
 
     def pids(self) -> list[int]:
@@ -133,19 +137,34 @@ class Mcp:
         return data
 
     async def err(self, name: str, arguments: Any, code: str, **kw: Any) -> dict[str, Any]:
+        """A tool error: ``isError``, no structured content (docs/mcp.md), and
+        the text ``CODE: message[ (field x)]``, returned parsed."""
         result = await self.call(name, arguments, **kw)
         assert result.is_error, result.content[0].text
-        data = result.structured_content
-        assert isinstance(data, dict)
-        Draft202012Validator(tools.ERROR_RESULT).validate(data)
-        assert data["error"]["code"] == code, data
-        assert result.content[0].text.startswith(f"{code}: ")
-        return data["error"]
+        assert result.structured_content is None
+        error = parse_error_text(result.content[0].text)
+        assert error["code"] == code, result.content[0].text
+        return error
 
     async def run(self, command: str, **args: Any) -> dict[str, Any]:
         res = await self.ok("bash_exec", {"command": command, "wait_ms": 30_000, **args})
         assert res["status"] != "running", res
         return res
+
+
+ERROR_TEXT = re.compile(r"^([A-Z][A-Z_]*): (.*?)(?: \(field ([^()]+)\))?$", re.S)
+
+
+def parse_error_text(text: str) -> dict[str, Any]:
+    """``CODE: message (field x)`` as ``{"code", "message"[, "field"]}``; the
+    code is one of the stable codes of the tools."""
+    m = ERROR_TEXT.match(text)
+    assert m, text
+    error = {"code": m.group(1), "message": m.group(2)}
+    if m.group(3):
+        error["field"] = m.group(3)
+    Draft202012Validator(tools.ERROR_RESULT).validate({"error": error})
+    return error
 
 
 @asynccontextmanager
