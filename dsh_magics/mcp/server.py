@@ -24,6 +24,7 @@ from .. import tools
 from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
+from .elicit import PersonAnswers
 from .render import render
 
 T = TypeVar("T")
@@ -37,6 +38,9 @@ DEFAULT_SESSION = "mcp"
 #: A waiting call longer than this sends progress notifications, this often.
 PROGRESS_AFTER_S = 1.0
 PROGRESS_EVERY_S = 1.0
+
+#: Tools whose result reports a job that may wait for a password.
+_JOB_TOOLS = frozenset(("bash_exec", "bash_wait", "bash_send"))
 
 _ANNOTATIONS = {
     "bash_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -213,6 +217,7 @@ class ToolServer:
             check_session(session)
         self.backend = backend
         self.session = session
+        self.answers = PersonAnswers(backend, _host_name(backend))
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -249,7 +254,33 @@ class ToolServer:
                     "message": f"internal error ({type(e).__name__}): {e}"[:1000],
                 }
             }
+        if name in _JOB_TOOLS:
+            result = await self._person_notes(ctx, result)
         return to_call_result(name, result)
+
+    async def _person_notes(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """A job waiting for a password is routed to a person (never to the
+        agent); the result says so, and later that a person answered."""
+        err = result.get("error")
+        if err is None:
+            if "job_id" not in result:
+                return result
+            notes = await self.answers.notes_for(ctx, result, run_blocking)
+            if not notes:
+                return result
+            return {**result, "note": "; ".join([*filter(None, [result.get("note")]), *notes])}
+        details = err.get("details") or {}
+        if err.get("code") != "SECRET_INPUT" or not isinstance(details.get("session_id"), str):
+            return result
+        waiting = {
+            "job_id": details.get("job_id"),
+            "session_id": details["session_id"],
+            "awaiting_input": {"secret": True},
+        }
+        notes = await self.answers.notes_for(ctx, waiting, run_blocking)
+        if not notes:
+            return result
+        return {"error": {**err, "message": f"{err['message']}. Over MCP: {'; '.join(notes)}"}}
 
     def caller_session(self, ctx: Any) -> str:
         """The caller's own session: configured, else from the client's name."""
@@ -320,8 +351,11 @@ class ToolServer:
     # -- running -----------------------------------------------------------------
     async def serve_stdio(self) -> None:
         """Serve one client on this process's stdin and stdout until it closes them."""
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        try:
+            async with stdio_server() as (read, write):
+                await self.server.run(read, write, self.server.create_initialization_options())
+        finally:
+            self.answers.close()  # nothing listens once the server stops
 
 
 def _wait_seconds(name: str, arguments: Any) -> float | None:
@@ -335,6 +369,13 @@ def _wait_seconds(name: str, arguments: Any) -> float | None:
     if name == "bash_wait":
         return tools.DEFAULT_WAIT_TIMEOUT_MS / 1000.0
     return None
+
+
+def _host_name(backend: Backend) -> str | None:
+    """The terminal host's name, or None for terminals in this process."""
+    from ..host import HostClient
+
+    return backend.paths.name if isinstance(backend, HostClient) else None
 
 
 def _wants_progress(ctx: Any) -> bool:

@@ -167,11 +167,51 @@ def parse_error_text(text: str) -> dict[str, Any]:
     return error
 
 
+class RecordingStream:
+    """The client's read stream, keeping the JSON of every message received
+    (to prove a secret is in none of them)."""
+
+    def __init__(self, inner: Any, seen: list[str]) -> None:
+        self._inner = inner
+        self._seen = seen
+
+    async def receive(self) -> Any:
+        message = await self._inner.receive()
+        inner = getattr(message, "message", None)
+        self._seen.append(inner.model_dump_json() if inner is not None else repr(message))
+        return message
+
+    def __aiter__(self) -> RecordingStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> RecordingStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 @asynccontextmanager
 async def mcp_server(
-    env: ServerEnv, *args: str, client: str = "pytest agent"
+    env: ServerEnv,
+    *args: str,
+    client: str = "pytest agent",
+    elicitation_callback: Any = None,
+    received: list[str] | None = None,
 ) -> AsyncIterator[Mcp]:
-    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``."""
+    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``;
+    ``elicitation_callback`` declares elicitation (form and URL mode), and
+    ``received`` collects every message the client got."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dsh_magics.cli", "mcp", *args],
@@ -180,8 +220,13 @@ async def mcp_server(
     )
     with open(env.log, "a", encoding="utf-8") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
+            if received is not None:
+                read = RecordingStream(read, received)
             async with ClientSession(
-                read, write, client_info=Implementation(name=client, version="0")
+                read,
+                write,
+                client_info=Implementation(name=client, version="0"),
+                elicitation_callback=elicitation_callback,
             ) as session:
                 with anyio.fail_after(STEP):
                     init = await session.initialize()
