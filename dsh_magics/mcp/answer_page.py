@@ -264,7 +264,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Referrer-Policy", "no-referrer")
+        # same-origin, not no-referrer: with no-referrer Chromium posts the form with
+        # "Origin: null", which the Origin check refuses (pinned by
+        # tests/mcp/test_secret_prompt.py::test_a_person_types_the_password_in_chromium).
+        self.send_header("Referrer-Policy", "same-origin")
         if allow:
             self.send_header("Allow", "GET, POST")
         self.end_headers()

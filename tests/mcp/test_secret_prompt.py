@@ -25,6 +25,7 @@ from .conftest import STEP, Mcp, ServerEnv, mcp_server
 pytestmark = pytest.mark.anyio
 
 SECRET = "hunter2-Qx7#not-for-models"
+CHROMIUM = "/usr/bin/chromium"
 PROMPT_CMD = (
     "read -r -s -p 'Password for deploy: ' pw; echo; echo \"len ${#pw}\"; "
     f"[ \"$pw\" = '{SECRET}' ] && echo match"
@@ -252,3 +253,45 @@ async def test_in_process_without_url_elicitation_says_no_one_can_reach_it(
         assert "--in-process" in res["note"] and "bash_interrupt" in res["note"]
         await m.ok("bash_interrupt", {})
         await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+
+
+async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) -> None:
+    """The page in a real browser (Debian's Chromium through Playwright)."""
+    pytest.importorskip("playwright")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no browser at {CHROMIUM}")
+    seen: dict[str, str] = {}
+
+    def in_browser(params: ElicitRequestURLParams) -> ElicitResult:
+        # Playwright's sync API on this worker thread, never the test's event loop.
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(params.url)
+                seen["prompt"] = page.inner_text("#prompt")
+                assert page.get_attribute("#secret", "type") == "password"
+                page.click("#secret")
+                page.keyboard.type(SECRET)
+                page.click("#send")
+                page.wait_for_selector("#message", timeout=STEP * 1000)
+                seen["message"] = page.inner_text("#message")
+                seen["html"] = page.content()
+            finally:
+                browser.close()
+        return ElicitResult(action="accept")
+
+    received: list[str] = []
+    async with mcp_server(
+        server_env, "--in-process", elicitation_callback=Person(in_browser), received=received
+    ) as m:
+        job = await start_prompt(m)
+        await m.ok("bash_wait", {"job_id": job, "timeout_ms": 60_000}, step=2 * STEP)
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("len 26\nmatch\n"), done
+    assert seen["prompt"] == "Password for deploy: "
+    assert seen["message"].startswith(f"Sent to job {job}")
+    assert SECRET not in seen["html"]
+    assert_secret_nowhere(server_env, received)

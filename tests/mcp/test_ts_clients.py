@@ -179,7 +179,7 @@ def test_ts_sdk_client_keeps_state_and_sees_tool_errors(
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(lines) == len(steps), proc.stdout
-    for (tool, args, want), line in zip(steps, lines):
+    for (tool, args, want), line in zip(steps, lines, strict=True):
         assert "protocolError" not in line, (tool, args, line)
         result = line["result"]
         if want is None:
