@@ -15,6 +15,9 @@ absolute times).
   call's overhead above it is this server's share (tool dispatch, result
   text, pydantic models, the client's output validation, timed on its own).
   Target: ``bash_exec`` over MCP <= ping + direct + 0.3 ms.
+- a bare server of the same SDK (one no-op tool, no output schema), pinged
+  and called on its own connection in the same rounds: what any ``tools/call``
+  costs with this SDK beyond a ping, before a server does anything.
 
 Both backends: in-process (``--in-process`` against a ``Registry`` here) and
 the terminal host (the server in host mode against a ``HostClient`` here, on
@@ -46,7 +49,7 @@ from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.terminal import Registry
 
 EXEC = ("bash_exec", {"command": "true", "wait_ms": 10_000})
-LIST = ("bash_list", {})
+LIST: tuple[str, dict[str, Any]] = ("bash_list", {})
 
 
 async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
@@ -58,20 +61,58 @@ async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
     return out
 
 
+def bare_server() -> None:
+    """The same SDK's low-level server with one tool that does nothing and
+    declares no output schema: the floor of any ``tools/call`` with this SDK."""
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        schema = {"type": "object", "properties": {}}
+        return types.ListToolsResult(tools=[types.Tool(name="noop", input_schema=schema)])
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    server: Server[Any] = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware = []  # no OpenTelemetry span either, as in dsh-magics mcp
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
+
+
 async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dsh_magics.cli", "mcp", *server_args],
         env=dict(os.environ),
     )
+    bare_params = StdioServerParameters(
+        command=sys.executable, args=[os.path.abspath(__file__), "--bare-server"], env=dict(os.environ)
+    )
     samples: dict[str, list[float]] = {
         k: []
-        for k in ("exec_direct", "exec_mcp", "list_direct", "list_mcp", "ping_mcp", "validate_exec")
+        for k in (
+            "exec_direct",
+            "exec_mcp",
+            "list_direct",
+            "list_mcp",
+            "ping_mcp",
+            "validate_exec",
+            "noop_bare",
+            "ping_bare",
+        )
     }
-    async with stdio_client(params) as (read, write):
+    async with stdio_client(params) as (read, write), stdio_client(bare_params) as (bread, bwrite):
         async with ClientSession(
             read, write, client_info=Implementation(name="bench", version="0")
-        ) as s:
+        ) as s, ClientSession(bread, bwrite) as bare:
+            await bare.initialize()
+            await bare.list_tools()
             await s.initialize()
             await s.list_tools()  # the client validates results against the listed schemas
             validating: list[float] = []
@@ -107,6 +148,8 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
                 ("list_direct", direct_call(LIST)),
                 ("list_mcp", mcp_call(LIST)),
                 ("ping_mcp", s.send_ping),
+                ("noop_bare", lambda: bare.call_tool("noop", {})),
+                ("ping_bare", bare.send_ping),
             ]
             for _ in range(rounds):
                 for _ in range(n // rounds):
@@ -127,6 +170,8 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         "server_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"],
         # the call against its floor: the SDK's ping plus the direct call
         "ratio_to_floor": med["exec_mcp"] / (med["exec_direct"] + med["ping_mcp"]),
+        # what any tools/call costs with this SDK beyond a ping (a bare server's no-op tool)
+        "sdk_tool_call_ms": med["noop_bare"] - med["ping_bare"],
     }
 
 
@@ -162,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.bare_server:
+        bare_server()
+        return 0
     res = measure(args.quick)
     if args.json:
         print(json.dumps(res, indent=2))
@@ -188,8 +237,11 @@ def main(argv: list[str] | None = None) -> int:
             f" bash_exec call: {r['server_share_ms']:+.3f} ms (target <= +0.3 ms), of which the"
             f" client's output-schema check {m['validate_exec']:.3f} ms"
         )
+        print(f"  bash_exec over MCP / (ping + direct) = {r['ratio_to_floor']:.2f}x")
         print(
-            f"  bash_exec over MCP / (ping + direct) = {r['ratio_to_floor']:.2f}x"
+            f"  a bare SDK server's no-op tool: {m['noop_bare']:.3f} ms against its ping"
+            f" {m['ping_bare']:.3f} ms: any tools/call costs {r['sdk_tool_call_ms']:+.3f} ms"
+            " over a ping with this SDK"
         )
     if "loadavg" in res:
         print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))
