@@ -18,6 +18,8 @@ from typing import Any
 from ..terminal.api import Engine
 from .answer_page import AnswerPage, SecretPrompt, pending_secret
 
+#: Longest an agent's call waits for the client's reply to a URL elicitation.
+REPLY_S = 600.0
 #: Said in the next job result once a person answered through the page.
 ANSWERED_NOTE = "a person answered the password prompt (the answer is not shown to you)"
 
@@ -92,16 +94,19 @@ class PersonAnswers:
         elicitation_id = uuid.uuid4().hex
         session = ctx.session
 
+        page_ended = asyncio.Event()
+
         def ended(outcome: str) -> None:
             with self._lock:
                 self._pages.pop(prompt, None)
                 if outcome == "answered":
                     self._answered.add(prompt.job_id)
-            if outcome == "answered":
-                try:
+            try:
+                loop.call_soon_threadsafe(page_ended.set)
+                if outcome == "answered":
                     loop.call_soon_threadsafe(_complete, session, elicitation_id)
-                except RuntimeError:
-                    pass  # the server is gone
+            except RuntimeError:
+                pass  # the server is gone
 
         page = await run_blocking(lambda: AnswerPage(self.engine, prompt, on_end=ended))
         with self._lock:
@@ -111,11 +116,21 @@ class PersonAnswers:
             f"{prompt.session_id}, prompt {prompt.prompt[-80:]!r}). Open this link to answer it; "
             "what you type there goes straight into the terminal, never to the agent."
         )
+        # The agent's call waits for the client's reply, or less: until the
+        # page ends (answered there, or the prompt went away), at most REPLY_S.
+        asking = asyncio.ensure_future(
+            session.elicit_url(message, page.url, elicitation_id, related_request_id=ctx.request_id)
+        )
+        watching = asyncio.ensure_future(page_ended.wait())
         try:
-            reply = await session.elicit_url(
-                message, page.url, elicitation_id, related_request_id=ctx.request_id
-            )
-            action = reply.action
+            await asyncio.wait({asking, watching}, timeout=REPLY_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watching.cancel()
+        if not asking.done():
+            asking.cancel()  # the reply no longer matters (or is overdue)
+            return self._outcome_note(prompt, None)
+        try:
+            action = str(asking.result().action)
         except Exception as e:  # noqa: BLE001 - a client that fails the request
             page.close()
             with self._lock:
@@ -125,14 +140,24 @@ class PersonAnswers:
             )
         if action != "accept":
             page.close()
+        return self._outcome_note(prompt, action)
+
+    def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:
+        """The note once the client replied (``action``) or the page ended first (None)."""
         with self._lock:
-            self._asked[prompt] = "accepted" if action == "accept" else str(action)
+            if action is not None:
+                self._asked[prompt] = "accepted" if action == "accept" else action
             answered = prompt.job_id in self._answered
             if answered:
                 self._answered.discard(prompt.job_id)
+            page_open = prompt in self._pages
         if answered:
             return ANSWERED_NOTE
-        return _ALREADY["accepted" if action == "accept" else str(action)]
+        if action is None:
+            if page_open:
+                return _ALREADY["asked"]
+            return "the password prompt went away before a person answered through the link"
+        return _ALREADY.get(action, _ALREADY["cancel"]) if action != "accept" else _ALREADY["accepted"]
 
     async def notes_for(self, ctx: Any, result: dict[str, Any], run_blocking: Any) -> list[str]:
         """Notes for a job result (or a SECRET_INPUT error's job): a person's
@@ -151,7 +176,10 @@ class PersonAnswers:
 
 
 _ALREADY = {
-    "asked": "a person is being asked to answer the password prompt",
+    "asked": (
+        "a person is being asked to answer the password prompt (a one-time link, valid while "
+        "the job waits); bash_wait with on_input=false waits until the job goes on"
+    ),
     "accepted": (
         "a person was sent to a one-time link to answer the password prompt; bash_wait with "
         "on_input=false waits until the job goes on (its result says when a person answered)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -295,3 +296,27 @@ async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) ->
     assert seen["message"].startswith(f"Sent to job {job}")
     assert SECRET not in seen["html"]
     assert_secret_nowhere(server_env, received)
+
+
+async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env: ServerEnv) -> None:
+    """The person answers at the link while the client's dialog is still open:
+    the agent's call returns as soon as the page has its answer."""
+    release = threading.Event()
+
+    def answer_then_hold(params: ElicitRequestURLParams) -> ElicitResult:
+        status, _, _ = request(params.url, "POST", {"secret": SECRET})
+        assert status == 200
+        release.wait(STEP)  # the client replies only after the agent's call returned
+        return ElicitResult(action="accept")
+
+    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(answer_then_hold)) as m:
+        job = await start_prompt(m)
+        try:
+            # (a call held until the client replies would hit this step's bound)
+            waiting = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000}, step=STEP / 3)
+            assert "a person answered the password prompt" in waiting["note"]
+            assert not release.is_set()
+        finally:
+            release.set()
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("match\n")
