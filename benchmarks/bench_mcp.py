@@ -21,9 +21,9 @@ absolute times).
 
 Both backends: in-process (``--in-process`` against a ``Registry`` here) and
 the terminal host (the server in host mode against a ``HostClient`` here, on
-the same private host, which is stopped at the end). Direct calls, MCP calls
-and pings are interleaved call by call, so load that comes and goes hits all
-alike.
+the same private host, which is stopped at the end). Each figure is measured in
+short runs of calls in a row (50 per run), the runs of all figures in
+alternation, so load that comes and goes hits all alike.
 """
 
 from __future__ import annotations
@@ -61,18 +61,50 @@ async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
     return out
 
 
+#: A finished ``bash_exec true`` result, as the server sends it.
+CANNED = {
+    "job_id": "bash-00000000000000000000000000000000",
+    "session_id": "mcp-bench",
+    "status": "completed",
+    "exit_code": 0,
+    "timed_out": False,
+    "output": "",
+    "output_chars": 0,
+    "output_lines": 0,
+    "omitted_chars": 0,
+    "omitted_lines": 0,
+    "dropped_lines": 0,
+    "cwd": "/tmp",
+    "duration_s": 0.001,
+}
+
+
 def bare_server() -> None:
-    """The same SDK's low-level server with one tool that does nothing and
-    declares no output schema: the floor of any ``tools/call`` with this SDK."""
+    """The same SDK's low-level server with two tools that do nothing:
+    ``noop`` (a text, no output schema: the floor of any ``tools/call`` with
+    this SDK) and ``canned`` (a fixed ``bash_exec`` result with its text,
+    under ``bash_exec``'s output schema as served: what carrying and checking
+    such a result costs, with no terminal behind it)."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
+    from dsh_magics.mcp.render import render
+    from dsh_magics.mcp.result_schema import output_schema
+
+    empty = {"type": "object", "properties": {}}
+    listed = [
+        types.Tool(name="noop", input_schema=empty),
+        types.Tool(name="canned", input_schema=empty, output_schema=output_schema("bash_exec")),
+    ]
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        schema = {"type": "object", "properties": {}}
-        return types.ListToolsResult(tools=[types.Tool(name="noop", input_schema=schema)])
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        if params.name == "canned":
+            text = types.TextContent(type="text", text=render("bash_exec", CANNED))
+            return types.CallToolResult(content=[text], structured_content=dict(CANNED))
         return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
 
     server: Server[Any] = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -104,6 +136,7 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
             "ping_mcp",
             "validate_exec",
             "noop_bare",
+            "canned_bare",
             "ping_bare",
         )
     }
@@ -141,7 +174,10 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
 
             for fn in (direct_call(EXEC), mcp_call(EXEC)):
                 await _samples_ms(fn, 30)  # warm: terminals open, caches filled
-            # Interleaved call by call, so load that comes and goes hits all alike.
+            # Each figure in a short tight run, the runs in alternation: load that
+            # comes and goes hits all alike, and each call is measured warm, as an
+            # agent's calls in a row are (call-by-call interleaving measured every
+            # figure slower, the direct call about twice as slow).
             order = [
                 ("exec_direct", direct_call(EXEC)),
                 ("exec_mcp", mcp_call(EXEC)),
@@ -149,14 +185,15 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
                 ("list_mcp", mcp_call(LIST)),
                 ("ping_mcp", s.send_ping),
                 ("noop_bare", lambda: bare.call_tool("noop", {})),
+                ("canned_bare", lambda: bare.call_tool("canned", {})),
                 ("ping_bare", bare.send_ping),
             ]
             for _ in range(rounds):
-                for _ in range(n // rounds):
-                    for key, fn in order:
-                        samples[key] += await _samples_ms(fn, 1)
-                        if key == "exec_mcp":
-                            samples["validate_exec"].append(validating[-1])
+                for key, fn in order:
+                    validating.clear()
+                    samples[key] += await _samples_ms(fn, n // rounds)
+                    if key == "exec_mcp":
+                        samples["validate_exec"] += validating
             await s.call_tool("bash_close", {})
     med = {k: statistics.median(v) for k, v in samples.items()}
     p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in samples.items()}
@@ -172,11 +209,16 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         "ratio_to_floor": med["exec_mcp"] / (med["exec_direct"] + med["ping_mcp"]),
         # what any tools/call costs with this SDK beyond a ping (a bare server's no-op tool)
         "sdk_tool_call_ms": med["noop_bare"] - med["ping_bare"],
+        # ... and with a bash_exec result under its output schema, but no terminal
+        "sdk_result_ms": med["canned_bare"] - med["ping_bare"],
+        # what this server adds beyond that and the direct call
+        "own_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"]
+        - (med["canned_bare"] - med["ping_bare"]),
     }
 
 
 def measure(quick: bool = False) -> dict[str, Any]:
-    rounds = 3 if quick else 5
+    rounds = 5 if quick else 20
     n = 150 if quick else 1000
     out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
     tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
@@ -242,6 +284,11 @@ def main(argv: list[str] | None = None) -> int:
             f"  a bare SDK server's no-op tool: {m['noop_bare']:.3f} ms against its ping"
             f" {m['ping_bare']:.3f} ms: any tools/call costs {r['sdk_tool_call_ms']:+.3f} ms"
             " over a ping with this SDK"
+        )
+        print(
+            f"  the same bare server returning a bash_exec result under its output schema:"
+            f" {m['canned_bare']:.3f} ms ({r['sdk_result_ms']:+.3f} ms over its ping); what"
+            f" remains for this server beyond that and the direct call: {r['own_share_ms']:+.3f} ms"
         )
     if "loadavg" in res:
         print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))
