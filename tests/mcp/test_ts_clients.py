@@ -107,7 +107,9 @@ def test_inspector_call_results_and_every_error(
         (("bash_wait", "job_id=no-such-job"), "NO_SUCH_JOB", {}),
         (("bash_exec", "command=:", "wait_ms=-5"), "INVALID_ARGUMENT", {}),
         (("bash_close", "session_id=never-opened"), "NO_SUCH_SESSION", {}),
-        (("bash_attach", "target=cmd:false"), "TARGET_UNREACHABLE", {}),
+        # (a program that is still there when the set-up is typed, then ends without a
+        # shell: `cmd:false` can end first, and then the engine reports SHELL_EXITED)
+        (("bash_attach", "target=cmd:sleep 2"), "TARGET_UNREACHABLE", {}),
     ]
     fakes = tmp_path / "shells"
     fakes.mkdir()
