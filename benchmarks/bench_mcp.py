@@ -12,13 +12,18 @@ absolute times).
   result against the output schema by the client, a worker thread).
 - the SDK's ``ping`` on the same connection: the floor of any MCP request
   over stdio with this SDK, which no server can go below. What remains of a
-  call's overhead above it is this server's share (tool dispatch on a worker
-  thread, result text, pydantic models, the client's output validation).
+  call's overhead above it is this server's share (tool dispatch, result
+  text, pydantic models, the client's output validation, timed on its own).
+  Target: ``bash_exec`` over MCP <= ping + direct + 0.3 ms.
+- a bare server of the same SDK (one no-op tool, no output schema), pinged
+  and called on its own connection in the same rounds: what any ``tools/call``
+  costs with this SDK beyond a ping, before a server does anything.
 
 Both backends: in-process (``--in-process`` against a ``Registry`` here) and
 the terminal host (the server in host mode against a ``HostClient`` here, on
-the same private host, which is stopped at the end). Direct and MCP calls
-alternate in rounds, so load that comes and goes hits both alike.
+the same private host, which is stopped at the end). Each figure is measured in
+short runs of calls in a row (50 per run), the runs of all figures in
+alternation, so load that comes and goes hits all alike.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.terminal import Registry
 
 EXEC = ("bash_exec", {"command": "true", "wait_ms": 10_000})
-LIST = ("bash_list", {})
+LIST: tuple[str, dict[str, Any]] = ("bash_list", {})
 
 
 async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
@@ -56,21 +61,102 @@ async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
     return out
 
 
+#: A finished ``bash_exec true`` result, as the server sends it.
+CANNED = {
+    "job_id": "bash-00000000000000000000000000000000",
+    "session_id": "mcp-bench",
+    "status": "completed",
+    "exit_code": 0,
+    "timed_out": False,
+    "output": "",
+    "output_chars": 0,
+    "output_lines": 0,
+    "omitted_chars": 0,
+    "omitted_lines": 0,
+    "dropped_lines": 0,
+    "cwd": "/tmp",
+    "duration_s": 0.001,
+}
+
+
+def bare_server() -> None:
+    """The same SDK's low-level server with two tools that do nothing:
+    ``noop`` (a text, no output schema: the floor of any ``tools/call`` with
+    this SDK) and ``canned`` (a fixed ``bash_exec`` result with its text,
+    under ``bash_exec``'s output schema as served: what carrying and checking
+    such a result costs, with no terminal behind it)."""
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    from dsh_magics.mcp.render import render
+    from dsh_magics.mcp.result_schema import output_schema
+
+    empty = {"type": "object", "properties": {}}
+    listed = [
+        types.Tool(name="noop", input_schema=empty),
+        types.Tool(name="canned", input_schema=empty, output_schema=output_schema("bash_exec")),
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        if params.name == "canned":
+            text = types.TextContent(type="text", text=render("bash_exec", CANNED))
+            return types.CallToolResult(content=[text], structured_content=dict(CANNED))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    server: Server[Any] = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware = []  # no OpenTelemetry span either, as in dsh-magics mcp
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
+
+
 async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dsh_magics.cli", "mcp", *server_args],
         env=dict(os.environ),
     )
+    bare_params = StdioServerParameters(
+        command=sys.executable, args=[os.path.abspath(__file__), "--bare-server"], env=dict(os.environ)
+    )
     samples: dict[str, list[float]] = {
-        k: [] for k in ("exec_direct", "exec_mcp", "list_direct", "list_mcp", "ping_mcp")
+        k: []
+        for k in (
+            "exec_direct",
+            "exec_mcp",
+            "list_direct",
+            "list_mcp",
+            "ping_mcp",
+            "validate_exec",
+            "noop_bare",
+            "canned_bare",
+            "ping_bare",
+        )
     }
-    async with stdio_client(params) as (read, write):
+    async with stdio_client(params) as (read, write), stdio_client(bare_params) as (bread, bwrite):
         async with ClientSession(
             read, write, client_info=Implementation(name="bench", version="0")
-        ) as s:
+        ) as s, ClientSession(bread, bwrite) as bare:
+            await bare.initialize()
+            await bare.list_tools()
             await s.initialize()
             await s.list_tools()  # the client validates results against the listed schemas
+            validating: list[float] = []
+            check = s.validate_tool_result
+
+            async def timed_check(name: str, result: Any) -> None:
+                t = time.perf_counter()
+                await check(name, result)
+                validating.append((time.perf_counter() - t) * 1000)
+
+            s.validate_tool_result = timed_check  # type: ignore[method-assign]
 
             def direct_call(call: tuple[str, dict[str, Any]]) -> Callable[[], Awaitable[Any]]:
                 async def run() -> None:
@@ -88,12 +174,26 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
 
             for fn in (direct_call(EXEC), mcp_call(EXEC)):
                 await _samples_ms(fn, 30)  # warm: terminals open, caches filled
+            # Each figure in a short tight run, the runs in alternation: load that
+            # comes and goes hits all alike, and each call is measured warm, as an
+            # agent's calls in a row are (call-by-call interleaving measured every
+            # figure slower, the direct call about twice as slow).
+            order = [
+                ("exec_direct", direct_call(EXEC)),
+                ("exec_mcp", mcp_call(EXEC)),
+                ("list_direct", direct_call(LIST)),
+                ("list_mcp", mcp_call(LIST)),
+                ("ping_mcp", s.send_ping),
+                ("noop_bare", lambda: bare.call_tool("noop", {})),
+                ("canned_bare", lambda: bare.call_tool("canned", {})),
+                ("ping_bare", bare.send_ping),
+            ]
             for _ in range(rounds):
-                samples["exec_direct"] += await _samples_ms(direct_call(EXEC), n // rounds)
-                samples["exec_mcp"] += await _samples_ms(mcp_call(EXEC), n // rounds)
-                samples["list_direct"] += await _samples_ms(direct_call(LIST), n // rounds)
-                samples["list_mcp"] += await _samples_ms(mcp_call(LIST), n // rounds)
-                samples["ping_mcp"] += await _samples_ms(s.send_ping, n // rounds)
+                for key, fn in order:
+                    validating.clear()
+                    samples[key] += await _samples_ms(fn, n // rounds)
+                    if key == "exec_mcp":
+                        samples["validate_exec"] += validating
             await s.call_tool("bash_close", {})
     med = {k: statistics.median(v) for k, v in samples.items()}
     p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in samples.items()}
@@ -105,11 +205,20 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         "list_overhead_ms": med["list_mcp"] - med["list_direct"],
         "floor_ratio": (med["exec_direct"] + med["ping_mcp"]) / med["exec_direct"],
         "server_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"],
+        # the call against its floor: the SDK's ping plus the direct call
+        "ratio_to_floor": med["exec_mcp"] / (med["exec_direct"] + med["ping_mcp"]),
+        # what any tools/call costs with this SDK beyond a ping (a bare server's no-op tool)
+        "sdk_tool_call_ms": med["noop_bare"] - med["ping_bare"],
+        # ... and with a bash_exec result under its output schema, but no terminal
+        "sdk_result_ms": med["canned_bare"] - med["ping_bare"],
+        # what this server adds beyond that and the direct call
+        "own_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"]
+        - (med["canned_bare"] - med["ping_bare"]),
     }
 
 
 def measure(quick: bool = False) -> dict[str, Any]:
-    rounds = 3 if quick else 5
+    rounds = 5 if quick else 20
     n = 150 if quick else 1000
     out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
     tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
@@ -140,7 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.bare_server:
+        bare_server()
+        return 0
     res = measure(args.quick)
     if args.json:
         print(json.dumps(res, indent=2))
@@ -163,7 +276,19 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  SDK ping on the same connection (the floor of any request): {m['ping_mcp']:.3f} ms,"
             f" so the best possible ratio is {r['floor_ratio']:.2f}x; this server's share of a"
-            f" bash_exec call: {r['server_share_ms']:+.3f} ms"
+            f" bash_exec call: {r['server_share_ms']:+.3f} ms (target <= +0.3 ms), of which the"
+            f" client's output-schema check {m['validate_exec']:.3f} ms"
+        )
+        print(f"  bash_exec over MCP / (ping + direct) = {r['ratio_to_floor']:.2f}x")
+        print(
+            f"  a bare SDK server's no-op tool: {m['noop_bare']:.3f} ms against its ping"
+            f" {m['ping_bare']:.3f} ms: any tools/call costs {r['sdk_tool_call_ms']:+.3f} ms"
+            " over a ping with this SDK"
+        )
+        print(
+            f"  the same bare server returning a bash_exec result under its output schema:"
+            f" {m['canned_bare']:.3f} ms ({r['sdk_result_ms']:+.3f} ms over its ping); what"
+            f" remains for this server beyond that and the direct call: {r['own_share_ms']:+.3f} ms"
         )
     if "loadavg" in res:
         print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))

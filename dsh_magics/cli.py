@@ -435,6 +435,19 @@ def _run_mcp(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# --------------------------------------------------------------------- answer
+def _add_answer(p: argparse.ArgumentParser) -> None:
+    from .answer import add_arguments
+
+    add_arguments(p)
+
+
+def _run_answer(args: argparse.Namespace) -> int:
+    from .answer import run
+
+    return run(args)
+
+
 #: name -> (help, add arguments, run).  Other adapters add rows here.
 COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
     "schema": ("show the harness bash tool schema for a configuration", _add_schema, _run_schema),
@@ -457,6 +470,11 @@ COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
         "serve the bash_* agent tools as an MCP server on stdio (terminals in the terminal host)",
         _add_mcp,
         _run_mcp,
+    ),
+    "answer": (
+        "answer a job's password prompt in a terminal host's session (hidden entry)",
+        _add_answer,
+        _run_answer,
     ),
 }
 

@@ -6,7 +6,6 @@ Schemas come from :mod:`dsh_magics.tools`; each call is ``tools.call`` in a daem
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import queue
 import re
@@ -18,13 +17,16 @@ from typing import Any, TypeVar
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.server import OpenTelemetryMiddleware
 from mcp.server.stdio import stdio_server
 
 from .. import tools
 from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
+from .elicit import PersonAnswers
 from .render import render
+from .result_schema import output_schema
 
 T = TypeVar("T")
 
@@ -37,6 +39,17 @@ DEFAULT_SESSION = "mcp"
 #: A waiting call longer than this sends progress notifications, this often.
 PROGRESS_AFTER_S = 1.0
 PROGRESS_EVERY_S = 1.0
+
+#: Calls that only look, run on the event loop's thread (see ToolServer._run).
+_INLINE_TOOLS = frozenset(("bash_list", "bash_read"))
+#: How long a bash_exec may hold the event loop's thread before its wait moves to a worker.
+INLINE_MS = 5
+_STARTED_FIELDS = frozenset(("job_id", "session_id", "status"))
+#: A job status after which the terminal's shell is gone.
+_GONE = frozenset(("shell_exited",))
+
+#: Tools whose result reports a job that may wait for a password.
+_JOB_TOOLS = frozenset(("bash_exec", "bash_wait", "bash_send"))
 
 _ANNOTATIONS = {
     "bash_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -69,19 +82,6 @@ def check_session(session: str) -> str:
         raise InvalidArgument(f"--session: {e.message}") from None
 
 
-def output_schema(name: str) -> dict[str, Any] | None:
-    """The tool's result schema as MCP wants it (an object at the root)."""
-    schema = tools.OUTPUT_SCHEMAS.get(name)
-    if schema is None:
-        return None
-    schema = copy.deepcopy(schema)
-    if schema.get("type") != "object":
-        # bash_exec returns one of two objects: say so at the root too, as MCP requires
-        # (pinned by tests/mcp/test_mcp_server.py::test_initialize_lists_every_tool_with_valid_schemas).
-        schema = {"type": "object", **schema}
-    return schema
-
-
 def tool_list() -> list[types.Tool]:
     """Every tool ``dsh_magics.tools`` offers, with input and result schemas."""
     out = []
@@ -100,13 +100,17 @@ def tool_list() -> list[types.Tool]:
 
 
 def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
-    """A ``tools.call`` result as MCP: structured content plus a short text;
-    ``{"error": ...}`` becomes ``isError`` with the code first in the text."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=render(name, result))],
-        structured_content=result,
-        is_error="error" in result,
-    )
+    """A ``tools.call`` result as MCP: structured content plus a short text.
+
+    ``{"error": ...}`` becomes ``isError`` with ``CODE: message`` as its only
+    content and no structured content: clients built on the TypeScript SDK
+    check structured content against the tool's output schema even on an
+    error, and an error is not a result (tests/mcp/test_ts_clients.py pins it).
+    """
+    text = types.TextContent(type="text", text=render(name, result))
+    if "error" in result:
+        return types.CallToolResult(content=[text], is_error=True)
+    return types.CallToolResult(content=[text], structured_content=result, is_error=False)
 
 
 class _Workers:
@@ -209,6 +213,8 @@ class ToolServer:
             check_session(session)
         self.backend = backend
         self.session = session
+        self.answers = PersonAnswers(backend, _host_name(backend))
+        self._running_terminals: set[str] = set()
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -216,10 +222,16 @@ class ToolServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        # The SDK wraps every request in an OpenTelemetry span by default; no
+        # exporter is ever installed here, and the span costs about 0.1 ms a
+        # request under load (benchmarks/README.md, bench_mcp.py).
+        self.server.middleware = [
+            m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
+        ]
 
     # -- handlers ------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list())
+        return types.ListToolsResult(tools=_tools())
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -227,17 +239,8 @@ class ToolServer:
         name = params.name
         arguments = params.arguments
         caller = self.caller_session(ctx)
-        work = functools.partial(
-            tools.call, name, arguments, caller_session=caller, registry=self.backend
-        )
-        waits_s = _wait_seconds(name, arguments)
         try:
-            if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
-                result = await self._with_progress(
-                    ctx, work, waits_s, self._lines_probe(name, arguments)
-                )
-            else:
-                result = await run_blocking(work)
+            result = await self._run(ctx, name, arguments, caller)
         except Exception as e:  # noqa: BLE001 - tools.call never raises; a tool error, not a protocol one
             result = {
                 "error": {
@@ -245,7 +248,93 @@ class ToolServer:
                     "message": f"internal error ({type(e).__name__}): {e}"[:1000],
                 }
             }
+        self._note_terminal(name, result)
+        if name in _JOB_TOOLS:
+            result = await self._person_notes(ctx, result)
         return to_call_result(name, result)
+
+    async def _run(
+        self, ctx: Any, name: str, arguments: Any, caller: str
+    ) -> dict[str, Any]:
+        """``tools.call``, on a worker thread unless it cannot block for long.
+
+        A hop to a worker thread and back costs more than a quick call
+        (benchmarks/README.md, bench_mcp.py), so calls that only look
+        (bash_list, bash_read) run on the event loop's thread, and a bash_exec
+        on a terminal this server saw running gets its first INLINE_MS there;
+        only the rest of a longer wait moves to a worker thread.
+        """
+        call = functools.partial(tools.call, caller_session=caller, registry=self.backend)
+        if name in _INLINE_TOOLS:
+            return call(name, arguments)
+        work: Callable[[], dict[str, Any]] = functools.partial(call, name, arguments)
+        wait_ms = _exec_wait_ms(name, arguments)
+        if wait_ms is not None and self._warm(arguments, caller):
+            started = time.monotonic()
+            first = call(name, {**arguments, "wait_ms": min(wait_ms, INLINE_MS)})
+            if wait_ms <= INLINE_MS or set(first) != _STARTED_FIELDS:
+                return first  # finished (or refused) within INLINE_MS: as the whole call would
+            left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
+            work = functools.partial(self._rest_of_exec, first, left, caller)
+        waits_s = _wait_seconds(name, arguments)
+        if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
+            return await self._with_progress(ctx, work, waits_s, self._lines_probe(name, arguments))
+        return await run_blocking(work)
+
+    def _rest_of_exec(self, started: dict[str, Any], left_ms: int, caller: str) -> dict[str, Any]:
+        """The rest of a bash_exec's wait_ms: its result if the job finishes
+        within ``left_ms``, else the started job (what the engine's exec does)."""
+        res = tools.call(
+            "bash_wait",
+            {
+                "job_id": started["job_id"],
+                "session_id": started["session_id"],
+                "timeout_ms": left_ms,
+                "on_input": False,
+            },
+            caller_session=caller,
+            registry=self.backend,
+        )
+        if "error" in res or res.get("timed_out") or res.get("status") == "running":
+            return started
+        res.pop("reason", None)  # a bash_wait field; bash_exec results have none
+        return res
+
+    def _warm(self, arguments: dict[str, Any], caller: str) -> bool:
+        """Is the addressed terminal one this server saw running? (Else an
+        exec may first start a shell, which takes long.)"""
+        return arguments.get("session_id", caller) in self._running_terminals
+
+    def _note_terminal(self, name: str, result: dict[str, Any]) -> None:
+        sid = result.get("session_id")
+        if name == "bash_close" or (isinstance(sid, str) and result.get("status") in _GONE):
+            self._running_terminals.clear()  # cheap to learn again
+        elif isinstance(sid, str) and "error" not in result:
+            self._running_terminals.add(sid)
+
+    async def _person_notes(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """A job waiting for a password is routed to a person (never to the
+        agent); the result says so, and later that a person answered."""
+        err = result.get("error")
+        if err is None:
+            if "job_id" not in result:
+                return result
+            notes = await self.answers.notes_for(ctx, result, run_blocking)
+            if not notes:
+                return result
+            return {**result, "note": "; ".join([*filter(None, [result.get("note")]), *notes])}
+        details = err.get("details") or {}
+        if err.get("code") != "SECRET_INPUT" or not isinstance(details.get("session_id"), str):
+            return result
+        waiting = {
+            "job_id": details.get("job_id"),
+            "session_id": details["session_id"],
+            "awaiting_input": {"secret": True},
+        }
+        notes = await self.answers.notes_for(ctx, waiting, run_blocking)
+        if not notes:
+            return result
+        return {"error": {**err, "message": f"{err['message']}. Over MCP: {'; '.join(notes)}"}}
 
     def caller_session(self, ctx: Any) -> str:
         """The caller's own session: configured, else from the client's name."""
@@ -316,8 +405,21 @@ class ToolServer:
     # -- running -----------------------------------------------------------------
     async def serve_stdio(self) -> None:
         """Serve one client on this process's stdin and stdout until it closes them."""
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        try:
+            async with stdio_server() as (read, write):
+                await self.server.run(read, write, self.server.create_initialization_options())
+        finally:
+            self.answers.close()  # nothing listens once the server stops
+
+
+def _exec_wait_ms(name: str, arguments: Any) -> int | None:
+    """A bash_exec's valid wait_ms (anything else goes to tools.call as given)."""
+    if name != "bash_exec" or not isinstance(arguments, dict):
+        return None
+    value = arguments.get("wait_ms")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 600_000:
+        return None
+    return value
 
 
 def _wait_seconds(name: str, arguments: Any) -> float | None:
@@ -331,6 +433,19 @@ def _wait_seconds(name: str, arguments: Any) -> float | None:
     if name == "bash_wait":
         return tools.DEFAULT_WAIT_TIMEOUT_MS / 1000.0
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _tools() -> list[types.Tool]:
+    """:func:`tool_list`, built once (about 1 ms): the tools never change while serving."""
+    return tool_list()
+
+
+def _host_name(backend: Backend) -> str | None:
+    """The terminal host's name, or None for terminals in this process."""
+    from ..host import HostClient
+
+    return backend.paths.name if isinstance(backend, HostClient) else None
 
 
 def _wants_progress(ctx: Any) -> bool:

@@ -9,6 +9,7 @@ carries a per-test token in its environment, so teardown can prove with
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import uuid
@@ -56,6 +57,9 @@ class ServerEnv:
             "DSH_MAGICS_LOGIN": "0",
             "PYENV_REHASH_TIMEOUT": "1",
             TOKEN_VAR: self.token,
+            # The SDK's stdio client passes only a few variables on: keep
+            # the checkout under test first on the server's path.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }
 
     def pids(self) -> list[int]:
@@ -133,14 +137,14 @@ class Mcp:
         return data
 
     async def err(self, name: str, arguments: Any, code: str, **kw: Any) -> dict[str, Any]:
+        """A tool error: ``isError``, no structured content (docs/mcp.md), and
+        the text ``CODE: message[ (field x)]``, returned parsed."""
         result = await self.call(name, arguments, **kw)
         assert result.is_error, result.content[0].text
-        data = result.structured_content
-        assert isinstance(data, dict)
-        Draft202012Validator(tools.ERROR_RESULT).validate(data)
-        assert data["error"]["code"] == code, data
-        assert result.content[0].text.startswith(f"{code}: ")
-        return data["error"]
+        assert result.structured_content is None
+        error = parse_error_text(result.content[0].text)
+        assert error["code"] == code, result.content[0].text
+        return error
 
     async def run(self, command: str, **args: Any) -> dict[str, Any]:
         res = await self.ok("bash_exec", {"command": command, "wait_ms": 30_000, **args})
@@ -148,11 +152,66 @@ class Mcp:
         return res
 
 
+ERROR_TEXT = re.compile(r"^([A-Z][A-Z_]*): (.*?)(?: \(field ([^()]+)\))?$", re.S)
+
+
+def parse_error_text(text: str) -> dict[str, Any]:
+    """``CODE: message (field x)`` as ``{"code", "message"[, "field"]}``; the
+    code is one of the stable codes of the tools."""
+    m = ERROR_TEXT.match(text)
+    assert m, text
+    error = {"code": m.group(1), "message": m.group(2)}
+    if m.group(3):
+        error["field"] = m.group(3)
+    Draft202012Validator(tools.ERROR_RESULT).validate({"error": error})
+    return error
+
+
+class RecordingStream:
+    """The client's read stream, keeping the JSON of every message received
+    (to prove a secret is in none of them)."""
+
+    def __init__(self, inner: Any, seen: list[str]) -> None:
+        self._inner = inner
+        self._seen = seen
+
+    async def receive(self) -> Any:
+        message = await self._inner.receive()
+        inner = getattr(message, "message", None)
+        self._seen.append(inner.model_dump_json() if inner is not None else repr(message))
+        return message
+
+    def __aiter__(self) -> RecordingStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> RecordingStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 @asynccontextmanager
 async def mcp_server(
-    env: ServerEnv, *args: str, client: str = "pytest agent"
+    env: ServerEnv,
+    *args: str,
+    client: str = "pytest agent",
+    elicitation_callback: Any = None,
+    received: list[str] | None = None,
 ) -> AsyncIterator[Mcp]:
-    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``."""
+    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``;
+    ``elicitation_callback`` declares elicitation (form and URL mode), and
+    ``received`` collects every message the client got."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dsh_magics.cli", "mcp", *args],
@@ -161,8 +220,13 @@ async def mcp_server(
     )
     with open(env.log, "a", encoding="utf-8") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
+            if received is not None:
+                read = RecordingStream(read, received)
             async with ClientSession(
-                read, write, client_info=Implementation(name=client, version="0")
+                read,
+                write,
+                client_info=Implementation(name=client, version="0"),
+                elicitation_callback=elicitation_callback,
             ) as session:
                 with anyio.fail_after(STEP):
                     init = await session.initialize()

@@ -1,0 +1,210 @@
+"""A person answers an agent's password prompt through the MCP client (docs/mcp.md).
+
+When a tool result shows the agent's job waiting for hidden input, and the
+client declared URL-mode elicitation, the server asks the client once per
+prompt to send the person to a one-time page on 127.0.0.1
+(:mod:`.answer_page`). Without URL elicitation, the result says how a person
+can answer instead (``dsh-magics answer SESSION``, or the notebook panel).
+The secret never passes through the client, the model or this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+from ..terminal.api import Engine
+from .answer_page import AnswerPage, SecretPrompt, pending_secret
+
+#: Longest an agent's call waits for the client's reply to a URL elicitation.
+REPLY_S = 600.0
+#: Said in the next job result once a person answered through the page.
+ANSWERED_NOTE = "a person answered the password prompt (the answer is not shown to you)"
+
+
+def url_elicitation(ctx: Any) -> bool:
+    """Did the client declare URL-mode elicitation? (An empty ``elicitation``
+    object means form mode only, which must not carry secrets.)"""
+    try:
+        caps = ctx.session.client_params.capabilities
+    except AttributeError:
+        return False
+    elicitation = getattr(caps, "elicitation", None)
+    return elicitation is not None and getattr(elicitation, "url", None) is not None
+
+
+class PersonAnswers:
+    """The prompts this server asked a person about, and what became of them.
+
+    ``host`` is the terminal host's name, or None when the terminals live in
+    this process (then no other program can reach them).
+    """
+
+    def __init__(self, engine: Engine, host: str | None) -> None:
+        self.engine = engine
+        self.host = host
+        self._lock = threading.Lock()
+        self._asked: dict[SecretPrompt, str] = {}  # prompt -> asked/accepted/declined/cancelled/failed
+        self._pages: dict[SecretPrompt, AnswerPage] = {}
+        self._answered: set[str] = set()  # job ids whose prompt a person answered, not yet reported
+
+    def close(self) -> None:
+        with self._lock:
+            pages = list(self._pages.values())
+        for page in pages:
+            page.close()
+
+    def how_to_answer(self, session_id: str) -> str:
+        """What a person can do when the client cannot ask them (no URL elicitation)."""
+        if self.host is None:
+            return (
+                "a person must answer it; this client offers no URL elicitation, and the "
+                "terminals of this server (--in-process) are reachable from nowhere else: "
+                "interrupt the job (bash_interrupt), or run the server on a terminal host"
+            )
+        flag = "" if self.host == "mcp" else f" --host {self.host}"
+        return (
+            f"a person can answer it: `dsh-magics answer {session_id}{flag}` in a terminal on "
+            f"this machine (hidden entry), or the password box of `%bash_panel --session "
+            f"{session_id}` in a notebook on host {self.host}"
+        )
+
+    def take_answered(self, job_id: str) -> bool:
+        """Was the job's prompt answered by a person since the last report? (Once.)"""
+        with self._lock:
+            if job_id in self._answered:
+                self._answered.discard(job_id)
+                return True
+            return False
+
+    async def ask(self, ctx: Any, prompt: SecretPrompt, run_blocking: Any) -> str:
+        """Ask the client to send a person to a one-time page for ``prompt``;
+        the note for the agent's result."""
+        if not url_elicitation(ctx):
+            return self.how_to_answer(prompt.session_id)
+        with self._lock:
+            before = self._asked.get(prompt)
+            if before is None:
+                self._asked[prompt] = "asked"
+        if before is not None:
+            return _ALREADY[before] if before in _ALREADY else self.how_to_answer(prompt.session_id)
+        loop = asyncio.get_running_loop()
+        elicitation_id = uuid.uuid4().hex
+        session = ctx.session
+
+        page_ended = asyncio.Event()
+
+        def ended(outcome: str) -> None:
+            with self._lock:
+                self._pages.pop(prompt, None)
+                if outcome == "answered":
+                    self._answered.add(prompt.job_id)
+            try:
+                loop.call_soon_threadsafe(page_ended.set)
+                if outcome == "answered":
+                    loop.call_soon_threadsafe(_complete, session, elicitation_id)
+            except RuntimeError:
+                pass  # the server is gone
+
+        page = await run_blocking(lambda: AnswerPage(self.engine, prompt, on_end=ended))
+        with self._lock:
+            self._pages[prompt] = page
+        message = (
+            f"A job of the agent asks for a password (job {prompt.job_id} in terminal session "
+            f"{prompt.session_id}, prompt {prompt.prompt[-80:]!r}). Open this link to answer it; "
+            "what you type there goes straight into the terminal, never to the agent."
+        )
+        # The agent's call waits for the client's reply, or less: until the
+        # page ends (answered there, or the prompt went away), at most REPLY_S.
+        asking = asyncio.ensure_future(
+            session.elicit_url(message, page.url, elicitation_id, related_request_id=ctx.request_id)
+        )
+        watching = asyncio.ensure_future(page_ended.wait())
+        try:
+            await asyncio.wait({asking, watching}, timeout=REPLY_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watching.cancel()
+        if not asking.done():
+            asking.cancel()  # the reply no longer matters (or is overdue)
+            return self._outcome_note(prompt, None)
+        try:
+            action = str(asking.result().action)
+        except Exception as e:  # noqa: BLE001 - a client that fails the request
+            page.close()
+            with self._lock:
+                self._asked[prompt] = "failed"
+            return f"the client could not ask a person ({type(e).__name__}); " + self.how_to_answer(
+                prompt.session_id
+            )
+        if action != "accept":
+            page.close()
+        return self._outcome_note(prompt, action)
+
+    def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:
+        """The note once the client replied (``action``) or the page ended first (None)."""
+        with self._lock:
+            if action is not None:
+                self._asked[prompt] = "accepted" if action == "accept" else action
+            answered = prompt.job_id in self._answered
+            if answered:
+                self._answered.discard(prompt.job_id)
+            page_open = prompt in self._pages
+        if answered:
+            return ANSWERED_NOTE
+        if action is None:
+            if page_open:
+                return _ALREADY["asked"]
+            return "the password prompt went away before a person answered through the link"
+        return _ALREADY.get(action, _ALREADY["cancel"]) if action != "accept" else _ALREADY["accepted"]
+
+    async def notes_for(self, ctx: Any, result: dict[str, Any], run_blocking: Any) -> list[str]:
+        """Notes for a job result (or a SECRET_INPUT error's job): a person's
+        answer since the last result, and a secret prompt to route to one."""
+        notes = []
+        job_id = result.get("job_id")
+        if isinstance(job_id, str) and "output" in result and self.take_answered(job_id):
+            notes.append(ANSWERED_NOTE)
+        waiting = result.get("awaiting_input")
+        session_id = result.get("session_id")
+        if isinstance(waiting, dict) and waiting.get("secret") and isinstance(session_id, str):
+            prompt = await run_blocking(lambda: pending_secret(self.engine, session_id))
+            if prompt is not None and prompt.job_id == job_id:
+                notes.append(await self.ask(ctx, prompt, run_blocking))
+        return notes
+
+
+_ALREADY = {
+    "asked": (
+        "a person is being asked to answer the password prompt (a one-time link, valid while "
+        "the job waits); bash_wait with on_input=false waits until the job goes on"
+    ),
+    "accepted": (
+        "a person was sent to a one-time link to answer the password prompt; bash_wait with "
+        "on_input=false waits until the job goes on (its result says when a person answered)"
+    ),
+    "decline": (
+        "the person declined to answer the password prompt; the job keeps waiting "
+        "(bash_interrupt stops it)"
+    ),
+    "cancel": (
+        "the person dismissed the request to answer the password prompt; the job keeps "
+        "waiting (bash_interrupt stops it)"
+    ),
+}
+
+
+def _complete(session: Any, elicitation_id: str) -> None:
+    """Tell the client the URL elicitation is done (best effort)."""
+
+    async def send() -> None:
+        try:
+            await session.send_elicit_complete(elicitation_id)
+        except Exception:  # noqa: BLE001 - a client gone, or one that ignores it
+            pass
+
+    asyncio.ensure_future(send())
+
+
+__all__ = ["ANSWERED_NOTE", "PersonAnswers", "url_elicitation"]

@@ -1,0 +1,322 @@
+"""A person answers the agent's password prompt through the MCP client: URL-mode
+elicitation to a one-time page on 127.0.0.1 (dsh_magics/mcp/answer_page.py), and
+``dsh-magics answer`` when the client cannot ask.
+
+The client here is the Python SDK's, with an elicitation callback that plays
+the person: it opens the link and posts the answer.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import anyio
+import pytest
+from mcp.types import ElicitRequestURLParams, ElicitResult
+
+from ..conftest import wait_until
+from .conftest import STEP, Mcp, ServerEnv, mcp_server
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "hunter2-Qx7#not-for-models"
+CHROMIUM = "/usr/bin/chromium"
+PROMPT_CMD = (
+    "read -r -s -p 'Password for deploy: ' pw; echo; echo \"len ${#pw}\"; "
+    f"[ \"$pw\" = '{SECRET}' ] && echo match"
+)
+
+
+def request(
+    url: str, method: str = "GET", body: dict[str, str] | None = None, **headers: str
+) -> tuple[int, str, dict[str, str]]:
+    """One HTTP request with exactly these headers (Host defaults to the URL's)."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=STEP)
+    data = urlencode(body).encode() if body is not None else None
+    hdrs = {"Host": parts.netloc, **{k.replace("_", "-"): v for k, v in headers.items()}}
+    if data is not None:
+        hdrs.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    try:
+        conn.request(method, parts.path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode(), {k.lower(): v for k, v in resp.getheaders()}
+    finally:
+        conn.close()
+
+
+def refused(url: str) -> bool:
+    """Nothing answers this link any more (closed port, or 410 Gone)."""
+    try:
+        status, _, _ = request(url)
+    except OSError:
+        return True
+    return status == 410
+
+
+class Person:
+    """The elicitation callback: records each request, then acts."""
+
+    def __init__(self, act: Callable[[ElicitRequestURLParams], Any]) -> None:
+        self.asked: list[ElicitRequestURLParams] = []
+        self.act = act
+
+    async def __call__(self, context: Any, params: Any) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams), params
+        self.asked.append(params)
+        return await anyio.to_thread.run_sync(self.act, params)
+
+
+def answer_at(params: ElicitRequestURLParams) -> ElicitResult:
+    status, page, headers = request(params.url)
+    assert status == 200 and "Password for deploy: " in page, page
+    assert not any(h.startswith("access-control-") for h in headers)
+    status, page, _ = request(params.url, "POST", {"secret": SECRET}, Origin=f"http://{urlsplit(params.url).netloc}")
+    assert status == 200 and "Sent to job" in page, page
+    return ElicitResult(action="accept")
+
+
+async def start_prompt(m: Mcp) -> str:
+    started = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True})
+    return str(started["job_id"])
+
+
+def assert_secret_nowhere(env: ServerEnv, received: list[str]) -> None:
+    assert received and not any(SECRET in msg for msg in received)
+    assert SECRET not in env.log_text()
+    for root, _dirs, files in os.walk(env.host_dir):
+        for name in files:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    assert SECRET.encode() not in f.read(), name
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------------------
+async def test_a_person_answers_through_the_link(server_env: ServerEnv) -> None:
+    person = Person(answer_at)
+    received: list[str] = []
+    async with mcp_server(server_env, elicitation_callback=person, received=received) as m:
+        job = await start_prompt(m)
+        waiting = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        # the wait came back because the job asks for a password; a person was asked
+        assert waiting["awaiting_input"]["secret"] is True and waiting["status"] == "running"
+        assert len(person.asked) == 1
+        url = person.asked[0].url
+        assert urlsplit(url).hostname == "127.0.0.1" and len(urlsplit(url).path.rsplit("/", 1)[1]) >= 22
+        assert "asks for a password" in person.asked[0].message and job in person.asked[0].message
+        assert "a person answered the password prompt" in waiting["note"]
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["status"] == "completed" and done["output"].endswith("len 26\nmatch\n"), done
+        (typed,) = done["inputs"]
+        assert (typed["source"], typed["text"], typed["secret"]) == ("person", "[secret]", True)
+        # the link was single use, and nothing listens any more
+        wait_until(lambda: refused(url), STEP, msg="the page still answers")
+        again = await m.call("bash_wait", {"job_id": job})
+        assert "answered" not in again.content[0].text  # said once
+    assert len(person.asked) == 1
+    assert_secret_nowhere(server_env, received)
+
+
+async def test_wrong_reused_foreign_and_expired_links_are_refused(server_env: ServerEnv) -> None:
+    links: list[str] = []
+
+    def keep(params: ElicitRequestURLParams) -> ElicitResult:
+        links.append(params.url)
+        return ElicitResult(action="accept")
+
+    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(keep)) as m:
+        job = await start_prompt(m)
+        first = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert "one-time link" in first["note"]
+        (url,) = links
+        parts = urlsplit(url)
+        base = f"http://{parts.netloc}"
+        # a wrong token, a foreign Host (DNS rebinding), a foreign Origin, other methods
+        assert request(base + "/answer/" + "A" * 22)[0] == 404
+        assert request(url[:-1] + ("B" if url[-1] != "B" else "C"), "POST", {"secret": "x"})[0] == 404
+        assert request(url, Host=f"evil.example:{parts.port}")[0] == 421
+        assert request(url, "POST", {"secret": "x"}, Host=f"localhost:{parts.port}")[0] == 421
+        assert request(url, "POST", {"secret": "x"}, Origin="http://evil.example")[0] == 403
+        for method in ("OPTIONS", "PUT", "DELETE"):
+            status, _, headers = request(url, method, Origin="http://evil.example")
+            assert status == 405 and not any(h.startswith("access-control-") for h in headers)
+        # none of that reached the job
+        still = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert still["status"] == "running" and still["awaiting_input"]["secret"] is True
+        assert "inputs" not in still
+        # a later result asks nobody again for the same prompt
+        assert "one-time link" in still["note"] and len(links) == 1
+        # the job stops waiting: the link expires, nothing listens
+        await m.ok("bash_interrupt", {})
+        wait_until(lambda: refused(url), STEP, msg="the page outlived its prompt")
+        ended = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert ended["status"] == "interrupted" and "inputs" not in ended
+
+
+async def test_a_reused_token_is_refused(server_env: ServerEnv) -> None:
+    replies: list[tuple[int, int]] = []
+
+    def twice(params: ElicitRequestURLParams) -> ElicitResult:
+        first = request(params.url, "POST", {"secret": SECRET})[0]
+        try:
+            second = request(params.url, "POST", {"secret": "second"})[0]
+        except OSError:
+            second = 0  # nothing listens any more
+        replies.append((first, second))
+        return ElicitResult(action="accept")
+
+    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(twice)) as m:
+        job = await start_prompt(m)
+        await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("match\n") and len(done["inputs"]) == 1
+    assert replies == [(200, 410)] or replies == [(200, 0)]
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_declining_keeps_the_job_waiting(server_env: ServerEnv, action: str) -> None:
+    links: list[str] = []
+
+    def no(params: ElicitRequestURLParams) -> ElicitResult:
+        links.append(params.url)
+        return ElicitResult(action=action)  # type: ignore[arg-type]
+
+    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(no)) as m:
+        job = await start_prompt(m)
+        res = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert res["status"] == "running" and res["awaiting_input"]["secret"] is True
+        word = "declined" if action == "decline" else "dismissed"
+        assert f"the person {word}" in res["note"] and "bash_interrupt" in res["note"]
+        text = (await m.call("bash_wait", {"job_id": job, "timeout_ms": 30_000})).content[0].text
+        assert f"the person {word}" in text
+        assert refused(links[0])  # nothing listens
+        assert len(links) == 1
+        await m.ok("bash_interrupt", {})
+        ended = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert ended["status"] == "interrupted"
+
+
+async def test_without_url_elicitation_the_result_says_how_a_person_answers(
+    server_env: ServerEnv,
+) -> None:
+    async with mcp_server(server_env) as m:  # a client without elicitation
+        job = await start_prompt(m)
+        res = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        how = "`dsh-magics answer mcp-pytest-agent`"
+        assert how in res["note"] and "%bash_panel --session mcp-pytest-agent" in res["note"]
+        err = await m.err("bash_send", {"text": "guess"}, "SECRET_INPUT")
+        assert how in err["message"]
+        # a person at a terminal answers it
+        answered = await anyio.to_thread.run_sync(_answer_in_a_pty, server_env, "mcp-pytest-agent")
+        assert "sent to job" in answered and SECRET not in answered
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("match\n")
+        (typed,) = done["inputs"]
+        assert (typed["source"], typed["text"]) == ("person", "[secret]")
+    assert SECRET not in server_env.log_text()
+
+
+def _answer_in_a_pty(env: ServerEnv, session: str) -> str:
+    """``dsh-magics answer SESSION`` in a real terminal, a person typing."""
+    import pexpect
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh_magics.cli", "answer", session],
+        env={**os.environ, **env.vars},
+        encoding="utf-8",
+        timeout=STEP,
+    )
+    try:
+        child.expect("Password for deploy: ")
+        child.expect(r"answer \(hidden")
+        child.sendline(SECRET)
+        child.expect(pexpect.EOF)
+        return str(child.before)
+    finally:
+        child.close()
+
+
+async def test_in_process_without_url_elicitation_says_no_one_can_reach_it(
+    server_env: ServerEnv,
+) -> None:
+    async with mcp_server(server_env, "--in-process") as m:
+        job = await start_prompt(m)
+        res = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert "--in-process" in res["note"] and "bash_interrupt" in res["note"]
+        await m.ok("bash_interrupt", {})
+        await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+
+
+async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) -> None:
+    """The page in a real browser (Debian's Chromium through Playwright)."""
+    pytest.importorskip("playwright")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no browser at {CHROMIUM}")
+    seen: dict[str, str] = {}
+
+    def in_browser(params: ElicitRequestURLParams) -> ElicitResult:
+        # Playwright's sync API on this worker thread, never the test's event loop.
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(params.url)
+                seen["prompt"] = page.inner_text("#prompt")
+                assert page.get_attribute("#secret", "type") == "password"
+                page.click("#secret")
+                page.keyboard.type(SECRET)
+                page.click("#send")
+                page.wait_for_selector("#message", timeout=STEP * 1000)
+                seen["message"] = page.inner_text("#message")
+                seen["html"] = page.content()
+            finally:
+                browser.close()
+        return ElicitResult(action="accept")
+
+    received: list[str] = []
+    async with mcp_server(
+        server_env, "--in-process", elicitation_callback=Person(in_browser), received=received
+    ) as m:
+        job = await start_prompt(m)
+        await m.ok("bash_wait", {"job_id": job, "timeout_ms": 60_000}, step=2 * STEP)
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("len 26\nmatch\n"), done
+    assert seen["prompt"] == "Password for deploy: "
+    assert seen["message"].startswith(f"Sent to job {job}")
+    assert SECRET not in seen["html"]
+    assert_secret_nowhere(server_env, received)
+
+
+async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env: ServerEnv) -> None:
+    """The person answers at the link while the client's dialog is still open:
+    the agent's call returns as soon as the page has its answer."""
+    release = threading.Event()
+
+    def answer_then_hold(params: ElicitRequestURLParams) -> ElicitResult:
+        status, _, _ = request(params.url, "POST", {"secret": SECRET})
+        assert status == 200
+        release.wait(STEP)  # the client replies only after the agent's call returned
+        return ElicitResult(action="accept")
+
+    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(answer_then_hold)) as m:
+        job = await start_prompt(m)
+        try:
+            # (a call held until the client replies would hit this step's bound)
+            waiting = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000}, step=STEP / 3)
+            assert "a person answered the password prompt" in waiting["note"]
+            assert not release.is_set()
+        finally:
+            release.set()
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("match\n")

@@ -1,0 +1,198 @@
+"""``dsh-magics mcp`` driven by clients on the MCP TypeScript SDK (what most
+desktop and IDE hosts are built on): the MCP Inspector's CLI, one call per
+process, and a script on ``@modelcontextprotocol/sdk`` running many calls on
+one connection. Both check structured content against the tools' output
+schemas, also on errors, which the Python SDK's client does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_magics import tools
+
+from .conftest import ServerEnv, parse_error_text
+from .ts_clients import inspector_argv, install, missing_tools, ts_client_argv
+
+SERVER = [sys.executable, "-m", "dsh_magics.cli", "mcp", "--in-process"]
+CALL_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def ts_clients() -> None:
+    why = missing_tools()
+    if why:
+        pytest.skip(why)
+    install()  # normally done by .ci/run; a no-op when present
+
+
+def _server_env(env: ServerEnv, **extra: str) -> dict[str, str]:
+    out = {**env.vars, **extra}
+    out.setdefault("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    return out
+
+
+def inspector(env: ServerEnv, tmp_path: Path, *method: str, **server_env: str) -> tuple[int, Any, str]:
+    """One ``mcp-inspector --cli`` run: (exit status, its JSON, stderr)."""
+    argv = [*inspector_argv(), "--cli"]
+    for k, v in _server_env(env, **server_env).items():
+        argv += ["-e", f"{k}={v}"]
+    argv += ["--cwd", env.cwd, *SERVER, *method]
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT,
+        # its catalog file, else created under ~/.mcp-inspector
+        env={**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "catalog.json")},
+    )
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        data = None
+    return proc.returncode, data, proc.stderr
+
+
+def call(env: ServerEnv, tmp_path: Path, tool: str, *args: str, **server_env: str) -> tuple[int, Any]:
+    argv = ["--method", "tools/call", "--tool-name", tool]
+    for a in args:
+        argv += ["--tool-arg", a]
+    code, data, err = inspector(env, tmp_path, *argv, **server_env)
+    assert data is not None, err
+    return code, data
+
+
+def assert_tool_error(data: dict[str, Any], code: str) -> dict[str, Any]:
+    """A tool error as every client must see it: isError, ``CODE: message``, no
+    structured content (which the output schema would refuse)."""
+    assert data.get("isError") is True, data
+    assert "structuredContent" not in data, data
+    (content,) = data["content"]
+    error = parse_error_text(content["text"])
+    assert error["code"] == code, content["text"]
+    return error
+
+
+# ---------------------------------------------------------------------------
+def test_inspector_lists_the_tools_with_portable_schemas(
+    ts_clients: None, server_env: ServerEnv, tmp_path: Path
+) -> None:
+    code, data, err = inspector(server_env, tmp_path, "--method", "tools/list", "--strict")
+    assert code == 0, err  # --strict: exit 6 on an error-severity schema problem
+    assert tuple(t["name"] for t in data["tools"]) == tools.TOOL_NAMES
+    for t in data["tools"]:
+        assert t["outputSchema"]["type"] == "object"
+        assert t["inputSchema"] == tools.validation_schema(t["name"])
+
+
+def test_inspector_call_results_and_every_error(
+    ts_clients: None, server_env: ServerEnv, tmp_path: Path
+) -> None:
+    code, ok = call(server_env, tmp_path, "bash_exec", "command=echo $((6*7))", "wait_ms=30000")
+    assert code == 0 and ok["isError"] is False, ok
+    assert ok["structuredContent"]["output"] == "42\n"
+    assert ok["content"][0]["text"].endswith("\n42")
+
+    # The Inspector exits 5 on a tool error and prints the result. (It refuses
+    # an unlisted tool itself: UNKNOWN_TOOL, like the errors that need
+    # state from an earlier call, is checked with the SDK client below.)
+    cases = [
+        (("bash_wait", "job_id=no-such-job"), "NO_SUCH_JOB", {}),
+        (("bash_exec", "command=:", "wait_ms=-5"), "INVALID_ARGUMENT", {}),
+        (("bash_close", "session_id=never-opened"), "NO_SUCH_SESSION", {}),
+        # (a program that is still there when the set-up is typed, then ends without a
+        # shell: `cmd:false` can end first, and then the engine reports SHELL_EXITED)
+        (("bash_attach", "target=cmd:sleep 2"), "TARGET_UNREACHABLE", {}),
+    ]
+    fakes = tmp_path / "shells"
+    fakes.mkdir()
+    old = fakes / "oldbash"
+    old.write_text("#!/bin/sh\necho 'GNU bash, version 4.2.46(2)-release'\n")
+    dying = fakes / "dying"
+    dying.write_text('#!/bin/sh\n[ "$1" = --version ] && exit 1\nexit 3\n')
+    for f in (old, dying):
+        f.chmod(0o755)
+    cases += [
+        (("bash_exec", "command=:"), "SHELL_UNSUPPORTED", {"DSH_MAGICS_SHELL": str(old)}),
+        (("bash_exec", "command=:"), "SHELL_EXITED", {"DSH_MAGICS_SHELL": str(dying)}),
+    ]
+    for args, want, extra in cases:
+        code, data = call(server_env, tmp_path, *args, **extra)
+        assert code == 5, (args, data)  # a tool error, not a protocol error (exit 1)
+        error = assert_tool_error(data, want)
+        if want == "INVALID_ARGUMENT":
+            assert error["field"] == "wait_ms"
+
+
+def test_ts_sdk_client_keeps_state_and_sees_tool_errors(
+    ts_clients: None, server_env: ServerEnv
+) -> None:
+    """Many calls on one connection of the TypeScript SDK's Client."""
+    steps: list[tuple[str, dict[str, Any], str | None]] = [
+        # 0, 1: state kept across calls
+        ("bash_exec", {"command": "cd /tmp && X=7", "wait_ms": 30_000}, None),
+        ("bash_exec", {"command": "echo $X $PWD", "wait_ms": 30_000}, None),
+        # 2..5: a running job, a busy terminal, then its result
+        ("bash_exec", {"command": "sleep 0.5; echo slept"}, None),
+        ("bash_exec", {"command": "true"}, "SESSION_BUSY"),
+        ("bash_wait", {"job_id": "$2.job_id", "timeout_ms": 30_000}, None),
+        ("bash_send", {"text": "nobody reads this"}, "NOT_RUNNING"),
+        # 6..9: a password prompt is not for an agent
+        ("bash_exec", {"command": "read -r -s -p 'Password: ' pw; echo got ${#pw}", "tty": True}, None),
+        ("bash_wait", {"job_id": "$6.job_id", "timeout_ms": 30_000}, None),
+        ("bash_send", {"text": "hunter2"}, "SECRET_INPUT"),
+        ("bash_interrupt", {}, None),
+        ("bash_wait", {"job_id": "$6.job_id", "timeout_ms": 30_000}, None),
+        # 11..: bad argument types and other refusals
+        ("bash_exec", {"command": 123}, "INVALID_ARGUMENT"),
+        ("bash_exec", {"command": "true", "wait_ms": "soon"}, "INVALID_ARGUMENT"),
+        ("bash_attach", {"recreate": "yes"}, "INVALID_ARGUMENT"),
+        ("bash_wait", {"job_id": None}, "INVALID_ARGUMENT"),
+        ("bash_read", {"last": 1.5}, "INVALID_ARGUMENT"),
+        ("bash_list", {"session_id": ["a"]}, "INVALID_ARGUMENT"),
+        ("bash_exec", {"comand": "true"}, "INVALID_ARGUMENT"),
+        ("bash_exec", {"command": "true", "session_id": "second"}, "TOO_MANY_SESSIONS"),
+        ("bash_wait", {"job_id": "no-such-job"}, "NO_SUCH_JOB"),
+        ("bash_close", {"session_id": "never-opened"}, "NO_SUCH_SESSION"),
+        ("bash_frobnicate", {}, "UNKNOWN_TOOL"),
+        # the terminal is unharmed
+        ("bash_exec", {"command": "echo $X", "wait_ms": 30_000}, None),
+    ]
+    payload = json.dumps([{"tool": t, "arguments": a} for t, a, _ in steps])
+    env = {
+        **os.environ,
+        "MCP_TEST_SERVER_ENV": json.dumps(_server_env(server_env, DSH_MAGICS_MAX_SESSIONS="1")),
+    }
+    proc = subprocess.run(
+        [*ts_client_argv(), payload, "--", *SERVER],
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT,
+        env=env,
+        cwd=server_env.cwd,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(lines) == len(steps), proc.stdout
+    for (tool, args, want), line in zip(steps, lines, strict=True):
+        assert "protocolError" not in line, (tool, args, line)
+        result = line["result"]
+        if want is None:
+            assert result["isError"] is False, (tool, args, result)
+            assert isinstance(result["structuredContent"], dict)
+        else:
+            assert_tool_error(result, want)
+    out = [line["result"].get("structuredContent") for line in lines]
+    assert out[1]["output"] == "7 /tmp\n"
+    assert out[4]["output"] == "slept\n" and out[4]["status"] == "completed"
+    assert out[7]["awaiting_input"]["secret"] is True and out[7]["status"] == "running"
+    assert out[9]["interrupted"] is True and out[10]["status"] == "interrupted"
+    assert out[-1]["output"] == "7\n"
+    assert "Traceback" not in proc.stderr
