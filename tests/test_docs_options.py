@@ -68,7 +68,7 @@ def known() -> Known:
     from dsh_magics.magics import BashMagics
     from dsh_magics.terminal.api import Engine
     from dsh_magics.terminal.config import ENV_PREFIX, TerminalConfig
-    from dsh_magics.widgets import inspector_magic
+    from dsh_magics.widgets import inspector_magic, panel_magic
 
     magics = {
         name: _options(fn.parser)
@@ -76,7 +76,7 @@ def known() -> Known:
         if getattr(fn, "parser", None) is not None
     }
     magics["bash_schema"] = _options(inspector_magic._parser())
-    magics.setdefault("bash_panel", frozenset())
+    magics["bash_panel"] = _options(panel_magic.bash_panel.parser)
     magics.setdefault("bash_list", frozenset())
     engine = {}
     for name, fn in inspect.getmembers(Engine):

@@ -35,7 +35,8 @@ def ts_clients() -> None:
 
 def _server_env(env: ServerEnv, **extra: str) -> dict[str, str]:
     out = {**env.vars, **extra}
-    out.setdefault("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    if os.environ.get("PYTHONPATH"):
+        out.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
     return out
 
 
