@@ -215,9 +215,9 @@ def job_text(
     and lifted, and ``set -x`` is paused, before the one ``printf`` that
     carries it; the trap comes back with the next job.
 
-    With ``tty`` the command's stdin is the terminal and the terminal echoes
-    while it runs (so what is typed to it shows, as in a terminal window);
-    echo goes off again after it.
+    With ``tty`` the command's stdin is the terminal. The terminal echoes
+    while any job runs (so what is typed to it shows, as in a terminal
+    window); echo goes off again after it.
     """
     end_nonce = end_nonce or nonce
     # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
@@ -240,10 +240,10 @@ def job_text(
     )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
-    stdin, before, after = NULL_FD, "", ""
-    if tty:
-        stdin, after = INPUT_FD, echo_off
-        before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+    # Echo on while any job runs, as in a terminal window (and so that echo
+    # off during a job means its program asked for hidden entry).
+    stdin, after = (INPUT_FD if tty else NULL_FD), echo_off
+    before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
     trap_back = ""
     if debug_trap:
         trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "

@@ -70,9 +70,10 @@ class PromptWatch:
             run = core.running
             if run is None or run.quiet.at is None or time.monotonic() < run.quiet.at or core.dead:
                 return
-            run.quiet.at = None
-            if self._busy:
+            if self._busy:  # a probe is on its way: look again after it
+                run.quiet.at = time.monotonic() + QUIET_S
                 return
+            run.quiet.at = None
             self._busy = True
         threading.Thread(target=self._check, args=(run,), name="dsh-remote-probe", daemon=True).start()
 

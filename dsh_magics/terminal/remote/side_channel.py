@@ -64,6 +64,7 @@ class Seen:
         for pid, state, wchan, comm in self.members:
             if state != "S":
                 continue
+            wchan = wchan.split(".", 1)[0]  # poll_schedule_timeout.constprop.0: a compiler's copy
             if wchan in TTY_READ_WCHANS or (not self.icanon and wchan in POLL_WCHANS):
                 return pid, comm
         return None
