@@ -78,7 +78,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
-        "\\builtin command stty -echo 2>/dev/null; "
+        "\\builtin command stty -echo -echoctl 2>/dev/null; "
         # `history -s` drops the last entry when bash last recorded a line
         # itself (here: the first set-up line, read while history was on);
         # one throwaway entry resets that, or the first job's entry would go.

@@ -232,4 +232,5 @@ class RemoteTerminal(TerminalBase):
                 lines=core.ring.next_line,
                 awaiting_input=run.awaiting.to_dict() if run and run.awaiting else None,
                 target=str(self.target),
+                awaiting_input_unavailable=None if self.watch.available else self.watch.why_unavailable,
             )
