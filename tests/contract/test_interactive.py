@@ -250,7 +250,7 @@ def test_a_wait_in_another_thread_wakes_when_input_is_awaited(engine: Engine, ga
 
 
 def test_allow_unknown_prompt_is_carried_and_changes_nothing_where_prompts_are_seen(engine: Engine) -> None:
-    job = _start(engine, "c-unknown", "read -p 'name? ' n </dev/tty; echo \"hi $n\"")
+    job = _start(engine, "c-unknown", "read -p 'name? ' n; echo \"hi $n\"", tty=True)
     res = _awaiting(engine, job)
     assert res.awaiting_input["secret"] is False
     out = engine.send(

@@ -211,9 +211,8 @@ def test_echo_turned_on_by_a_command_never_shows_in_output(term):
     assert run(term, "stty echo </dev/tty; echo set").output == "set\n"
     assert run(term, "echo one").output == "one\n"
     assert run(term, "echo two").output == "two\n"
-    # on during a job (as in a terminal window), off again between jobs
-    assert run(term, "stty -a </dev/tty | grep -o -- '-\\?echo ' | head -1").output == "echo \n"
-    assert term.read().text == "set\none\ntwo\necho "
+    assert run(term, "stty -a </dev/tty | grep -o -- '-\\?echo ' | head -1").output == "-echo \n"
+    assert term.read().text == "set\none\ntwo\n-echo "
 
 
 def test_missing_start_cwd_is_invalid_argument(open_remote, sshd):

@@ -78,7 +78,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
-        "\\builtin command stty -echo -echoctl 2>/dev/null; "
+        "\\builtin command stty -echo 2>/dev/null; "
         # `history -s` drops the last entry when bash last recorded a line
         # itself (here: the first set-up line, read while history was on);
         # one throwaway entry resets that, or the first job's entry would go.
@@ -215,9 +215,9 @@ def job_text(
     and lifted, and ``set -x`` is paused, before the one ``printf`` that
     carries it; the trap comes back with the next job.
 
-    With ``tty`` the command's stdin is the terminal. The terminal echoes
-    while any job runs (so what is typed to it shows, as in a terminal
-    window); echo goes off again after it.
+    With ``tty`` the command's stdin is the terminal and the terminal echoes
+    while it runs (so what is typed to it shows, as in a terminal window);
+    echo goes off again after it.
     """
     end_nonce = end_nonce or nonce
     # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
@@ -240,10 +240,12 @@ def job_text(
     )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
-    # Echo on while any job runs, as in a terminal window (and so that echo
-    # off during a job means its program asked for hidden entry).
-    stdin, after = (INPUT_FD if tty else NULL_FD), echo_off
-    before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+    # Echo on only for a tty job: two `stty` runs per job cost a remote
+    # round trip several times over (benchmarks/README.md, bench_remote.py).
+    stdin, before, after = NULL_FD, "", ""
+    if tty:
+        stdin, after = INPUT_FD, echo_off
+        before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
     trap_back = ""
     if debug_trap:
         trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "

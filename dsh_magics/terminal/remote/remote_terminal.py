@@ -48,7 +48,7 @@ class RemoteTerminal(TerminalBase):
             session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        if target.kind == "ssh":
+        if target.kind == "ssh" and side_channel.enabled():
             self.transport.control_dir = side_channel.new_control_dir()
         argv = side_channel.probe_argv(target, self.transport.control_dir)
         self.side = side_channel.SideChannel(argv) if argv else None

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from .targets import Target, control_options
 
+ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
+"""``0`` turns the side channel off (prompts of remote jobs are then unknown)."""
 PROBE_TIMEOUT_S = 5.0
 TTY_READ_WCHANS = frozenset({"wait_woken", "n_tty_read", "ttyin"})
 """Where a process asleep in a read of a terminal sleeps (Linux, BSD)."""
@@ -71,7 +73,10 @@ class Seen:
 
 
 def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
-    """The local command line of the second channel, or None (``cmd:``)."""
+    """The local command line of the second channel, or None (``cmd:``, or
+    turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``)."""
+    if not enabled():
+        return None
     sh = ["sh"]
     if target.kind == "ssh":
         if control_dir is None:
@@ -91,6 +96,10 @@ def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
             argv += ["-c", target.container]
         return [*argv, "--", *sh]
     return None
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SIDE_CHANNEL, "").strip() != "0"
 
 
 def new_control_dir() -> str:
