@@ -111,3 +111,14 @@ def test_probe_argv_never_uses_the_users_control_socket() -> None:
     assert argv[-1] == "exec sh" and "-T" in argv and "-tt" not in argv
     main = target.argv(login=False, control_dir="/tmp/dsh-ssh-x")
     assert main[main.index("ControlMaster=yes") - 1] == "-o"
+
+
+def test_ssh_shell_exit_is_seen_after_a_probe(open_remote) -> None:
+    term = open_remote(session="exit")
+    job = term.exec("read -p 'n? ' n; echo got $n", tty=True)
+    _awaiting(term, job)
+    assert term.watch.probes >= 1
+    term.send("1")
+    assert job.wait(20)
+    job = term.exec("exit 3")
+    assert job.wait(20) and term.dead

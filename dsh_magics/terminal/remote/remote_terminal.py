@@ -51,7 +51,7 @@ class RemoteTerminal(TerminalBase):
         if target.kind == "ssh" and side_channel.enabled():
             self.transport.control_dir = side_channel.new_control_dir()
         argv = side_channel.probe_argv(target, self.transport.control_dir)
-        self.side = side_channel.SideChannel(argv) if argv else None
+        self.side = side_channel.SideChannel(argv, per_probe=target.kind == "ssh") if argv else None
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
         self.stream = InbandStream(self.core, self.transport.type_later, self.watch.job_output)
         self.keyboard = RemoteKeyboard(self.core, self.transport, self.watch)

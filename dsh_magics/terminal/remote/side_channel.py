@@ -2,9 +2,9 @@
 runs, which looks at its terminal from outside (never by typing on it: a
 typed probe would land in a password prompt).
 
-It is one long-lived ``sh`` reading one probe per line (ssh: a session over
-the engine's own control connection; docker, podman, kubectl: a second
-``exec`` into the same container or pod; ``cmd:``: none). A probe reads the
+It is one long-lived ``sh`` reading one probe per line (docker, podman,
+kubectl: a second ``exec`` into the same container or pod), or one session
+per probe over the engine's own control connection (ssh); ``cmd:`` has none. A probe reads the
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
 It costs one round trip and runs only when a running job went quiet
@@ -115,8 +115,13 @@ class SideChannel:
     """The long-lived second channel of one remote terminal. ``probe`` is
     called from one watcher thread at a time; ``probes`` counts round trips."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], per_probe: bool = False) -> None:
         self._argv = argv
+        # ssh: one session over the control connection per probe, closed at
+        # once: an open session would keep the master (the terminal's own
+        # connection) alive after the remote shell exits
+        # (tests/remote/test_remote_prompts.py::test_ssh_shell_exit_is_seen_after_a_probe)
+        self._per_probe = per_probe
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._buf = b""
@@ -138,6 +143,8 @@ class SideChannel:
             return None
         end = "DSH_END_" + secrets.token_hex(8)
         line = _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end) + "\n"
+        if self._per_probe:
+            return self._probe_once(line, end)
         with self._lock:
             try:
                 proc = self._start()
@@ -151,6 +158,23 @@ class SideChannel:
             self.probes += 1
         if out is None:
             self.broken = "the probe did not answer"
+            return None
+        return _parse(out.decode("utf-8", "replace"))
+
+    def _probe_once(self, line: str, end: str) -> Seen | None:
+        try:
+            done = subprocess.run(
+                [*self._argv[:-1], line], stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=PROBE_TIMEOUT_S, start_new_session=True,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.broken = str(e)
+            return None
+        with self._lock:
+            self.probes += 1
+        out, found, _ = done.stdout.partition(end.encode() + b"\n")
+        if not found:
+            self.broken = f"the probe did not answer (exit code {done.returncode})"
             return None
         return _parse(out.decode("utf-8", "replace"))
 
