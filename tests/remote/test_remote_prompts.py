@@ -122,3 +122,13 @@ def test_ssh_shell_exit_is_seen_after_a_probe(open_remote) -> None:
     assert job.wait(20)
     job = term.exec("exit 3")
     assert job.wait(20) and term.dead
+
+
+def test_the_remote_bash_reports_its_version_and_an_old_one_is_refused(remote: RemoteTerminal) -> None:
+    from dsh_magics.terminal.remote.remote_terminal import too_old
+
+    job = remote.exec("echo ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}")
+    assert job.wait(20)
+    assert remote.stream.bash_version == job.result.output.strip()
+    assert too_old(remote.stream.bash_version) is None
+    assert too_old("4.4.23") == "5.0" and too_old("3.2.57") == "5.0" and too_old(None) is None

@@ -93,12 +93,13 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
 
 
 def _where(nonce: str) -> str:
-    """The shell reports its pid and terminal (for the side channel). Inside
+    """The shell reports its pid, its version (checked by the engine) and its
+    terminal (for the side channel), as ``PID:VERSION:TTY``. Inside
     a job ``tty`` says "not a tty" (stdin is /dev/null), so it is asked now,
     while stdin is still the terminal; ``/proc`` where ``tty`` is missing."""
     return (
         f"__dsh_magics_tty=$(\\command tty 2>/dev/null) || __dsh_magics_tty=$(\\command readlink /proc/$$/fd/{INPUT_FD} 2>/dev/null); "
-        f"\\builtin printf '\\033]6973;{WHERE};{nonce};0;%q\\007' \"$$:$__dsh_magics_tty\" >&{MARKER_FD}; "
+        f"\\builtin printf '\\033]6973;{WHERE};{nonce};0;%q\\007' \"$$:${{BASH_VERSINFO[0]}}.${{BASH_VERSINFO[1]}}.${{BASH_VERSINFO[2]}}:$__dsh_magics_tty\" >&{MARKER_FD}; "
         "\\builtin unset -v __dsh_magics_tty"
     )
 

@@ -34,6 +34,7 @@ class InbandStream:
         self._type_later = type_later
         self._on_job_output = on_job_output  # the running job printed (or began): the quiet check
         self.where: tuple[int | None, str | None] = (None, None)  # the remote shell's pid and tty
+        self.bash_version: str | None = None  # as the remote shell reported it
         self.ready_nonce: str | None = new_nonce()
         self.ready_status: int | None = None
         self.startup_raw = bytearray()  # what the client printed before the shell was ready
@@ -160,8 +161,10 @@ class InbandStream:
             core.ready.set()
             return
         if m.kind == inband.WHERE and m.nonce == self.ready_nonce:
-            pid, _, tty = (m.cwd or "").partition(":")
+            pid, _, rest = (m.cwd or "").partition(":")
+            version, _, tty = rest.partition(":")
             self.where = (int(pid) if pid.isdigit() else None, tty or None)
+            self.bash_version = version or None
             return
         if run is None:
             return

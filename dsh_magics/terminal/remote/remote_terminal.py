@@ -9,17 +9,19 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 
 from ... import jobs
-from ...errors import InvalidArgument, ShellExited, TargetUnreachable
+from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
 from ..core import reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
+from ..local import bash_version
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband, side_channel
 from .connection import Client, last_words
@@ -27,6 +29,16 @@ from .job_stream import InbandStream
 from .keyboard import RemoteKeyboard
 from .prompt_watch import PromptWatch
 from .targets import Target
+
+
+def too_old(version: str | None) -> str | None:
+    """The required version when ``version`` (``5.2.15``, as the remote
+    shell said) is older than ``bash_version.MIN_VERSION``, else None (also
+    when the shell did not say)."""
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    if m is None or (int(m.group(1)), int(m.group(2))) >= bash_version.MIN_VERSION:
+        return None
+    return ".".join(map(str, bash_version.MIN_VERSION))
 
 
 class RemoteTerminal(TerminalBase):
@@ -94,7 +106,20 @@ class RemoteTerminal(TerminalBase):
                 exit_code=core.exit_code, output=said,
             )
         self.stream.started()
+        self._check_version()
         self.watch.located(*self.stream.where)
+
+    def _check_version(self) -> None:
+        """SHELL_UNSUPPORTED for a remote bash older than the local engine needs."""
+        required = too_old(self.stream.bash_version)
+        if required:
+            self.close()
+            raise ShellUnsupported(
+                f"{self.target}: the remote bash is {self.stream.bash_version}; dsh-magics needs bash "
+                f"{required} or newer there",
+                session_id=self.session_id, target=str(self.target), found=self.stream.bash_version,
+                required=required,
+            )
 
     def _next_due(self) -> float | None:
         dues = [d for d in (self.keyboard.next_due(), self.watch.next_due()) if d is not None]
