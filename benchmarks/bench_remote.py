@@ -152,6 +152,10 @@ def measure_side_channel(target: str, quick: bool = False) -> dict:
         assert job.wait(60) and job.result.exit_code == 0
         spells = 10
         probes = on.watch.probes - before
+        pid, tty = on.stream.where
+        assert on.side is not None and pid is not None and tty is not None
+        side = on.side
+        probe_ms = statistics.median(_ms(lambda: side.probe(tty, pid)) for _ in range(20))
     finally:
         for term in terms.values():
             term.close()
@@ -160,6 +164,7 @@ def measure_side_channel(target: str, quick: bool = False) -> dict:
         "round_trip_ms": {"side_channel_on": round(m_on, 3), "side_channel_off": round(m_off, 3),
                           "ratio": round(m_on / m_off, 3)},
         "quiet_job": {"seconds": 10, "quiet_spells": spells, "probes": probes},
+        "probe_ms": round(probe_ms, 1),
         "samples": n,
     }
 
@@ -206,6 +211,7 @@ def main() -> None:
     )
     q = sc["quiet_job"]
     print(f"a {q['seconds']} s job quiet every second ({q['quiet_spells']} quiet spells): {q['probes']} probes")
+    print(f"one probe (a session over the engine's control connection): {sc['probe_ms']} ms")
 
 
 if __name__ == "__main__":
