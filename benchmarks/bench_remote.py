@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dsh_magics import jobs  # noqa: E402
 from dsh_magics.terminal.config import TerminalConfig  # noqa: E402
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target  # noqa: E402
+from dsh_magics.terminal.remote.side_channel import ENV_SIDE_CHANNEL  # noqa: E402
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
 
 
@@ -113,11 +114,67 @@ def measure(target: str, quick: bool = False) -> dict:
     }
 
 
+def measure_side_channel(target: str, quick: bool = False) -> dict:
+    """The side channel's cost: the round trip of `true` with it on and off
+    (interleaved; idle costs nothing, so the ratio should be ~1), and the
+    probes a 10 s job makes whose output goes quiet every second (at most
+    one per quiet spell: 10)."""
+    n = 100 if quick else 400
+    terms = {}
+    old = os.environ.get(ENV_SIDE_CHANNEL)
+    try:
+        for mode in ("on", "off"):
+            os.environ[ENV_SIDE_CHANNEL] = "1" if mode == "on" else "0"
+            terms[mode] = RemoteTerminal(
+                f"bench-side-{mode}", TerminalConfig(login=False, max_lines=1000), parse_target(target),
+                job_table=jobs.JobTable(),
+            )
+    finally:
+        if old is None:
+            os.environ.pop(ENV_SIDE_CHANNEL, None)
+        else:
+            os.environ[ENV_SIDE_CHANNEL] = old
+    try:
+        def rt(term: RemoteTerminal) -> None:
+            job = term.exec("true")
+            assert job.wait(30) and job.result.exit_code == 0
+
+        for term in terms.values():
+            for _ in range(20):
+                rt(term)
+        on_ms, off_ms = [], []
+        for _ in range(n):
+            on_ms.append(_ms(lambda: rt(terms["on"])))
+            off_ms.append(_ms(lambda: rt(terms["off"])))
+        on = terms["on"]
+        before = on.watch.probes
+        job = on.exec("for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 1; done")
+        assert job.wait(60) and job.result.exit_code == 0
+        spells = 10
+        probes = on.watch.probes - before
+        pid, tty = on.stream.where
+        assert on.side is not None and pid is not None and tty is not None
+        side = on.side
+        probe_ms = statistics.median(_ms(lambda: side.probe(tty, pid)) for _ in range(20))
+    finally:
+        for term in terms.values():
+            term.close()
+    m_on, m_off = statistics.median(on_ms), statistics.median(off_ms)
+    return {
+        "round_trip_ms": {"side_channel_on": round(m_on, 3), "side_channel_off": round(m_off, 3),
+                          "ratio": round(m_on / m_off, 3)},
+        "quiet_job": {"seconds": 10, "quiet_spells": spells, "probes": probes},
+        "probe_ms": round(probe_ms, 1),
+        "samples": n,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--target", help="an ssh:// target of your own (default: a private sshd on 127.0.0.1)")
+    ap.add_argument("--side-channel-only", action="store_true", help="only the side channel's cost")
     args = ap.parse_args()
     server = None
     if args.target:
@@ -129,7 +186,8 @@ def main() -> None:
         os.environ[ENV_SSH_OPTIONS] = server.client_config("bench")
         target = server.target
     try:
-        res = measure(target, quick=args.quick)
+        res = {} if args.side_channel_only else measure(target, quick=args.quick)
+        res["side_channel"] = measure_side_channel(target, quick=args.quick)
     finally:
         if server is not None:
             server.stop()
@@ -137,13 +195,23 @@ def main() -> None:
     if args.json:
         print(json.dumps(res, indent=2))
         return
-    r, t = res["round_trip_ms"], res["throughput_mb_s"]
-    print(f"target: {res['target']}  (load avg {res['load_avg'][0]:.2f})")
-    print(f"round trip of `true`: terminal {r['terminal']:.3f} ms, fresh `ssh host true` {r['fresh_ssh']:.1f} ms -> {r['speedup']}x faster")
+    if "round_trip_ms" in res:
+        r, t = res["round_trip_ms"], res["throughput_mb_s"]
+        print(f"target: {res['target']}  (load avg {res['load_avg'][0]:.2f})")
+        print(f"round trip of `true`: terminal {r['terminal']:.3f} ms, fresh `ssh host true` {r['fresh_ssh']:.1f} ms -> {r['speedup']}x faster")
+        print(
+            f"throughput of seq 1 {t['seq_n']} ({t['mb']} MB): terminal {t['terminal']} MB/s, "
+            f"`ssh host seq` to a pipe {t['fresh_ssh_pipe']} MB/s -> ratio {t['ratio']}"
+        )
+    sc = res["side_channel"]
+    r = sc["round_trip_ms"]
     print(
-        f"throughput of seq 1 {t['seq_n']} ({t['mb']} MB): terminal {t['terminal']} MB/s, "
-        f"`ssh host seq` to a pipe {t['fresh_ssh_pipe']} MB/s -> ratio {t['ratio']}"
+        f"round trip of `true`, side channel on {r['side_channel_on']:.3f} ms, off {r['side_channel_off']:.3f} ms "
+        f"-> ratio {r['ratio']}"
     )
+    q = sc["quiet_job"]
+    print(f"a {q['seconds']} s job quiet every second ({q['quiet_spells']} quiet spells): {q['probes']} probes")
+    print(f"one probe (a session over the engine's control connection): {sc['probe_ms']} ms")
 
 
 if __name__ == "__main__":

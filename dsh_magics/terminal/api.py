@@ -119,13 +119,16 @@ class Engine(Protocol):
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        allow_unknown_prompt: bool = False,
     ) -> Result:
         """Type a line (Enter after it unless ``enter=False``) or a named key
         into the running job (NOT_RUNNING if none); recorded in the job's
         ``inputs`` with ``source`` and ``caller``, secret text redacted.
         Waits up to ``wait_ms`` for the job to settle or await input again;
         ``output`` is what the terminal showed after the input. Text while
-        the job asks for hidden entry is SECRET_INPUT unless ``allow_secret``."""
+        the job asks for hidden entry is SECRET_INPUT unless ``allow_secret``;
+        without ``allow_secret``, text to a remote job whose prompt cannot be
+        seen (no side channel) is SECRET_INPUT too unless ``allow_unknown_prompt``."""
         ...
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:

@@ -138,6 +138,7 @@ class Typing:
     caller: str | None = None
     secret: bool = False
     allow_secret: bool = True
+    allow_unknown_prompt: bool = False  # with allow_secret false: type where prompts cannot be seen (remote)
 
     def data(self) -> bytes:
         return encode(self.text, enter=self.enter, key=self.key)

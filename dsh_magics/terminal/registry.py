@@ -158,6 +158,7 @@ class Registry:
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        allow_unknown_prompt: bool = False,
     ) -> Result:
         """Type ``text`` (then Enter, unless ``enter=False``) or one named
         ``key`` into the session's running job; see :mod:`.interaction`.
@@ -166,7 +167,9 @@ class Registry:
         again, and returns its result with ``output`` holding only what the
         terminal showed after the input (``start_line`` is its first line).
         NOT_RUNNING with no job running; SECRET_INPUT for text while the job
-        asks for hidden entry and ``allow_secret`` is false (agent tools).
+        asks for hidden entry and ``allow_secret`` is false (agent tools), and
+        then also for a remote job whose prompt cannot be seen unless
+        ``allow_unknown_prompt``.
         ``secret=True`` keeps the text out of the job's input record (as does
         a terminal with echo off)."""
         V.wait_ms(wait_ms)
@@ -180,6 +183,7 @@ class Registry:
             caller=caller,
             secret=secret,
             allow_secret=allow_secret,
+            allow_unknown_prompt=allow_unknown_prompt,
         )
         if wait_ms:
             res = waits.wait(self, job.id, wait_ms / 1000.0, on_input=True)

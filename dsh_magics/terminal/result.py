@@ -126,6 +126,9 @@ class TerminalInfo:
     lines: int = 0
     awaiting_input: dict[str, Any] | None = None  # the running job waits for typed input
     target: str = "local"  # where the shell runs: "local", or a remote target (ssh://host, ...)
+    # why awaiting input cannot be seen (a remote terminal without a side
+    # channel); None where it can
+    awaiting_input_unavailable: str | None = None
 
     @property
     def running(self) -> bool:

@@ -170,6 +170,7 @@ CHECKS: dict[str, Check] = {
     "caller": caller,
     "secret": flag,
     "allow_secret": flag,
+    "allow_unknown_prompt": flag,
     "tail_lines": count,
     "since": count,
     "last": count,

@@ -303,6 +303,8 @@ def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
     }
     if info.awaiting_input:
         row["awaiting_input"] = _awaiting(info.awaiting_input)
+    if info.awaiting_input_unavailable:
+        row["awaiting_input_unavailable"] = info.awaiting_input_unavailable
     return row
 
 
@@ -366,6 +368,7 @@ def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
         source="agent",
         caller=ctx.caller,
         allow_secret=False,  # a model never types a password: a person must
+        allow_unknown_prompt=bool(args.get("allow_unknown_prompt", False)),
     )
     return _job_result(res, ctx.budget)
 

@@ -97,12 +97,15 @@ _TERMINAL_FIELDS = {
     "own": _t("boolean"),
 }
 
-_TERMINAL_ROW = _obj(_TERMINAL_FIELDS, {"awaiting_input": AWAITING_INPUT, "target": _t("string")})
+_TERMINAL_OPTIONAL = {
+    "awaiting_input": AWAITING_INPUT,
+    "target": _t("string"),
+    "awaiting_input_unavailable": _t("string"),
+}
+_TERMINAL_ROW = _obj(_TERMINAL_FIELDS, _TERMINAL_OPTIONAL)
 
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash_attach": _obj(
-        {**_TERMINAL_FIELDS, "opened": _t("boolean")}, {"awaiting_input": AWAITING_INPUT, "target": _t("string")}
-    ),
+    "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}, _TERMINAL_OPTIONAL),
     "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
     "bash_wait": JOB_RESULT,
     "bash_read": _obj(

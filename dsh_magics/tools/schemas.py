@@ -138,7 +138,9 @@ _TERMINAL_FIELDS = (
     "target is where the shell runs (local, or the ssh://, docker://, ... target it was opened "
     "with); "
     "awaiting_input, only while the running job waits for typed input, gives its pid, "
-    "name, prompt and secret (true for a password prompt, which a person must answer)."
+    "name, prompt and secret (true for a password prompt, which a person must answer); "
+    "awaiting_input_unavailable, on a remote terminal whose prompts cannot be seen, says why "
+    "(bash_send text to its job then needs allow_unknown_prompt)."
 )
 
 SPECS: dict[str, ToolSpec] = {
@@ -388,6 +390,13 @@ SPECS: dict[str, ToolSpec] = {
                     f"{MAX_WAIT_MS}; default {DEFAULT_SEND_WAIT_MS}.",
                     minimum=0,
                     maximum=MAX_WAIT_MS,
+                ),
+                Param(
+                    "allow_unknown_prompt",
+                    "boolean",
+                    "true types text into a job on a remote terminal whose prompts cannot be "
+                    "seen (its info says awaiting input is unavailable), where it might be a "
+                    "password prompt. Default false: refused with SECRET_INPUT.",
                 ),
                 _session_param("Terminal whose running job gets the input."),
             ),

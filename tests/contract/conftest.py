@@ -36,22 +36,13 @@ REMOTE_SKIPS = {
     "test_nothing_a_command_reads_forges_its_end[podman-scratch-files]": "a remote terminal has no "
     "scratch files to read",
 }
-REMOTE_SKIP_MODULES = {
-    "test_interactive.py": "awaiting input is seen through /proc, which a remote shell does not offer",
-}
-# The interactive cases run on podman; these cannot hold remotely yet and are
-# strict xfails, so they flip (and must be unmarked) when the remote side
-# channel (issue 24) reports awaiting input.
-_NO_AWAITING = "a remote job is never reported as awaiting input (docs/remote.md, Input)"
+# Contract tests that cannot hold for a remote terminal, with why; strict
+# xfails, so they flip (and must be unmarked) when they start to pass.
 REMOTE_XFAILS = {
-    "test_a_y_n_prompt_is_awaiting_input_and_is_answered": _NO_AWAITING,
-    "test_a_program_opening_the_terminal_is_answered_without_tty": _NO_AWAITING,
-    "test_python_repl_driven_line_by_line": _NO_AWAITING,
-    "test_keys_interrupt_and_the_job_still_settles": _NO_AWAITING,
-    "test_a_password_prompt_is_secret_and_only_a_person_answers": _NO_AWAITING + ", so never as secret",
-    "test_a_wait_in_another_thread_wakes_when_input_is_awaited": _NO_AWAITING,
     "test_echo_is_off_between_jobs_and_on_during_them": "a remote terminal echoes only while a tty=True "
     "job runs (docs/remote.md, Input)",
+    "test_a_program_opening_the_terminal_is_answered_without_tty": "a remote job without tty=True runs "
+    "with echo off, so a read of the terminal there counts as hidden entry (docs/remote.md)",
 }
 
 
@@ -64,12 +55,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         why = (
             REMOTE_SKIPS.get(item.originalname)
             or REMOTE_SKIPS.get(item.name)
-            or (backend == "ssh" and REMOTE_SKIP_MODULES.get(item.path.name))
         )
         if why:
             item.add_marker(pytest.mark.skip(reason=f"{backend} backend: {why}"))
-        elif backend == "podman" and item.originalname in REMOTE_XFAILS:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=f"podman backend: {REMOTE_XFAILS[item.originalname]}"))
+        elif item.originalname in REMOTE_XFAILS:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{backend} backend: {REMOTE_XFAILS[item.originalname]}"))
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -247,3 +247,15 @@ def test_a_wait_in_another_thread_wakes_when_input_is_awaited(engine: Engine, ga
     assert out and out[0].reason == "awaiting_input"
     engine.send("c-wake", "yes", wait_ms=20_000)
     assert engine.wait(job.id, 20).output.endswith("yes\n")
+
+
+def test_allow_unknown_prompt_is_carried_and_changes_nothing_where_prompts_are_seen(engine: Engine) -> None:
+    job = _start(engine, "c-unknown", "read -p 'name? ' n; echo \"hi $n\"", tty=True)
+    res = _awaiting(engine, job)
+    assert res.awaiting_input["secret"] is False
+    out = engine.send(
+        "c-unknown", "ada", wait_ms=20_000, source="agent", caller="agent-1", allow_secret=False,
+        allow_unknown_prompt=True,
+    )
+    assert out.status == COMPLETED and engine.wait(job.id, 20).output.endswith("hi ada\n")
+    assert engine.info("c-unknown").awaiting_input_unavailable is None

@@ -72,6 +72,7 @@ class TerminalBase:
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        allow_unknown_prompt: bool = False,
     ) -> tuple[jobs.Job, int, str]:
         """Type into the running job's terminal, as a person at its keyboard.
 
@@ -80,9 +81,11 @@ class TerminalBase:
         prompt). With no job running, typed text would become a command line
         of the shell itself: NOT_RUNNING. ``allow_secret=False`` (the agent
         tools) refuses text while the job asks for hidden entry, where the
-        terminal can see that: SECRET_INPUT.
+        terminal can see that: SECRET_INPUT; where it cannot look (a remote
+        terminal without a side channel), also unless ``allow_unknown_prompt``.
         """
-        return self._type_in(interaction.Typing(text, key, enter, source, caller, secret, allow_secret))
+        typing = interaction.Typing(text, key, enter, source, caller, secret, allow_secret, allow_unknown_prompt)
+        return self._type_in(typing)
 
     def snapshot(self, job: jobs.Job) -> Result:
         """The job's result so far (final once the job has settled)."""

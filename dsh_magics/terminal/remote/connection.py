@@ -46,6 +46,7 @@ class Client:
         self.target = target
         self.config = config
         self.token = token  # marks local descendants (cmd: targets)
+        self.control_dir: str | None = None  # ssh: the engine's own control socket lives here
         self._is_dead = is_dead
         self.proc: PtyProcess | None = None
         self.pidfd: int | None = None
@@ -61,7 +62,7 @@ class Client:
     def spawn(self, handlers: reader.Handlers) -> None:
         """Start the client and the reader thread (TARGET_UNREACHABLE when
         the client program cannot start)."""
-        argv = self.target.argv(login=self.config.login)
+        argv = self.target.argv(login=self.config.login, control_dir=self.control_dir)
         env = dict(os.environ)
         env["TERM"] = "dumb"
         env["DSH_MAGICS_TOKEN"] = self.token

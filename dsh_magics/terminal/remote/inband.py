@@ -14,6 +14,7 @@ from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, ne
 __all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
 
 BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
+WHERE = "Y"  # at start-up: the shell's pid and its terminal, for the side channel
 INPUT_FD = 210
 NULL_FD = 211
 CMD_VAR = "__dsh_magics_cmd"
@@ -27,7 +28,7 @@ PIECE_BYTES = 1024
 _MAX_CWD = 16384
 _MAX_PIPESTATUS = 32
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:(?P<kind>[BESTU]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
+    rb"\x1b\]6973;(?:(?P<kind>[BESTUY]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
     rb"(?:;(?P<codes>[0-9 ]{1,%d}))?(?:;(?P<cwd>[^\x07\x1b]{1,%d}))?|(?P<prompt>P))\x07"
     % (4 * _MAX_PIPESTATUS, _MAX_CWD)
 )
@@ -85,9 +86,22 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         f"\\builtin history -c; \\builtin history -s :; \\builtin history -c; {HIST_VAR}=1 {XTRACE_VAR}= {TRAP_VAR}=",
         f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
         ":",
+        _where(ready_nonce),
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _where(nonce: str) -> str:
+    """The shell reports its pid, its version (checked by the engine) and its
+    terminal (for the side channel), as ``PID:VERSION:TTY``. Inside
+    a job ``tty`` says "not a tty" (stdin is /dev/null), so it is asked now,
+    while stdin is still the terminal; ``/proc`` where ``tty`` is missing."""
+    return (
+        f"__dsh_magics_tty=$(\\command tty 2>/dev/null) || __dsh_magics_tty=$(\\command readlink /proc/$$/fd/{INPUT_FD} 2>/dev/null); "
+        f"\\builtin printf '\\033]6973;{WHERE};{nonce};0;%q\\007' \"$$:${{BASH_VERSINFO[0]}}.${{BASH_VERSINFO[1]}}.${{BASH_VERSINFO[2]}}:$__dsh_magics_tty\" >&{MARKER_FD}; "
+        "\\builtin unset -v __dsh_magics_tty"
+    )
 
 
 def remote_path(path: str) -> str:
@@ -227,6 +241,8 @@ def job_text(
     )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
+    # Echo on only for a tty job: two `stty` runs per job cost a remote
+    # round trip several times over (benchmarks/README.md, bench_remote.py).
     stdin, before, after = NULL_FD, "", ""
     if tty:
         stdin, after = INPUT_FD, echo_off

@@ -24,9 +24,17 @@ class InbandStream:
     """The remote side's answers, fed to the job core. ``type_later`` types a
     probe from a helper thread (the reader never waits behind typing)."""
 
-    def __init__(self, core: JobCore, type_later: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        core: JobCore,
+        type_later: Callable[[str], None],
+        on_job_output: Callable[[Running], None] = lambda run: None,
+    ) -> None:
         self._core = core
         self._type_later = type_later
+        self._on_job_output = on_job_output  # the running job printed (or began): the quiet check
+        self.where: tuple[int | None, str | None] = (None, None)  # the remote shell's pid and tty
+        self.bash_version: str | None = None  # as the remote shell reported it
         self.ready_nonce: str | None = new_nonce()
         self.ready_status: int | None = None
         self.startup_raw = bytearray()  # what the client printed before the shell was ready
@@ -106,6 +114,9 @@ class InbandStream:
         self._tail += data
         del self._tail[:-4096]
         self._core.feed(data)
+        run = self._core.running
+        if run is not None and run.saw_begin and run.end_line is None:
+            self._on_job_output(run)
 
     def _release_held(self, nonce: str) -> None:
         """Data that arrived between typing a line and its first marker: the
@@ -149,6 +160,12 @@ class InbandStream:
                 core.last_cwd = m.cwd
             core.ready.set()
             return
+        if m.kind == inband.WHERE and m.nonce == self.ready_nonce:
+            pid, _, rest = (m.cwd or "").partition(":")
+            version, _, tty = rest.partition(":")
+            self.where = (int(pid) if pid.isdigit() else None, tty or None)
+            self.bash_version = version or None
+            return
         if run is None:
             return
         if m.kind == TRAP_BEGIN and m.nonce == run.nonce and run.end_line is None:
@@ -166,6 +183,7 @@ class InbandStream:
             run.begin_at = now = time.monotonic()
             if run.intr.pending:
                 run.intr.due = now + LAUNCH_HOLD_S
+            self._on_job_output(run)
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
             core.flush_cleaner()
             run.ended_partial = core.ring.finish_partial()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 
 from ... import jobs
-from ...errors import NotRunning
+from ...errors import NotRunning, SecretInput
 from .. import interaction
 from ..core.jobcore import JobCore
 from .connection import Client
 from .job_stream import LAUNCH_HOLD_S
+from .prompt_watch import PromptWatch
 
 INTERRUPT_CHAR = b"\x03"
 BEGIN_WAIT_S = 1.0
@@ -20,9 +21,10 @@ class RemoteKeyboard:
     """Keys and text for the running job of a remote terminal, typed
     through its client."""
 
-    def __init__(self, core: JobCore, client: Client) -> None:
+    def __init__(self, core: JobCore, client: Client, watch: PromptWatch) -> None:
         self._core = core
         self._client = client
+        self._watch = watch
 
     def interrupt(self) -> jobs.Job | None:
         """Ctrl-C: the interrupt character, typed. The remote terminal signals
@@ -92,19 +94,45 @@ class RemoteKeyboard:
         """Type into the running job's terminal, as the local engine's
         ``send`` does: returns the job, the ring line where output after the
         input starts, and the unfinished line it was typed onto. NOT_RUNNING
-        with no job running. A remote terminal cannot see whether the job
-        asks for hidden entry (its echo flag is on the other side), so
-        ``allow_secret`` refuses nothing; ``secret`` keeps the text out of
-        the record."""
+        with no job running. With ``allow_secret`` false (an agent), text is
+        refused with SECRET_INPUT when the side channel sees hidden entry
+        (one probe, now), and also when it cannot look, unless
+        ``allow_unknown_prompt``; ``secret`` keeps the text out of the record."""
         core = self._core
-        data, record = typing.data(), typing.record()
+        data = typing.data()
         with core.lock:
             run = core.input_run()
+        hidden = False
+        if typing.key is None and not typing.allow_secret:
+            seen = self._watch.secret_now(run)
+            if seen is None and not typing.allow_unknown_prompt:
+                raise SecretInput(
+                    f"job {run.job.id} runs on {core.session_id!r}, whose prompts cannot be seen "
+                    f"({self._watch.why_unavailable or 'the side channel did not answer'}): it may be a "
+                    "password prompt. Pass allow_unknown_prompt: true to type anyway, or let a person answer",
+                    session_id=core.session_id,
+                    job_id=run.job.id,
+                    unknown_prompt=True,
+                )
+            if seen:
+                raise SecretInput(
+                    f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
+                    "must answer it (%bash_send --secret, or the panel's password box); an agent "
+                    "may only send keys such as ctrl-c",
+                    session_id=core.session_id,
+                    job_id=run.job.id,
+                )
+        with core.lock:
+            run = core.input_run()
+            hidden = bool(run.awaiting and run.awaiting.secret)
+            record = typing.record(hidden)
             run.inputs.append(record)
             start_line, prompt, job = core.ring.next_line, core.ring.partial, run.job
+            self._watch.job_output(run)  # what it waited for is answered; look again once quiet
         if typing.key == "ctrl-c":
             self.interrupt()  # with its hold early in a job (see interrupt)
         else:
             self._client.type(data.decode("utf-8", "surrogateescape"))
+        self._client.poke()
         core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
         return job, start_line, prompt

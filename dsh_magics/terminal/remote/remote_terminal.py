@@ -9,23 +9,36 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 
 from ... import jobs
-from ...errors import InvalidArgument, ShellExited, TargetUnreachable
+from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
 from ..core import reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
+from ..local import bash_version
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
-from . import inband
+from . import inband, side_channel
 from .connection import Client, last_words
 from .job_stream import InbandStream
 from .keyboard import RemoteKeyboard
+from .prompt_watch import PromptWatch
 from .targets import Target
+
+
+def too_old(version: str | None) -> str | None:
+    """The required version when ``version`` (``5.2.15``, as the remote
+    shell said) is older than ``bash_version.MIN_VERSION``, else None (also
+    when the shell did not say)."""
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    if m is None or (int(m.group(1)), int(m.group(2))) >= bash_version.MIN_VERSION:
+        return None
+    return ".".join(map(str, bash_version.MIN_VERSION))
 
 
 class RemoteTerminal(TerminalBase):
@@ -47,8 +60,13 @@ class RemoteTerminal(TerminalBase):
             session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        self.stream = InbandStream(self.core, self.transport.type_later)
-        self.keyboard = RemoteKeyboard(self.core, self.transport)
+        if target.kind == "ssh" and side_channel.enabled():
+            self.transport.control_dir = side_channel.new_control_dir()
+        argv = side_channel.probe_argv(target, self.transport.control_dir)
+        self.side = side_channel.SideChannel(argv, per_probe=target.kind == "ssh") if argv else None
+        self.watch = PromptWatch(self.core, self.side, self.transport.poke)
+        self.stream = InbandStream(self.core, self.transport.type_later, self.watch.job_output)
+        self.keyboard = RemoteKeyboard(self.core, self.transport, self.watch)
         self._start(cwd)
 
     # ------------------------------------------------------------------
@@ -57,9 +75,9 @@ class RemoteTerminal(TerminalBase):
         self.transport.spawn(
             reader.Handlers(
                 closed=lambda: self.core.closed and self.core.dead,
-                next_due=self.keyboard.next_due,
+                next_due=self._next_due,
                 on_data=self.stream.on_pty,
-                on_due=self.keyboard.send_held_interrupts,
+                on_due=self._on_due,
                 on_gone=self._on_client_gone,
             )
         )
@@ -88,6 +106,28 @@ class RemoteTerminal(TerminalBase):
                 exit_code=core.exit_code, output=said,
             )
         self.stream.started()
+        self._check_version()
+        self.watch.located(*self.stream.where)
+
+    def _check_version(self) -> None:
+        """SHELL_UNSUPPORTED for a remote bash older than the local engine needs."""
+        required = too_old(self.stream.bash_version)
+        if required:
+            self.close()
+            raise ShellUnsupported(
+                f"{self.target}: the remote bash is {self.stream.bash_version}; dsh-magics needs bash "
+                f"{required} or newer there",
+                session_id=self.session_id, target=str(self.target), found=self.stream.bash_version,
+                required=required,
+            )
+
+    def _next_due(self) -> float | None:
+        dues = [d for d in (self.keyboard.next_due(), self.watch.next_due()) if d is not None]
+        return min(dues) if dues else None
+
+    def _on_due(self) -> None:
+        self.keyboard.send_held_interrupts()
+        self.watch.on_due()
 
     def close(self) -> None:
         """End the remote shell and what it started in its session, then the
@@ -98,6 +138,8 @@ class RemoteTerminal(TerminalBase):
                 return
             core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
+        if self.side is not None:
+            self.side.close()  # first: an ssh control master waits for its sessions
         if idle and self.transport.pid is not None:
             # bash hangs up its jobs and exits; the client then exits alone.
             try:
@@ -112,6 +154,7 @@ class RemoteTerminal(TerminalBase):
         self.transport.join_reader()
         self.transport.close_fds()
         self.transport.close_process()
+        side_channel.remove_control_dir(self.transport.control_dir)
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:
@@ -212,5 +255,7 @@ class RemoteTerminal(TerminalBase):
                 job_started_at=run.started_at if run else None,
                 exit_code=core.exit_code if core.dead else None,
                 lines=core.ring.next_line,
+                awaiting_input=run.awaiting.to_dict() if run and run.awaiting else None,
                 target=str(self.target),
+                awaiting_input_unavailable=None if self.watch.available else self.watch.why_unavailable,
             )

@@ -50,16 +50,21 @@ class Target:
     def __str__(self) -> str:
         return self.text
 
-    def argv(self, login: bool = True, environ: dict[str, str] | None = None) -> list[str]:
+    def argv(
+        self, login: bool = True, environ: dict[str, str] | None = None, control_dir: str | None = None
+    ) -> list[str]:
         """The local command line that opens an interactive bash there.
 
         ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
-        own terminal) or ``bash --noprofile --norc -i``."""
+        own terminal) or ``bash --noprofile --norc -i``. ``control_dir`` (ssh):
+        the connection is also the master of the engine's own control socket
+        there, which the side channel shares."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
             extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
-            argv = [env.get(ENV_SSH) or "ssh", "-tt", *extra]
+            control = control_options(control_dir, master=True) if control_dir is not None else []
+            argv = [env.get(ENV_SSH) or "ssh", "-tt", *control, *extra]
             argv += [
                 "-o", "BatchMode=yes",
                 "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
@@ -84,6 +89,14 @@ class Target:
                 argv += ["-c", self.container]
             return [*argv, "--", *bash]
         return list(self.command)
+
+
+def control_options(control_dir: str, master: bool) -> list[str]:
+    """ssh options for the engine's own control connection: a socket in a
+    private directory (the user's control sockets are never used). They come
+    before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win."""
+    path = os.path.join(control_dir, "c")
+    return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", "ControlPersist=no"]
 
 
 def enabled_kinds(environ: dict[str, str] | None = None) -> tuple[str, ...]:

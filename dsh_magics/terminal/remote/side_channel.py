@@ -1,0 +1,224 @@
+"""The side channel: a second connection to where a remote terminal's bash
+runs, which looks at its terminal from outside (never by typing on it: a
+typed probe would land in a password prompt).
+
+It is one long-lived ``sh`` reading one probe per line (docker, podman,
+kubectl: a second ``exec`` into the same container or pod), or one session
+per probe over the engine's own control connection (ssh); ``cmd:`` has none. A probe reads the
+terminal's echo and canonical flags (``stty -a -F``), its foreground
+process group (from ``/proc``) and where its members sleep (``wchan``).
+It costs one round trip and runs only when a running job went quiet
+(docs/remote.md, "Prompts and passwords")."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from .targets import Target, control_options
+
+ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
+"""``0`` turns the side channel off (prompts of remote jobs are then unknown)."""
+PROBE_TIMEOUT_S = 5.0
+TTY_READ_WCHANS = frozenset({"wait_woken", "n_tty_read", "ttyin"})
+"""Where a process asleep in a read of a terminal sleeps (Linux, BSD)."""
+POLL_WCHANS = frozenset({"do_sys_poll", "poll_schedule_timeout", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait"})
+"""Where a line editor (readline) waits for a key, in raw mode."""
+_TTY = re.compile(r"^/dev/(?:pts/[0-9]{1,6}|tty[A-Za-z0-9]{1,8})$")
+
+# One line of POSIX sh: the terminal's local flags, then one line per
+# member of its foreground process group: pid state wchan comm.
+_PROBE = (
+    "t={tty}; s={pid}; "
+    "f=$(stty -a -F \"$t\" 2>/dev/null || stty -a -f \"$t\" 2>/dev/null) || f=; "
+    "e=echo; case \" $f \" in *' -echo '*) e=-echo;; esac; "
+    "c=icanon; case \" $f \" in *' -icanon '*) c=-icanon;; esac; "
+    "[ -n \"$f\" ] || e=unknown; echo \"F $e $c\"; "
+    "l=; read -r l </proc/$s/stat 2>/dev/null; r=${{l##*) }}; set -- $r; g=${{6:-}}; "
+    "for d in /proc/[0-9]*; do l=; read -r l <$d/stat 2>/dev/null || continue; "
+    "n=${{l#*\\(}}; n=${{n%\\)*}}; r=${{l##*) }}; set -- $r; "
+    "[ \"${{3:-}}\" = \"$g\" ] && [ \"${{4:-}}\" = \"$s\" ] || continue; "
+    "w=; read -r w <$d/wchan 2>/dev/null; echo \"P ${{d#/proc/}} $1 ${{w:-0}} $n\"; done; "
+    "echo {end}"
+)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one probe saw. ``echo`` is None when ``stty`` could not read the terminal."""
+
+    echo: bool | None
+    icanon: bool
+    members: tuple[tuple[int, str, str, str], ...]  # (pid, state, wchan, comm) of the foreground group
+
+    def reader(self) -> tuple[int, str] | None:
+        """The foreground process waiting for the terminal: asleep in a tty
+        read, or (raw mode, a line editor) in poll/select."""
+        for pid, state, wchan, comm in self.members:
+            if state != "S":
+                continue
+            wchan = wchan.split(".", 1)[0]  # poll_schedule_timeout.constprop.0: a compiler's copy
+            if wchan in TTY_READ_WCHANS or (not self.icanon and wchan in POLL_WCHANS):
+                return pid, comm
+        return None
+
+
+def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
+    """The local command line of the second channel, or None (``cmd:``, or
+    turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``)."""
+    if not enabled():
+        return None
+    sh = ["sh"]
+    if target.kind == "ssh":
+        if control_dir is None:
+            return None
+        argv = target.argv(login=False)
+        # the main ssh argv up to the host, with the engine's control socket
+        cut = argv.index("--")
+        return [argv[0], "-T", *control_options(control_dir, master=False), *argv[2:cut], "--", target.host or "", "exec sh"]
+    if target.kind in ("docker", "podman"):
+        return [target.kind, "exec", "-i", target.container or "", *sh]
+    if target.kind == "kubectl":
+        argv = ["kubectl"]
+        if target.context:
+            argv += ["--context", target.context]
+        argv += ["exec", "-i", "-n", target.namespace or "", target.pod or ""]
+        if target.container:
+            argv += ["-c", target.container]
+        return [*argv, "--", *sh]
+    return None
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SIDE_CHANNEL, "").strip() != "0"
+
+
+def new_control_dir() -> str:
+    return tempfile.mkdtemp(prefix="dsh-ssh-")
+
+
+def remove_control_dir(path: str | None) -> None:
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class SideChannel:
+    """The long-lived second channel of one remote terminal. ``probe`` is
+    called from one watcher thread at a time; ``probes`` counts round trips."""
+
+    def __init__(self, argv: list[str], per_probe: bool = False) -> None:
+        self._argv = argv
+        # ssh: one session over the control connection per probe, closed at
+        # once: an open session would keep the master (the terminal's own
+        # connection) alive after the remote shell exits
+        # (tests/remote/test_remote_prompts.py::test_ssh_shell_exit_is_seen_after_a_probe)
+        self._per_probe = per_probe
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._buf = b""
+        self.probes = 0
+        self.broken: str | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        return self._proc
+
+    def probe(self, tty: str, shell_pid: int) -> Seen | None:
+        """One round trip; None when the channel does not answer (then it
+        is marked broken and not used again)."""
+        if not _TTY.match(tty) or self.broken:
+            return None
+        end = "DSH_END_" + secrets.token_hex(8)
+        line = _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end) + "\n"
+        if self._per_probe:
+            return self._probe_once(line, end)
+        with self._lock:
+            try:
+                proc = self._start()
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(line.encode())
+                proc.stdin.flush()
+                out = self._read_until(proc.stdout.fileno(), end.encode())
+            except (OSError, ValueError) as e:
+                self.broken = str(e)
+                return None
+            self.probes += 1
+        if out is None:
+            self.broken = "the probe did not answer"
+            return None
+        return _parse(out.decode("utf-8", "replace"))
+
+    def _probe_once(self, line: str, end: str) -> Seen | None:
+        try:
+            done = subprocess.run(
+                [*self._argv[:-1], line], stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=PROBE_TIMEOUT_S, start_new_session=True,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.broken = str(e)
+            return None
+        with self._lock:
+            self.probes += 1
+        out, found, _ = done.stdout.partition(end.encode() + b"\n")
+        if not found:
+            self.broken = f"the probe did not answer (exit code {done.returncode})"
+            return None
+        return _parse(out.decode("utf-8", "replace"))
+
+    def _read_until(self, fd: int, end: bytes) -> bytes | None:
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        while end + b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self._buf += chunk
+        out, _, self._buf = self._buf.partition(end + b"\n")
+        return out
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=2.0)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _parse(text: str) -> Seen | None:
+    echo: bool | None = None
+    icanon = True
+    members = []
+    seen_flags = False
+    for line in text.splitlines():
+        parts = line.split(" ", 4)
+        if parts[0] == "F" and len(parts) >= 3:
+            seen_flags = True
+            echo = None if parts[1] == "unknown" else parts[1] == "echo"
+            icanon = parts[2] == "icanon"
+        elif parts[0] == "P" and len(parts) == 5 and parts[1].isdigit():
+            members.append((int(parts[1]), parts[2], parts[3], parts[4]))
+    if not seen_flags:
+        return None
+    return Seen(echo, icanon, tuple(members))

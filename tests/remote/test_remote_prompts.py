@@ -1,0 +1,134 @@
+"""Prompts and passwords of remote jobs, seen through the side channel
+(a real sshd on 127.0.0.1 and a real podman container): what waits for
+input, what is hidden entry, what an agent may type, and what the probe
+costs. The shared cases (read -s, getpass, y/N, REPL, sleep, cat on a pipe)
+also run in tests/contract/test_interactive.py on both backends."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.errors import SecretInput
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target, side_channel
+from tests.conftest import wait_until
+from tests.containers import Box
+
+
+@pytest.fixture(params=["ssh", "podman"])
+def remote(request: pytest.FixtureRequest, open_remote):
+    """A RemoteTerminal over ssh, or into the session's test container."""
+    if request.param == "ssh":
+        return open_remote(session="prompts")
+    box: Box = request.getfixturevalue("podman_box")
+    return open_remote(target=box.target, session="prompts")
+
+
+def _awaiting(term: RemoteTerminal, job: jobs.Job) -> dict:
+    wait_until(lambda: term.info().awaiting_input is not None or job.done, timeout=20)
+    info = term.info().awaiting_input
+    assert info is not None, term.snapshot(job)
+    return info
+
+
+def test_input_is_awaiting_input_and_not_secret(remote: RemoteTerminal) -> None:
+    job = remote.exec("python3 -c 'input(\"name: \")'", tty=True)
+    got = _awaiting(remote, job)
+    assert got["secret"] is False and got["prompt"] == "name: " and got["name"].startswith("python")
+    remote.send("ada", allow_secret=False, source="agent")
+    assert job.wait(20) and job.result.exit_code == 0
+
+
+def test_read_s_is_secret_and_only_a_person_answers(remote: RemoteTerminal) -> None:
+    job = remote.exec("read -s -p 'Password: ' pw; echo; echo \"len ${#pw}\"", tty=True)
+    got = _awaiting(remote, job)
+    assert got["secret"] is True and got["prompt"] == "Password: "
+    with pytest.raises(SecretInput):
+        remote.send("hunter2", allow_secret=False, source="agent")
+    remote.send("hunter2", secret=True)
+    assert job.wait(20) and job.result.output.endswith("len 7\n")
+    assert "hunter2" not in job.result.output
+
+
+@pytest.mark.parametrize("command", ["sleep 5", "sleep 5 | cat"], ids=["sleep", "cat-pipe"])
+def test_quiet_jobs_are_not_awaiting_input(remote: RemoteTerminal, command: str) -> None:
+    job = remote.exec("echo started; " + command, tty=True)
+    wait_until(lambda: "started" in remote.snapshot(job).output, timeout=20)
+    # the first probe comes after a quiet spell; wait until it was made
+    before = remote.watch.probes
+    wait_until(lambda: remote.watch.probes > before, timeout=20)
+    assert remote.info().awaiting_input is None
+    remote.interrupt()
+    assert job.wait(20)
+
+
+def test_an_idle_terminal_is_never_probed(remote: RemoteTerminal) -> None:
+    for _ in range(3):
+        assert remote.exec("true").wait(20)
+        # no job, no deadline: the reader never calls the probe while idle
+        assert remote.watch.next_due() is None
+    assert remote.info().awaiting_input_unavailable is None
+
+
+def test_ssh_control_socket_is_private_and_removed(open_remote) -> None:
+    term = open_remote(session="ctl")
+    control = term.transport.control_dir
+    assert control is not None and os.path.isdir(control)
+    assert oct(os.stat(control).st_mode & 0o777) == "0o700"
+    job = term.exec("read -p 'x? ' x </dev/tty; echo got $x")
+    _awaiting(term, job)
+    term.send("1")
+    assert job.wait(20)
+    term.close()
+    assert not os.path.exists(control)
+
+
+def test_cmd_without_a_probe_says_unavailable_and_needs_allow_unknown_prompt(open_remote) -> None:
+    bash = shutil.which("bash")
+    assert bash is not None
+    term = open_remote(target=f"cmd:{bash} --noprofile --norc -i", session="cmd")
+    assert "no side channel" in (term.info().awaiting_input_unavailable or "")
+    job = term.exec("read -p 'name? ' n </dev/tty; echo \"hi $n\"")
+    wait_until(lambda: "name? " in term.snapshot(job).output, timeout=20)
+    with pytest.raises(SecretInput) as e:
+        term.send("ada", allow_secret=False, source="agent")
+    assert e.value.details.get("unknown_prompt") is True
+    term.send("ada", allow_secret=False, allow_unknown_prompt=True, source="agent")
+    assert job.wait(20) and job.result.output.endswith("hi ada\n")
+    assert term.info().awaiting_input is None
+
+
+def test_probe_argv_never_uses_the_users_control_socket() -> None:
+    target = parse_target("ssh://me@example.org:2222")
+    assert target is not None
+    argv = side_channel.probe_argv(target, "/tmp/dsh-ssh-x")
+    assert argv is not None
+    # ssh keeps the first value of an option: the engine's come before the user's
+    assert argv.index("ControlPath=/tmp/dsh-ssh-x/c") < argv.index("--")
+    assert argv[-1] == "exec sh" and "-T" in argv and "-tt" not in argv
+    main = target.argv(login=False, control_dir="/tmp/dsh-ssh-x")
+    assert main[main.index("ControlMaster=yes") - 1] == "-o"
+
+
+def test_ssh_shell_exit_is_seen_after_a_probe(open_remote) -> None:
+    term = open_remote(session="exit")
+    job = term.exec("read -p 'n? ' n; echo got $n", tty=True)
+    _awaiting(term, job)
+    assert term.watch.probes >= 1
+    term.send("1")
+    assert job.wait(20)
+    job = term.exec("exit 3")
+    assert job.wait(20) and term.dead
+
+
+def test_the_remote_bash_reports_its_version_and_an_old_one_is_refused(remote: RemoteTerminal) -> None:
+    from dsh_magics.terminal.remote.remote_terminal import too_old
+
+    job = remote.exec("echo ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}")
+    assert job.wait(20)
+    assert remote.stream.bash_version == job.result.output.strip()
+    assert too_old(remote.stream.bash_version) is None
+    assert too_old("4.4.23") == "5.0" and too_old("3.2.57") == "5.0" and too_old(None) is None
