@@ -38,8 +38,8 @@ def descendants(root: int) -> list[int]:
 #: How long a hung-up shell gets to end its own tree (its profile's EXIT
 #: traps, the jobs it passes SIGHUP to) before the rest is hung up too.
 HANGUP_WAIT_S = 1.5
-#: Between two looks at whether the tree is gone.
-_POLL_S = 0.01
+#: Between two looks at whether the tree is gone: the first, and the most.
+_FIRST_POLL_S, _POLL_S = 0.001, 0.01
 
 
 def _signal_all(pids: Iterable[int], *sigs: int) -> None:
@@ -93,13 +93,15 @@ class _Tree:
         forks such as an EXIT trap's ``rm``, comes once they are gone."""
         deadline = time.monotonic() + timeout
         left = self.known
+        pause = _FIRST_POLL_S  # an idle shell is gone within a few ms
         while True:
             waited = [p for p in left if session is None or _session(p) == session]
             if not waited:
                 return left
             if time.monotonic() >= deadline:
                 return self.collect()
-            time.sleep(_POLL_S)
+            time.sleep(pause)
+            pause = min(pause * 2, _POLL_S)
             if not any(LAYER.alive(p) for p in waited):
                 left = self.collect()
 
