@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
+from . import validation as V
 from .local import procs
 
 if TYPE_CHECKING:
@@ -60,14 +61,16 @@ MAX_SEND_CHARS = 4000
 #: How long ``send`` waits for the job to react when not told otherwise.
 DEFAULT_SEND_WAIT_MS = 2_000
 
-PERSON, AGENT = "person", "agent"
-SOURCES = (PERSON, AGENT)
+SOURCES = V.SOURCES
+PERSON, AGENT = SOURCES
+#: Stands in for a None the checks must refuse (they take None as "not given").
+_NOT_NONE = object()
 REDACTED = "[secret]"
 
 
 def key_bytes(name: str) -> bytes:
     """The bytes of a named key; INVALID_ARGUMENT names the keys there are."""
-    if not isinstance(name, str) or name.lower() not in KEYS:
+    if name.lower() not in KEYS:
         shown = repr(name)[:40]
         raise InvalidArgument(
             f"key {shown} is not a named key; use one of {', '.join(KEYS)}", field="key"
@@ -84,8 +87,6 @@ def encode(text: str | None = None, *, enter: bool = True, key: str | None = Non
         return key_bytes(key)
     if text is None:
         text = ""
-    if not isinstance(text, str):
-        raise InvalidArgument("text must be a string", field="text")
     if len(text) > MAX_SEND_CHARS:
         raise InvalidArgument(
             f"text is {len(text)} characters long; one send takes at most {MAX_SEND_CHARS}",
@@ -102,14 +103,13 @@ def encode(text: str | None = None, *, enter: bool = True, key: str | None = Non
 
 
 def check_send(*, source: object, caller: object, secret: object, allow_secret: object) -> None:
-    """The options of ``send`` (one wording in every backend)."""
-    if source not in SOURCES:
-        raise InvalidArgument(f"source must be one of {', '.join(SOURCES)}", field="source")
-    if caller is not None and (not isinstance(caller, str) or len(caller) > 200):
-        raise InvalidArgument("caller must be a session id (a string)", field="caller")
-    for name, value in (("secret", secret), ("allow_secret", allow_secret)):
-        if not isinstance(value, bool):
-            raise InvalidArgument(f"{name} must be true or false", field=name)
+    """The options of ``send``, with the contract's checks. ``source``,
+    ``secret`` and ``allow_secret`` have defaults in every signature, so
+    None is refused for them rather than taken as "not given"."""
+    V.source(_NOT_NONE if source is None else source)
+    V.caller(caller)
+    V.flag(_NOT_NONE if secret is None else secret, "secret")
+    V.flag(_NOT_NONE if allow_secret is None else allow_secret, "allow_secret")
 
 
 def since_input(res: Result, rr: ReadResult, start_line: int, prompt: str) -> Result:
@@ -179,8 +179,7 @@ class InputRecord:
         caller: str | None = None,
         enter: bool = True,
     ) -> InputRecord:
-        if source not in SOURCES:
-            raise InvalidArgument(f"source must be one of {', '.join(SOURCES)}", field="source")
+        """The record of a checked input (:func:`check_send`)."""
         shown = "" if key is not None else (REDACTED if secret else (text or ""))
         return cls(
             source=source,

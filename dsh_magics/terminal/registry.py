@@ -172,6 +172,9 @@ class Registry:
         ``allow_unknown_prompt``.
         ``secret=True`` keeps the text out of the job's input record (as does
         a terminal with echo off)."""
+        V.text(text)
+        V.text(key, "key")
+        V.flag(enter, "enter")
         V.wait_ms(wait_ms)
         interaction.check_send(source=source, caller=caller, secret=secret, allow_secret=allow_secret)
         term = self._term(session_id)

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
-from ..errors import DshError, InvalidArgument, NoSuchSession
+from ..errors import DshError, NoSuchSession
 from . import validation as V
 from .result import Result
 
@@ -24,7 +24,6 @@ SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT = (
     "timeout",
 )
 REASONS = (SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT)
-MAX_PATTERN_CHARS = 1000
 MAX_MATCH_TEXT = 1000
 
 # Where the last wait on each job ended (a ring line number), in this
@@ -47,39 +46,12 @@ def _mark_seen(job_id: str, line: int) -> None:
             _SEEN.popitem(last=False)
 
 
-def compile_until(pattern: object) -> re.Pattern[str] | None:
-    """The ``until`` regex, compiled; INVALID_ARGUMENT (field ``until``) when
-    it is not a string or not a valid Python regular expression."""
-    if pattern is None:
-        return None
-    if not isinstance(pattern, str) or not pattern:
-        raise InvalidArgument("until must be a non-empty regular expression", field="until")
-    if len(pattern) > MAX_PATTERN_CHARS:
-        raise InvalidArgument(
-            f"until is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}",
-            field="until",
-        )
-    try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise InvalidArgument(f"until is not a valid regular expression: {e}", field="until") from None
-
-
-def check_idle_ms(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidArgument("idle_ms must be an integer number of milliseconds >= 1", field="idle_ms")
-    return value
-
-
 def check_options(until: object, idle_ms: object, on_input: object) -> re.Pattern[str] | None:
-    """Validate the wait options (the same wording in every backend)."""
-    rx = compile_until(until)
-    check_idle_ms(idle_ms)
-    if not isinstance(on_input, bool):
-        raise InvalidArgument("on_input must be true or false", field="on_input")
-    return rx
+    """Check the wait options with the contract's checks; the compiled ``until``."""
+    pattern = V.until(until)
+    V.idle_ms(idle_ms)
+    V.flag(on_input, "on_input")
+    return None if pattern is None else re.compile(pattern)
 
 
 def wait(
@@ -96,6 +68,7 @@ def wait(
     snapshot of a job that keeps running."""
     V.timeout(timeout)
     rx = check_options(until, idle_ms, on_input)
+    on_input = True if on_input is None else on_input  # None: not given
     job = engine.job(job_id)
     sid = job.owner
     start = time.monotonic()
@@ -214,8 +187,6 @@ __all__ = [
     "REASONS",
     "SETTLED",
     "TIMEOUT",
-    "check_idle_ms",
     "check_options",
-    "compile_until",
     "wait",
 ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..terminal.interaction import KEYS, MAX_SEND_CHARS
-from ..terminal.waits import MAX_PATTERN_CHARS
+from ..terminal.validation import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
 
 #: Longest wait a single call may block for (``wait_ms``, ``timeout_ms``): ten

@@ -38,6 +38,37 @@ def test_tools_and_engine_share_the_wording(
     assert engine.list() == []
 
 
+@pytest.mark.parametrize(
+    ("engine_call", "field", "message"),
+    [
+        (lambda e: e.wait("bash-x", until="(unclosed"), "until", "until is not a valid regular expression"),
+        (lambda e: e.wait("bash-x", until=""), "until", "until must be a non-empty regular expression"),
+        (lambda e: e.wait("bash-x", until="a" * 1001), "until", "until is 1001 characters long; the limit is 1000"),
+        (lambda e: e.wait("bash-x", idle_ms=0), "idle_ms", "idle_ms must be an integer number of milliseconds >= 1"),
+        (lambda e: e.wait("bash-x", on_input="yes"), "on_input", "on_input must be true or false"),
+        (lambda e: e.send("v", "x", source="robot"), "source", "source must be one of person, agent"),
+        (lambda e: e.send("v", "x", source=None), "source", "source must be one of person, agent"),
+        (lambda e: e.send("v", "x", caller=5), "caller", "caller must be a session id (a string)"),
+        (lambda e: e.send("v", "x", secret=None), "secret", "secret must be true or false"),
+        (lambda e: e.send("v", "x", allow_secret="no"), "allow_secret", "allow_secret must be true or false"),
+        (lambda e: e.send("v", 5), "text", "text must be a string"),
+        (lambda e: e.attach("v", target=5), "target", "target must be a string"),
+        (lambda e: e.exec("v", b"true"), "command", "command must be a string"),
+        (lambda e: e.read("v", since=-1), "since", "since must be an integer >= 0"),
+        (lambda e: e.read("v", last=1.5), "last", "last must be an integer >= 0"),
+    ],
+)
+def test_every_entry_checks_before_the_engine_acts(engine: Engine, engine_call: Any, field: str, message: str) -> None:
+    """The engine's internals trust their input, so each public entry checks
+    it first, with the one wording of terminal/validation.py, and nothing
+    is opened on the way."""
+    with pytest.raises(InvalidArgument) as e:
+        engine_call(engine)
+    assert e.value.message.startswith(message), e.value.message
+    assert e.value.details.get("field") == field
+    assert engine.list() == []
+
+
 def test_every_error_class_has_a_listed_stable_code() -> None:
     from dsh_magics import errors
 

@@ -35,7 +35,6 @@ def test_text_gets_enter_unless_told_not_to() -> None:
         ({"text": "a\nb"}, "text"),
         ({"text": "x" * (I.MAX_SEND_CHARS + 1)}, "text"),
         ({"text": "", "enter": False}, "text"),
-        ({"text": 5}, "text"),
     ],
 )
 def test_bad_input_is_refused_with_the_field(kwargs: dict, field: str) -> None:
@@ -58,5 +57,3 @@ def test_record_redacts_secret_text() -> None:
     assert a.to_dict()["text"] == "y" and a.caller == "agent-1" and a.source == "agent"
     k = I.InputRecord.make("agent", None, secret=True, key="ctrl-c")
     assert k.key == "ctrl-c" and k.text == "" and not k.secret and not k.enter
-    with pytest.raises(InvalidArgument):
-        I.InputRecord.make("robot", "x", secret=False)

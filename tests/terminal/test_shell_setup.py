@@ -125,12 +125,6 @@ def test_a_hanging_profile_gives_a_timeout_error_and_leaves_nothing(tmp_path, mo
         reg.close_all()
 
 
-# Fails about half the runs today: kill_tree sends SIGHUP to the shell and to
-# every descendant at once, so the holder's EXIT trap starts and the shell's
-# own forwarded SIGHUP to its job's group then kills the trap's `rm`. With the
-# shell hung up first (and the rest after a condition-based wait) it passed
-# 8 of 8. Remove this marker with that engine change (issue 21 §4).
-@pytest.mark.xfail(reason="engine gap: every process is hung up at once (issue 21 §4)", strict=False)
 def test_a_shell_ended_during_start_up_is_hung_up_before_it_is_killed(tmp_path, monkeypatch):
     """A profile still running when the engine gives up on start-up gets
     SIGHUP and a moment before SIGKILL, so what it holds is released. The

@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, field
 
 from ... import jobs
-from ...errors import InvalidArgument
 from .. import interaction
 from ..result import ReadResult, Result
 from .ring import Ring
@@ -122,21 +121,14 @@ def orphan_result(session_id: str, job: jobs.Job, cwd: str | None) -> Result:
 
 
 def read_result(session_id: str, ring: Ring, since: int | None, last: int | None, job_id: str | None) -> ReadResult:
-    """The retained output from line ``since`` (or the oldest), its last ``last`` lines."""
-    if since is None:
-        start = ring.first_line
-    else:
-        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-            raise InvalidArgument("since must be a line number >= 0")
-        start = since
+    """The retained output from line ``since`` (or the oldest), its last
+    ``last`` lines (both already checked by the entry point)."""
+    start = ring.first_line if since is None else since
     lines, dropped = ring.get(start)
-    if last is not None:
-        if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-            raise InvalidArgument("last must be an integer >= 0")
-        if last < len(lines):
-            lines = lines[len(lines) - last :] if last else []
-            start = ring.next_line - len(lines)
-            dropped = 0 if since is None else dropped
+    if last is not None and last < len(lines):
+        lines = lines[len(lines) - last :] if last else []
+        start = ring.next_line - len(lines)
+        dropped = 0 if since is None else dropped
     first = max(start, ring.first_line) if lines else ring.next_line
     return ReadResult(
         session_id=session_id,

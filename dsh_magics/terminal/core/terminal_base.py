@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 
 from ... import jobs
-from ...errors import InvalidArgument
 from .. import interaction
 from ..config import TerminalConfig
 from ..result import ReadResult, Result
@@ -52,15 +51,6 @@ class TerminalBase:
     @property
     def output_seq(self) -> int:
         return self.core.output_seq
-
-    @staticmethod
-    def _checked(command: object) -> str:
-        """A command line as typed: a non-empty string (INVALID_ARGUMENT otherwise)."""
-        if not isinstance(command, str):
-            raise InvalidArgument("command must be a string")
-        if not command.strip():
-            raise InvalidArgument("command is empty")
-        return command
 
     def send(
         self,

@@ -35,46 +35,111 @@ def descendants(root: int) -> list[int]:
     return LAYER.descendants(root)
 
 
-def _signal_all(pids: Iterable[int], sig: int) -> None:
+#: How long a hung-up shell gets to end its own tree (its profile's EXIT
+#: traps, the jobs it passes SIGHUP to) before the rest is hung up too.
+HANGUP_WAIT_S = 1.5
+#: Between two looks at whether the tree is gone: the first, and the most.
+_FIRST_POLL_S, _POLL_S = 0.001, 0.01
+
+
+def _signal_all(pids: Iterable[int], *sigs: int) -> None:
     for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        for sig in sigs:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
 
 
-def kill_tree(root: int | None, token: str | None = None, grace: float = 0.5) -> list[int]:
-    """SIGHUP the shell, its descendants and tagged processes; SIGKILL whatever
-    is still alive after ``grace`` seconds. Returns the pids that were targeted.
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
 
-    Killing the shell's pid is not enough: background jobs live in their own
-    process groups, and a child that called ``setsid`` has left the session.
-    So the whole tree is collected before anything is killed (killing first
-    would reparent children to init and lose them), plus any process still
-    carrying the terminal's token (daemons that double-forked away). SIGHUP
-    first, as a closing terminal sends it. Our own process is never targeted.
+
+class _Tree:
+    """The processes a kill is after, looked up afresh whenever asked: the
+    shell, its descendants while it lives, anything carrying its token, and
+    what the last look found that still lives (a job of an exited shell that
+    cleared its environment is in none of the others). A process once seen
+    gone is dropped, so a reused pid is not picked up. Never our own
+    process; ``root`` may be it, for its descendants."""
+
+    def __init__(self, root: int | None, token: str | None) -> None:
+        self.me = os.getpid()
+        self.root = root
+        self.shell = root if root != self.me else None
+        self.token = token
+        self.known: list[int] = []
+
+    def collect(self, tagged: bool = True) -> list[int]:
+        found = [p for p in self.known if LAYER.alive(p)]
+        if self.shell is not None and self.shell not in found and LAYER.alive(self.shell):
+            found.append(self.shell)
+        # Once the shell is gone its children belong to someone else.
+        if self.root is not None and (self.shell is None or self.shell in found):
+            found.extend(p for p in LAYER.descendants(self.root) if p not in found)
+        if tagged and self.token:
+            found.extend(p for p in LAYER.tagged(self.token) if p not in found)
+        self.known = [p for p in found if p != self.me]
+        return self.known
+
+    def wait_gone(self, timeout: float, session: int | None = None) -> list[int]:
+        """Wait until a fresh look finds none of the processes waited for
+        (all, or those of ``session``), or ``timeout`` passes; return what
+        the last look found. In between only the processes already known
+        are checked, which is cheap; the fresh look, which also finds new
+        forks such as an EXIT trap's ``rm``, comes once they are gone."""
+        deadline = time.monotonic() + timeout
+        left = self.known
+        pause = _FIRST_POLL_S  # an idle shell is gone within a few ms
+        while True:
+            waited = [p for p in left if session is None or _session(p) == session]
+            if not waited:
+                return left
+            if time.monotonic() >= deadline:
+                return self.collect()
+            time.sleep(pause)
+            pause = min(pause * 2, _POLL_S)
+            if not any(LAYER.alive(p) for p in waited):
+                left = self.collect()
+
+
+def kill_tree(root: int | None, token: str | None = None, grace: float = 0.5) -> None:
+    """End a shell and everything it started, the way a closing terminal
+    does first: (a) SIGHUP (and SIGCONT) to the shell alone, which passes
+    it to its jobs and exits, and up to ``HANGUP_WAIT_S`` until nothing of
+    its session is left; (b) SIGHUP and SIGCONT to whatever is left,
+    ``grace`` seconds; (c) SIGKILL to the rest. Each step looks again.
+
+    Hanging up the shell alone first lets a profile that holds something
+    (pyenv's rehash lock) release it in its EXIT trap: hung up all at once,
+    the shell's forwarded SIGHUP killed the trap's own ``rm``
+    (tests/terminal/test_shell_setup.py::
+    test_a_shell_ended_during_start_up_is_hung_up_before_it_is_killed).
+    Step (a) waits only for the shell's session (its jobs): a daemon that
+    called ``setsid`` is not reached by that hangup and waits for (b). The
+    tree, not the shell's pid alone: background jobs live in their own
+    process groups, and a daemon that double-forked away still carries the
+    terminal's token. With no ``root``, or our own pid as ``root`` (its
+    descendants), step (a) is skipped. Stopped processes ignore SIGHUP
+    until continued, hence SIGCONT. Our own process is never targeted.
     """
-    me = os.getpid()
-    targets: list[int] = []
-    if root is not None and LAYER.alive(root):
-        targets.append(root)
-    if root is not None:
-        targets.extend(LAYER.descendants(root))
-    if token:
-        targets.extend(p for p in LAYER.tagged(token) if p not in targets)
-    targets = [p for p in targets if p != me]
-    if not targets:
-        return []
-    # Stopped processes ignore SIGHUP until continued.
-    _signal_all(targets, signal.SIGHUP)
-    _signal_all(targets, signal.SIGCONT)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not any(LAYER.alive(p) for p in targets):
-            return targets
-        time.sleep(0.01)
-    _signal_all([p for p in targets if LAYER.alive(p)], signal.SIGKILL)
-    return targets
+    tree = _Tree(root, token)
+    if tree.shell is not None and LAYER.alive(tree.shell):
+        # Its tree as it stands (its exit hands the children to init), then
+        # the shell alone; tagged processes are looked for once it is gone.
+        tree.collect(tagged=False)
+        _signal_all([tree.shell], signal.SIGHUP, signal.SIGCONT)
+        left = tree.wait_gone(HANGUP_WAIT_S, session=tree.shell)
+    else:
+        left = tree.collect()
+    if left:
+        _signal_all(left, signal.SIGHUP, signal.SIGCONT)
+        left = tree.wait_gone(grace)
+    if left:
+        _signal_all(left, signal.SIGKILL)
 
 
 def reap(proc: Any, token: str | None, timeout: float) -> tuple[int, int | None]:

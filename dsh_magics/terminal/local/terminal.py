@@ -155,7 +155,6 @@ class Terminal(TerminalBase):
     # ------------------------------------------------------------------
     # public operations
     def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
-        command = self._checked(command)
         with self.core.lock:
             job = self.core.new_job(command, self._cancel)
             nonce, end_nonce = new_nonce(), new_nonce()

@@ -205,7 +205,6 @@ class RemoteTerminal(TerminalBase):
         """Start ``command``. With ``tty`` its stdin is the terminal (type to
         it with :meth:`type_input`) and the terminal echoes while it runs;
         otherwise stdin is /dev/null."""
-        command = self._checked(command)
         # Enter on a terminal sends CR, which the terminal turns into a newline
         # (ICRNL), also inside quotes: as typed, every CR is a newline.
         command = command.replace("\r\n", "\n").replace("\r", "\n")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ...errors import InvalidArgument
+from .. import validation as V
 
 KINDS = ("ssh", "docker", "podman", "kubectl", "cmd")
 ENV_TARGETS = "DSH_MAGICS_TARGETS"
@@ -126,11 +127,8 @@ def parse_target(text: object, environ: dict[str, str] | None = None) -> Target 
     """A :class:`Target`, or None for the local machine (``None``, ``""`` or
     ``"local"``). Anything unparseable, or a kind that configuration
     disables, raises ``INVALID_ARGUMENT``."""
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        raise InvalidArgument("target must be a string", field="target")
-    if is_local(text):
+    text = V.text(text, "target")
+    if text is None or is_local(text):
         return None
     if "\0" in text or "\n" in text or "\r" in text:
         raise InvalidArgument("target must be one line without NUL characters", field="target")
