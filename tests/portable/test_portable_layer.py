@@ -278,3 +278,20 @@ def test_the_prompt_count_is_taken_at_the_prompt(
         _interrupt(reg, "count-0", job.id)
     finally:
         reg.close_all()
+
+
+def test_the_portable_layer_names_every_fresh_shells_terminal() -> None:
+    """Each fresh shell's controlling terminal is known to the portable layer,
+    and it is the one /proc names (psutil alone returned None for most)."""
+    from dsh_magics.terminal.local.proclayer import portable, procfs
+
+    reg = Registry(login=False)
+    try:
+        for k in range(8):
+            session = f"pt-tty-{os.getpid()}-{k}"
+            reg.attach(session)
+            pid = reg.info(session).pid
+            assert pid is not None
+            assert portable.tty_path(pid) == procfs.tty_path(pid) is not None
+    finally:
+        reg.close_all()
