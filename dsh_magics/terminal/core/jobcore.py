@@ -13,6 +13,7 @@ from typing import Any
 from ... import jobs
 from ...errors import NotRunning, SessionBusy, ShellExited
 from ..result import DEAD, SHELL_EXITED, ReadResult, Result
+from ..screen import Screen
 from .cleaner import Cleaner
 from .jobview import Running, final_result, orphan_result, read_result, running_result
 from .markers import MarkerScanner
@@ -37,6 +38,7 @@ class JobCore:
         scanner: MarkerScanner,
         cwd: str | None,
         on_settle: Callable[[Running], None] | None = None,
+        size: tuple[int, int] = (80, 24),
     ) -> None:
         self.session_id = session_id
         self.jobs = job_table
@@ -46,6 +48,7 @@ class JobCore:
         self.ring = Ring(max_lines)
         self.cleaner = Cleaner()
         self.scanner = scanner
+        self.screen = Screen(*size)  # what an xterm of the terminal's size shows
         self.running: Running | None = None
         self.output_seq = 0
         self.dead = False
@@ -60,11 +63,23 @@ class JobCore:
     # ------------------------------------------------------------------
     # output
     def feed(self, data: bytes) -> None:
-        """Output bytes of the shell (markers already taken out). A screen
-        model fed with every output byte plugs in here."""
+        """Output bytes of the shell (markers already taken out): to the
+        screen (queued; parsed when looked at or when the reader goes idle)
+        and, cleaned, to the line ring."""
+        self.screen.feed(data)
         text = self.cleaner.feed(data)
         if text:
             self.ring.feed(text)
+
+    def idle(self) -> None:
+        """The reader has nothing more to read for now: parse the screen's
+        queued output, so a look at it need not. Skipped when somebody holds
+        the lock (they may wait for this very reader); a look parses anyway."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self.screen.settle()
+            finally:
+                self.lock.release()
 
     def flush_cleaner(self) -> None:
         text = self.cleaner.flush()

@@ -344,6 +344,7 @@ def job_line(
     gate: str = "",
     gate_end: str = "",
     tty: bool = False,
+    size: tuple[int, int] = (80, 24),
 ) -> str:
     """One physical line per job: load the command, begin marker, restore
     the prompt's view, the command evaluated with stdin from /dev/null and
@@ -376,8 +377,9 @@ def job_line(
     # A tty job reads a fresh open of the terminal (never the shell's own
     # input description: see ``input_state``); others read /dev/null.
     stdin = "</dev/tty" if tty else f"<&{NULL_FD}"
+    env = tty_env(size) if tty else ""
     run = (
-        f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{CMD_VAR}[1]-}}" '
+        f'! {env}\\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{CMD_VAR}[1]-}}" '
         f"{stdin} >&{MARKER_FD} 2>&{MARKER_FD}"
     )
     if pipestatus and len(pipestatus) > 1:
@@ -406,6 +408,14 @@ def job_line(
         + (f"; {gate_end}" if gate_end and tty else "")
         + "\n"
     )
+
+
+def tty_env(size: tuple[int, int]) -> str:
+    """Assignments for the ``eval`` of a ``tty=True`` job: a capable ``TERM``
+    and the PTY's size, seen by the job's programs only (the shell and other
+    jobs keep the quiet ``TERM=dumb``; docs/engine.md, "TERM")."""
+    cols, rows = size
+    return f"TERM=xterm-256color COLUMNS={int(cols)} LINES={int(rows)} "
 
 
 def sync_line(nonce: str) -> str:

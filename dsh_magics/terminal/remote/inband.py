@@ -186,6 +186,7 @@ def job_text(
     pipestatus: tuple[int, ...] | None = None,
     debug_trap: str | None = None,
     aborted: bool = False,
+    size: tuple[int, int] = (80, 24),
 ) -> str:
     """The lines typed for one job.
 
@@ -204,7 +205,8 @@ def job_text(
 
     With ``tty`` the command's stdin is the terminal and the terminal echoes
     while it runs (so what is typed to it shows, as in a terminal window);
-    echo goes off again after it.
+    echo goes off again after it, and its programs see ``TERM=xterm-256color``
+    and the PTY's ``size`` in ``COLUMNS``/``LINES`` (docs/engine.md, "TERM").
     """
     end_nonce = end_nonce or nonce
     # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
@@ -227,8 +229,9 @@ def job_text(
     )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
-    stdin, before, after = NULL_FD, "", ""
+    stdin, before, after, env = NULL_FD, "", "", ""
     if tty:
+        env = f"TERM=xterm-256color COLUMNS={int(size[0])} LINES={int(size[1])} "
         stdin, after = INPUT_FD, echo_off
         before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
     trap_back = ""
@@ -246,7 +249,7 @@ def job_text(
     return (
         f"{stty}{_load(CMD_VAR, command)}; \\builtin export -n {CMD_VAR}; {trap_back}{before}"
         f"{_printf(BEGIN, nonce)}; "
-        f'! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f'! {env}\\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
         f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF_OR_CLEAR}; "
         f"[[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" '' 1 \"${STATUS_VAR}\"); "
         f"{LAST_VAR}[2]=; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"

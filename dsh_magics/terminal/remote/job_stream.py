@@ -52,6 +52,7 @@ class InbandStream:
             pipestatus=self._pipestatus,
             debug_trap=self._debug_trap,
             aborted=self._aborted,
+            size=core.screen.size,
         )
         assert core.running is run
         self._resync_echo = self._aborted = False
@@ -143,6 +144,7 @@ class InbandStream:
         if m.kind == SYNC and m.nonce == self.ready_nonce:
             core.cleaner.flush()
             core.ring.clear()
+            core.screen.reset()
             self.ready_nonce = None
             self.ready_status = m.status
             if m.cwd and m.status == 0:
