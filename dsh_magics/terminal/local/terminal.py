@@ -301,6 +301,7 @@ class Terminal(TerminalBase):
             self.core.flush_cleaner()
             self.core.ring.clear()
             self.core.screen.reset()
+            self.core.alt.reset()
             self._ready_nonce = None
             self.core.ready.set()
             return

@@ -145,6 +145,7 @@ class InbandStream:
             core.cleaner.flush()
             core.ring.clear()
             core.screen.reset()
+            core.alt.reset()
             self.ready_nonce = None
             self.ready_status = m.status
             if m.cwd and m.status == 0:
