@@ -344,7 +344,6 @@ def job_line(
     gate: str = "",
     gate_end: str = "",
     tty: bool = False,
-    size: tuple[int, int] = (80, 24),
 ) -> str:
     """One physical line per job: load the command, begin marker, restore
     the prompt's view, the command evaluated with stdin from /dev/null and
@@ -377,9 +376,8 @@ def job_line(
     # A tty job reads a fresh open of the terminal (never the shell's own
     # input description: see ``input_state``); others read /dev/null.
     stdin = "</dev/tty" if tty else f"<&{NULL_FD}"
-    env = tty_env(size) if tty else ""
     run = (
-        f'! {env}\\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{CMD_VAR}[1]-}}" '
+        f'! \\builtin eval "${{{CMD_VAR}-${UNREADABLE_VAR}}}${{{CMD_VAR}[1]-}}" '
         f"{stdin} >&{MARKER_FD} 2>&{MARKER_FD}"
     )
     if pipestatus and len(pipestatus) > 1:
@@ -404,18 +402,23 @@ def job_line(
         resync
         + f"\\builtin . {shlex.quote(script_path)} || :; {printf_marker(BEGIN, nonce)}; "
         + (f"{gate}; " if gate else "")
-        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; {_hidden(end)}'
+        + (TTY_TERM_ON if tty else "")
+        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; '
+        + (TTY_TERM_OFF if tty else "")
+        + _hidden(end)
         + (f"; {gate_end}" if gate_end and tty else "")
         + "\n"
     )
 
 
-def tty_env(size: tuple[int, int]) -> str:
-    """Assignments for the ``eval`` of a ``tty=True`` job: a capable ``TERM``
-    and the PTY's size, seen by the job's programs only (the shell and other
-    jobs keep the quiet ``TERM=dumb``; docs/engine.md, "TERM")."""
-    cols, rows = size
-    return f"TERM=xterm-256color COLUMNS={int(cols)} LINES={int(rows)} "
+#: A ``tty=True`` job runs with a capable ``TERM``; the shell's own (the
+#: quiet ``dumb``) is put back after its status is taken (docs/engine.md,
+#: "TERM"). Not a temporary assignment on the ``eval``: bash drops those for
+#: the shell's own lookups after the command's first simple command.
+TERM_VAR = "__dsh_magics_term"
+TTY_TERM = "xterm-256color"
+TTY_TERM_ON = f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM={TTY_TERM}; '
+TTY_TERM_OFF = f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
 
 
 def sync_line(nonce: str) -> str:

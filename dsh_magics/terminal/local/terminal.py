@@ -187,7 +187,6 @@ class Terminal(TerminalBase):
                     gate=self.transport.gate.shell_wait() if self.transport.gate else "",
                     gate_end=self.transport.gate.shell_wait(end=True) if self.transport.gate else "",
                     tty=bool(tty),
-                    size=self.core.screen.size,
                 )
             )
             keyboard.echo_for_job(self.transport, run)

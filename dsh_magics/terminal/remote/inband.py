@@ -36,6 +36,7 @@ TRAP_BEGIN, TRAP_END = "T", "U"
 HIST_VAR = "__dsh_magics_hist"
 XTRACE_VAR = "__dsh_magics_xtrace"
 TRAP_VAR = "__dsh_magics_trap"
+TERM_VAR = "__dsh_magics_term"  # the shell's TERM while a tty job runs with xterm-256color
 
 _ABORT_HINT = f'\\builtin test $? = 0 || \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}'
 _STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
@@ -186,7 +187,6 @@ def job_text(
     pipestatus: tuple[int, ...] | None = None,
     debug_trap: str | None = None,
     aborted: bool = False,
-    size: tuple[int, int] = (80, 24),
 ) -> str:
     """The lines typed for one job.
 
@@ -205,8 +205,8 @@ def job_text(
 
     With ``tty`` the command's stdin is the terminal and the terminal echoes
     while it runs (so what is typed to it shows, as in a terminal window);
-    echo goes off again after it, and its programs see ``TERM=xterm-256color``
-    and the PTY's ``size`` in ``COLUMNS``/``LINES`` (docs/engine.md, "TERM").
+    echo goes off again after it, and it runs with ``TERM=xterm-256color``
+    (the shell's own ``TERM`` back after it; docs/engine.md, "TERM").
     """
     end_nonce = end_nonce or nonce
     # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
@@ -229,11 +229,13 @@ def job_text(
     )
     echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
     stty = echo_off if resync_echo else ""
-    stdin, before, after, env = NULL_FD, "", "", ""
+    stdin, before, after = NULL_FD, "", ""
     if tty:
-        env = f"TERM=xterm-256color COLUMNS={int(size[0])} LINES={int(size[1])} "
-        stdin, after = INPUT_FD, echo_off
-        before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+        stdin, after = INPUT_FD, echo_off + f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
+        before = (
+            "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+            f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM=xterm-256color; '
+        )
     trap_back = ""
     if debug_trap:
         trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "
@@ -249,7 +251,7 @@ def job_text(
     return (
         f"{stty}{_load(CMD_VAR, command)}; \\builtin export -n {CMD_VAR}; {trap_back}{before}"
         f"{_printf(BEGIN, nonce)}; "
-        f'! {env}\\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f'! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
         f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF_OR_CLEAR}; "
         f"[[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" '' 1 \"${STATUS_VAR}\"); "
         f"{LAST_VAR}[2]=; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"

@@ -52,7 +52,6 @@ class InbandStream:
             pipestatus=self._pipestatus,
             debug_trap=self._debug_trap,
             aborted=self._aborted,
-            size=core.screen.size,
         )
         assert core.running is run
         self._resync_echo = self._aborted = False
