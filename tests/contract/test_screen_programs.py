@@ -12,7 +12,9 @@ import pytest
 from dsh_magics.terminal import Engine
 
 from ..tools.conftest import Agent
-from ..tools.test_screen_programs import test_curses_menu_down_down_enter_picks_the_third_item as _menu
+from ..tools.test_screen_programs import (
+    test_curses_menu_down_down_enter_picks_the_third_item as _menu,
+)
 from ..tools.test_screen_programs import test_vim_insert_text_and_write_quit as _vim
 
 
