@@ -113,3 +113,36 @@ def test_bash_screen_resizes_and_refuses_half_a_size(agent: Agent) -> None:
     assert (screen["cols"], screen["rows"]) == (70, 15) and len(screen["lines"]) == 15
     assert agent.run("stty size </dev/tty")["output"] == "15 70\n"
     agent.err("bash_screen", {"cols": 70}, "INVALID_ARGUMENT")
+
+
+def test_python_repl_up_recalls_the_last_line(agent: Agent) -> None:
+    job = agent.ok("bash_exec", {"command": f"{sys.executable} -q -i", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"^>>>$")
+    agent.ok("bash_send", {"text": "x = 41 + 1", "wait_ms": 0})
+    _wait_screen(agent, job, r">>> x = 41 \+ 1\n>>>$")
+    agent.ok("bash_send", {"keys": ["up"], "wait_ms": 0})
+    _wait_screen(agent, job, r">>> x = 41 \+ 1\n>>> x = 41 \+ 1$")
+    agent.ok("bash_send", {"keys": ["ctrl-u"], "wait_ms": 0})
+    agent.ok("bash_send", {"text": "print(x)", "wait_ms": 0})
+    _wait_screen(agent, job, r"^42\n>>>$")
+    agent.ok("bash_send", {"keys": ["ctrl-d"], "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed" and res["exit_code"] == 0, res
+
+
+def test_git_rebase_interactive_with_vim_reorders_two_commits(agent: Agent, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    agent.run(
+        f"git init -q {repo} && cd {repo} && git config user.email t@e && git config user.name t && "
+        "for m in base first second; do echo $m > $m; git add $m; git commit -qm $m; done"
+    )
+    job = agent.ok(
+        "bash_exec", {"command": "GIT_EDITOR='vim -u NONE -N' git rebase -i HEAD~2", "tty": True}
+    )["job_id"]
+    _wait_screen(agent, job, r"^pick \w+ first\npick \w+ second$")
+    agent.ok("bash_send", {"text": "ddp", "enter": False, "wait_ms": 0})  # move "first" below "second"
+    _wait_screen(agent, job, r"^pick \w+ second\npick \w+ first$")
+    agent.ok("bash_send", {"text": ":wq", "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed" and res["exit_code"] == 0, res
+    assert agent.run("git log --format=%s")["output"] == "first\nsecond\nbase\n"
