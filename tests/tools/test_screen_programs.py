@@ -146,3 +146,30 @@ def test_git_rebase_interactive_with_vim_reorders_two_commits(agent: Agent, tmp_
     res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
     assert res["status"] == "completed" and res["exit_code"] == 0, res
     assert agent.run("git log --format=%s")["output"] == "first\nsecond\nbase\n"
+
+
+NODE_KEYS = r"""
+const readline = require("readline");
+readline.emitKeypressEvents(process.stdin);
+process.stdin.setRawMode(true);
+console.log("ready");
+const seen = [];
+process.stdin.on("keypress", (str, key) => {
+  seen.push(key.name);
+  if (key.name === "return") {
+    console.log("keys " + seen.join(" "));
+    process.exit(0);
+  }
+});
+"""
+
+
+def test_node_readline_in_raw_mode_gets_arrow_keys(agent: Agent, tmp_path: Path) -> None:
+    prog = tmp_path / "keys.js"
+    prog.write_text(NODE_KEYS)
+    job = agent.ok("bash_exec", {"command": f"node {prog}", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"^ready$")
+    agent.ok("bash_send", {"keys": ["up", "down", "left", "right", "enter"], "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed" and res["exit_code"] == 0, res
+    assert res["output"].splitlines()[-1] == "keys up down left right return"
