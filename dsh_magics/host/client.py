@@ -257,12 +257,15 @@ class HostClient:
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """Runs here, over ``job``/``info``/``read``/``wait_output`` (see
         :mod:`dsh_magics.terminal.waits`): the local job proxy is settled by
         the host's ``job_done`` event, so no request blocks a host thread for
         longer than a ``wait_output`` slice."""
-        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+        return waits.wait(
+            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+        )
 
     def send(
         self,
@@ -276,6 +279,7 @@ class HostClient:
         secret: bool = False,
         allow_secret: bool = True,
         allow_unknown_prompt: bool = False,
+        keys: builtins.list[str] | None = None,
     ) -> Result:
         """As in-process; the host waits at most its cap
         (:data:`protocol.MAX_BLOCK_SECONDS`) for the job to react."""
@@ -294,6 +298,7 @@ class HostClient:
             secret=secret,
             allow_secret=allow_secret,
             allow_unknown_prompt=allow_unknown_prompt,
+            keys=keys,
         )
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
@@ -331,6 +336,12 @@ class HostClient:
 
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         return self._op("read", session_id=session_id, since=since, last=last)  # type: ignore[no-any-return]
+
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        return self._op("screen", session_id=session_id, styles=styles)  # type: ignore[no-any-return]
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        return bool(self._op("resize", session_id=session_id, cols=cols, rows=rows))
 
     def output_seq(self, session_id: str) -> int:
         return int(self._op("output_seq", session_id=session_id))

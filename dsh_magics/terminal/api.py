@@ -99,13 +99,16 @@ class Engine(Protocol):
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """The settled Result, or a snapshot while the command keeps running
         once the job's output matches ``until`` (``match_line``; the first
         wait on a job searches all of it, a later one only what came after
         the previous wait's match or end), no output came for ``idle_ms``,
         the job waits for typed input (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
-        ``reason`` names which. A bad regex is INVALID_ARGUMENT."""
+        ``reason`` names which. ``until_screen`` is a regex over the screen's
+        rows (``matched``, the row in ``match_text``). A bad regex is
+        INVALID_ARGUMENT."""
         ...
 
     def send(
@@ -120,8 +123,11 @@ class Engine(Protocol):
         secret: bool = False,
         allow_secret: bool = True,
         allow_unknown_prompt: bool = False,
+        keys: builtins.list[str] | None = None,
     ) -> Result:
-        """Type a line (Enter after it unless ``enter=False``) or a named key
+        """Type a line (Enter after it unless ``enter=False``), a named key or
+        several ``keys`` in order (encoded for the screen's current modes, e.g.
+        application cursor keys)
         into the running job (NOT_RUNNING if none); recorded in the job's
         ``inputs`` with ``source`` and ``caller``, secret text redacted.
         Waits up to ``wait_ms`` for the job to settle or await input again;
@@ -152,6 +158,19 @@ class Engine(Protocol):
     # -- output ------------------------------------------------------------
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         """The terminal's retained output: lines from ``since``, or the ``last`` N."""
+        ...
+
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        """What an xterm of the terminal's size shows now, JSON-ready:
+        ``lines`` (each row's text, trailing blanks cut), ``cursor_row``,
+        ``cursor_col``, ``cursor_visible``, ``alt_screen``, ``used_alt_screen``,
+        ``title``, ``cols``, ``rows``, ``modes``; with ``styles`` each row's
+        runs of one style (``styles``)."""
+        ...
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        """Give the terminal a new size: the PTY's (the program gets
+        SIGWINCH; a remote client passes it on) and the screen's."""
         ...
 
     def output_seq(self, session_id: str) -> int:

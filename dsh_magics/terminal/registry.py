@@ -139,13 +139,16 @@ class Registry:
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """The job's result once settled, or a snapshot (the command keeps
         running) when the first of these comes: output matching ``until``,
         ``idle_ms`` without output, the job waiting for typed input
         (``on_input``), or ``timeout`` seconds (``timed_out=True``).
         ``reason`` says which (see :mod:`.waits`)."""
-        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+        return waits.wait(
+            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+        )
 
     def send(
         self,
@@ -159,9 +162,12 @@ class Registry:
         secret: bool = False,
         allow_secret: bool = True,
         allow_unknown_prompt: bool = False,
+        keys: list[str] | None = None,
     ) -> Result:
         """Type ``text`` (then Enter, unless ``enter=False``) or one named
-        ``key`` into the session's running job; see :mod:`.interaction`.
+        ``key``, or several ``keys`` in order, into the session's running job
+        (keys as an xterm in the screen's current modes sends them); see
+        :mod:`.interaction`.
 
         Waits up to ``wait_ms`` for the job to settle or wait for input
         again, and returns its result with ``output`` holding only what the
@@ -187,6 +193,7 @@ class Registry:
             secret=secret,
             allow_secret=allow_secret,
             allow_unknown_prompt=allow_unknown_prompt,
+            keys=keys,
         )
         if wait_ms:
             res = waits.wait(self, job.id, wait_ms / 1000.0, on_input=True)
@@ -257,6 +264,17 @@ class Registry:
         """Block until the terminal has output newer than ``after_seq``."""
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
+
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        V.flag(styles, "styles")
+        return self._term(session_id).screen(styles=bool(styles))
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        for value, name in ((cols, "cols"), (rows, "rows")):
+            if V.size(value, name) is None:
+                raise InvalidArgument(f"{name} is required", field=name)
+        self._term(session_id).resize(cols, rows)
+        return True
 
     def output_seq(self, session_id: str) -> int:
         return self._term(session_id).output_seq

@@ -129,9 +129,35 @@ def until(value: object, name: str = "until") -> str | None:
     return value
 
 
+def until_screen(value: object, name: str = "until_screen") -> str | None:
+    """A regular expression searched in the screen's rows (``wait``)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _bad("until_screen must be a non-empty regular expression", "until_screen")
+    if len(value) > MAX_PATTERN_CHARS:
+        raise _bad(f"until_screen is {len(value)} characters long; the limit is {MAX_PATTERN_CHARS}", "until_screen")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise _bad(f"until_screen is not a valid regular expression: {e}", "until_screen") from None
+    return value
+
+
 def idle_ms(value: object, name: str = "idle_ms") -> int | None:
     if value is not None and (not _is_int(value) or value < 1):  # type: ignore[operator]
         raise _bad("idle_ms must be an integer number of milliseconds >= 1", "idle_ms")
+    return value  # type: ignore[return-value]
+
+
+#: Largest terminal side (the screen's emulator counts cells in 16 bits).
+MAX_SIZE = 10_000
+
+
+def size(value: object, name: str) -> int | None:
+    """A terminal's ``cols`` or ``rows``."""
+    if value is not None and (not _is_int(value) or not 2 <= value <= MAX_SIZE):  # type: ignore[operator]
+        raise _bad(f"{name} must be an integer from 2 to {MAX_SIZE}", name)
     return value  # type: ignore[return-value]
 
 
@@ -161,10 +187,12 @@ CHECKS: dict[str, Check] = {
     "wait_ms": wait_ms,
     "timeout": timeout,
     "until": until,
+    "until_screen": until_screen,
     "idle_ms": idle_ms,
     "on_input": flag,
     "text": text,
     "key": text,
+    "keys": strings,
     "enter": flag,
     "source": source,
     "caller": caller,
@@ -175,6 +203,9 @@ CHECKS: dict[str, Check] = {
     "since": count,
     "last": count,
     "after_seq": count,
+    "styles": flag,
+    "cols": size,
+    "rows": size,
 }
 
 
@@ -192,10 +223,12 @@ __all__ = [
     "job_id",
     "mapping",
     "session_id",
+    "size",
     "source",
     "strings",
     "text",
     "timeout",
     "until",
+    "until_screen",
     "wait_ms",
 ]

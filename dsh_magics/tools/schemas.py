@@ -9,7 +9,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from ..terminal.interaction import KEYS, MAX_SEND_CHARS
+from ..terminal import validation as V
+from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
 from ..terminal.validation import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
 
@@ -43,6 +44,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "bash_close",
     "bash_list",
     "bash_send",
+    "bash_screen",
 )
 
 FORMATS = ("plain", "openai", "anthropic")
@@ -53,7 +55,7 @@ class Param:
     """One parameter: its JSON type, our description, and its bounds."""
 
     name: str
-    type: str  # "string" | "integer" | "boolean"
+    type: str  # "string" | "integer" | "boolean" | "array" (of strings)
     description: str
     required: bool = False
     minimum: int | None = None
@@ -66,15 +68,18 @@ class Param:
         out: dict[str, Any] = {"type": self.type, "description": self.description}
         if self.enum is not None:
             out["enum"] = list(self.enum)
+        if self.type == "array":
+            out["items"] = {"type": "string"}
         return out
 
     def bounded_schema(self) -> dict[str, Any]:
         out = self.model_schema()
+        lengths = ("minItems", "maxItems") if self.type == "array" else ("minLength", "maxLength")
         for key, value in (
             ("minimum", self.minimum),
             ("maximum", self.maximum),
-            ("minLength", self.min_length),
-            ("maxLength", self.max_length),
+            (lengths[0], self.min_length),
+            (lengths[1], self.max_length),
         ):
             if value is not None:
                 out[key] = value
@@ -264,6 +269,19 @@ SPECS: dict[str, ToolSpec] = {
                     max_length=MAX_PATTERN_CHARS,
                 ),
                 Param(
+                    "until_screen",
+                    "string",
+                    "A Python regular expression searched in the terminal's screen (its rows "
+                    "joined by newlines; ^ and $ match at each row): return as soon as it "
+                    "matches (reason matched, the row in match_text). Use it for full-screen "
+                    "programs started with tty true (vim's -- INSERT --, a menu's item), whose "
+                    "drawing is not in output. 1 to "
+                    f"{MAX_PATTERN_CHARS} characters; an invalid expression is refused with "
+                    "INVALID_ARGUMENT.",
+                    min_length=1,
+                    max_length=MAX_PATTERN_CHARS,
+                ),
+                Param(
                     "idle_ms",
                     "integer",
                     "Return once no output has come for this many milliseconds (reason "
@@ -349,8 +367,8 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "bash_send",
             "Type into the job running in a terminal, as a person at its keyboard: a "
-            "line of text (Enter is pressed after it unless enter is false) or one named "
-            "key. Use it to answer a prompt that bash_wait reported as awaiting_input "
+            "line of text (Enter is pressed after it unless enter is false), one named "
+            "key, or several keys in order. Use it to answer a prompt that bash_wait reported as awaiting_input "
             "(y/N, a REPL's next line), or to drive a program started with bash_exec tty "
             "true. Waits up to wait_ms for the job to react and returns early when it "
             "finishes or waits for input again. Result: the same fields as bash_wait, except "
@@ -373,10 +391,23 @@ SPECS: dict[str, ToolSpec] = {
                     "string",
                     "A named key to press instead of text: ctrl-c interrupts, ctrl-d ends "
                     "input (leaves a REPL), ctrl-z suspends, tab completes, esc, arrows "
-                    "up/down/left/right, backspace, enter.",
+                    "up/down/left/right, backspace, enter. For other keys, or several, use keys.",
                     enum=tuple(KEYS),
                     min_length=1,
                     max_length=max(len(k) for k in KEYS),
+                ),
+                Param(
+                    "keys",
+                    "array",
+                    "Named keys to press in order, in one call, instead of text or key, e.g. "
+                    '["down", "down", "enter"] to pick the third item of a menu. Arrows, home '
+                    "and end go out as the program's terminal mode expects (application cursor "
+                    "keys). Names: up, down, left, right, home, end, pgup, pgdn, insert, delete, "
+                    "backspace, tab, shift-tab, enter, esc, space, f1-f12, ctrl-a..ctrl-z, "
+                    "alt-a..alt-z, alt-0..alt-9, kp-0..kp-9, kp-enter. An unknown name is "
+                    "refused with INVALID_ARGUMENT listing the valid ones.",
+                    min_length=1,
+                    max_length=MAX_KEYS,
                 ),
                 Param(
                     "enter",
@@ -399,6 +430,43 @@ SPECS: dict[str, ToolSpec] = {
                     "password prompt. Default false: refused with SECRET_INPUT.",
                 ),
                 _session_param("Terminal whose running job gets the input."),
+            ),
+        ),
+        ToolSpec(
+            "bash_screen",
+            "Look at a terminal's screen, as a person at an xterm of its size would see it: "
+            "use it to drive full-screen programs started with bash_exec tty true (vim, "
+            "less, top, menus, REPLs), whose drawing is not in the job's output. Result: "
+            "session_id is the terminal looked at; lines (each row's text, trailing blanks cut), cursor_row and cursor_col "
+            "(0-based; a wide character takes two columns), cursor_visible, alt_screen "
+            "(a full-screen program is drawing), title, cols, rows, app_cursor (arrow "
+            "keys are sent in application mode; bash_send does this by itself); with marks "
+            "true also marked: the screen as numbered rows with a header naming the cursor, "
+            "and highlighted cells (inverse video or a distinct background, e.g. a menu's "
+            "selected item) between ⟦ and ⟧. With cols and rows (both), resizes the "
+            "terminal first: the program gets SIGWINCH and redraws.",
+            (
+                Param(
+                    "marks",
+                    "boolean",
+                    "true adds marked: the rows numbered, the cursor named, highlighted cells "
+                    "between ⟦ and ⟧. Default false.",
+                ),
+                Param(
+                    "cols",
+                    "integer",
+                    f"New width in columns, with rows: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
+                    minimum=2,
+                    maximum=V.MAX_SIZE,
+                ),
+                Param(
+                    "rows",
+                    "integer",
+                    f"New height in rows, with cols: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
+                    minimum=2,
+                    maximum=V.MAX_SIZE,
+                ),
+                _session_param("Terminal to look at."),
             ),
         ),
     )

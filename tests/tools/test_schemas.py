@@ -23,6 +23,7 @@ def test_tools_in_order() -> None:
         "bash_close",
         "bash_list",
         "bash_send",
+        "bash_screen",
     )
     assert [s["name"] for s in tools.schemas()] == list(tools.TOOL_NAMES)
     assert tools.schemas() == tools.schemas("plain")
@@ -37,7 +38,9 @@ def test_parameters_are_strict_objects(spec: dict) -> None:
     assert set(params["required"]) <= set(params["properties"])
     assert "session_id" in params["properties"] and "session_id" not in params["required"]
     for name, prop in params["properties"].items():
-        assert prop["type"] in ("string", "integer", "boolean"), name
+        assert prop["type"] in ("string", "integer", "boolean", "array"), name
+        if prop["type"] == "array":  # lists of names (bash_send keys)
+            assert prop["items"] == {"type": "string"}, name
         assert len(prop["description"]) > 20, name
     jsonschema.Draft202012Validator.check_schema(params)
 
@@ -53,6 +56,7 @@ def test_required_parameters() -> None:
         "bash_close": [],
         "bash_list": [],
         "bash_send": [],
+        "bash_screen": [],
     }
 
 
@@ -79,7 +83,7 @@ def test_bounds_option_matches_what_call_enforces() -> None:
     assert bounded == {n: tools.validation_schema(n) for n in tools.TOOL_NAMES}
     for spec in tools.schemas():  # the default carries no bound keywords
         for prop in spec["parameters"]["properties"].values():
-            assert set(prop) - {"enum"} == {"type", "description"}
+            assert set(prop) - {"enum", "items"} == {"type", "description"}
 
 
 def test_openai_format() -> None:

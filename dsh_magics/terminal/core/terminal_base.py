@@ -6,8 +6,10 @@ few operations that depend on it (``exec``, ``interrupt``, ``info``, ``close``,
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ... import jobs
+from ...errors import ShellExited
 from .. import interaction
 from ..config import TerminalConfig
 from ..result import ReadResult, Result
@@ -63,6 +65,7 @@ class TerminalBase:
         secret: bool = False,
         allow_secret: bool = True,
         allow_unknown_prompt: bool = False,
+        keys: list[str] | None = None,
     ) -> tuple[jobs.Job, int, str]:
         """Type into the running job's terminal, as a person at its keyboard.
 
@@ -74,8 +77,33 @@ class TerminalBase:
         terminal can see that: SECRET_INPUT; where it cannot look (a remote
         terminal without a side channel), also unless ``allow_unknown_prompt``.
         """
-        typing = interaction.Typing(text, key, enter, source, caller, secret, allow_secret, allow_unknown_prompt)
-        return self._type_in(typing)
+        return self._type_in(
+            interaction.Typing(
+                text,
+                key,
+                enter,
+                source,
+                caller,
+                secret,
+                allow_secret,
+                allow_unknown_prompt,
+                tuple(keys) if keys is not None else None,
+            )
+        )
+
+    def screen(self, styles: bool = False) -> dict[str, Any]:
+        """The screen now (``screen.Snapshot.to_dict``)."""
+        with self.core.lock:
+            return self.core.screen.snapshot(styles=styles).to_dict()
+
+    def resize(self, cols: int, rows: int) -> None:
+        """A new size for the PTY and the screen; the program gets SIGWINCH."""
+        with self.core.lock:
+            if self.core.dead:
+                raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+            self.transport.set_size(cols, rows)
+            self.core.screen.resize(cols, rows)
+            self.core.touched()
 
     def snapshot(self, job: jobs.Job) -> Result:
         """The job's result so far (final once the job has settled)."""

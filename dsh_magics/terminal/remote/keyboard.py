@@ -103,7 +103,7 @@ class RemoteKeyboard:
         with core.lock:
             run = core.input_run()
         hidden = False
-        if typing.key is None and not typing.allow_secret:
+        if not typing.keyed and not typing.allow_secret:
             seen = self._watch.secret_now(run)
             if seen is None and not typing.allow_unknown_prompt:
                 raise SecretInput(
@@ -126,6 +126,8 @@ class RemoteKeyboard:
             run = core.input_run()
             hidden = bool(run.awaiting and run.awaiting.secret)
             record = typing.record(hidden)
+            if typing.keyed:  # as an xterm in the screen's current modes sends them
+                data = typing.data(core.screen.modes())
             run.inputs.append(record)
             start_line, prompt, job = core.ring.next_line, core.ring.partial, run.job
             self._watch.job_output(run)  # what it waited for is answered; look again once quiet
