@@ -39,6 +39,8 @@ def corpus() -> Iterator[list[tuple[str, dict[str, Any]]]]:
         call("bash_send", {"key": "ctrl-c"})
         call("bash_wait", {"job_id": started["job_id"], "timeout_ms": 30_000, "on_input": False})
         call("bash_read", {"last": 5})
+        call("bash_screen", {})
+        call("bash_screen", {"marks": True})
         call("bash_interrupt", {})
         call("bash_close", {})
         yield out
