@@ -52,7 +52,9 @@ class ViewManager:
     # ------------------------------------------------------------------
     # the table of views
     def _new_view(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
-        view = dsp.LiveView(self.registry, job, self._publish, tail=settings.tail)
+        view = dsp.LiveView(
+            self.registry, job, self._publish, tail=settings.tail, screen_probe=settings.heartbeat
+        )
         with self._lock:
             self._views.setdefault(job.id, []).append(view)
         return view

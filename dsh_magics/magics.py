@@ -458,6 +458,26 @@ class BashMagics(Magics):
     @line_magic
     @magic_arguments()
     @session_arg()
+    @argument(
+        "--plain",
+        action="store_true",
+        help="Only the rows' text and the cursor: no colours, bold, underline or inverse.",
+    )
+    @usage_errors
+    def bash_screen(self, line: str) -> dsp.ScreenView:
+        """The terminal's screen as an xterm of its size shows it now (full-screen
+        programs such as less, vim, top); shown as literal HTML, nothing typeset.
+        ``.lines``, ``.cursor``, ``.alt_screen``, ``.title`` and ``.to_dict()``.
+
+        Example: %bash_exec --tty less README.md
+                 %bash_screen
+        """
+        args = parse(self.bash_screen, line)
+        return dsp.screen_of(self.registry, self._session(args.session), styles=not args.plain)
+
+    @line_magic
+    @magic_arguments()
+    @session_arg()
     @usage_errors
     def bash_interrupt(self, line: str) -> Result | None:
         """Send Ctrl-C to the running job (the shell survives); returns its Result.
