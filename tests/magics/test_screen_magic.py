@@ -156,3 +156,43 @@ def test_errors_are_one_line(ip: Any) -> None:
         ip.run_cell("%bash_screen --bogus")
     err = cap.stderr.strip()
     assert err.startswith("UsageError: INVALID_ARGUMENT:") and "--bogus" in err, err
+
+
+class _Counting:
+    """The real engine, counting the screens a view asks it for."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.screens: list[bool] = []  # styles of each screen() call
+
+    def screen(self, session_id: str, *, styles: bool = False) -> dict[str, Any]:
+        self.screens.append(styles)
+        return self._engine.screen(session_id, styles=styles)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+def test_a_line_job_view_probes_the_screen_at_most_once_per_spell(ip: Any) -> None:
+    """Bounded cost: a job that never enters the alternate screen is drawn as
+    lines, and its view looks at the screen (rows only) once per probe spell,
+    however often it re-renders."""
+    engine = _Counting(magics_of(ip).registry)
+    j = ip.run_line_magic("bash_exec", "echo started; sleep 30")
+    try:
+        wait_until(lambda: "started" in j.output, 10)
+        published: list[dict[str, Any]] = []
+        view = LiveView(engine, j.job, lambda **kw: published.append(kw), screen_probe=3600.0)
+        view.show()
+        for _ in range(20):
+            view.refresh()
+        assert engine.screens == [False]
+        assert 'class="dsh-screen' not in published[-1]["data"]["text/html"]
+        assert "started" in published[-1]["data"]["text/plain"]
+        off = LiveView(engine, j.job, lambda **kw: published.append(kw), screen_probe=None)
+        off.show()
+        off.refresh()
+        assert engine.screens == [False]  # no probing at all when switched off
+    finally:
+        j.interrupt()
+        j.job.wait(10)
