@@ -110,6 +110,12 @@ def test_a_live_view_draws_the_screen_while_less_runs_then_the_result(
     final = published[-1]["data"]
     assert 'class="dsh-screen' not in final["text/html"] and view.final
     assert "full-screen program" not in final["text/plain"]
+    # The result keeps what less showed last (its drawing is not in the lines).
+    plain = final["text/plain"]
+    assert "--- the program's last screen ---" in plain and f"row-199 {NASTY}" in plain
+    assert f"row-199 {NASTY}" not in j.job.result.output
+    last = re.search(r'<pre class="dsh-last-screen"[^>]*>(.*?)</pre>', final["text/html"], re.S)
+    assert last and f"row-199 {NASTY}" in html.unescape(last.group(1)) and "<i>" not in last.group(1)
 
 
 def test_the_panel_shows_the_screen_while_less_runs(ip: Any, session: str, paged: Any) -> None:
