@@ -330,6 +330,12 @@ class HostClient:
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         return self._op("read", session_id=session_id, since=since, last=last)  # type: ignore[no-any-return]
 
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        return self._op("screen", session_id=session_id, styles=styles)  # type: ignore[no-any-return]
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        return bool(self._op("resize", session_id=session_id, cols=cols, rows=rows))
+
     def output_seq(self, session_id: str) -> int:
         return int(self._op("output_seq", session_id=session_id))
 

@@ -351,6 +351,8 @@ OPERATIONS: dict[str, Operation] = {
         _contract("exists", checks={"session_id": _any_str}),
         _contract("wait_output", block="timeout"),
         _contract("output_seq"),
+        _contract("screen"),
+        _contract("resize"),
     )
 }
 

@@ -151,6 +151,19 @@ class Engine(Protocol):
         """The terminal's retained output: lines from ``since``, or the ``last`` N."""
         ...
 
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        """What an xterm of the terminal's size shows now, JSON-ready:
+        ``lines`` (each row's text, trailing blanks cut), ``cursor_row``,
+        ``cursor_col``, ``cursor_visible``, ``alt_screen``, ``used_alt_screen``,
+        ``title``, ``cols``, ``rows``, ``modes``; with ``styles`` each row's
+        runs of one style (``styles``)."""
+        ...
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        """Give the terminal a new size: the PTY's (the program gets
+        SIGWINCH; a remote client passes it on) and the screen's."""
+        ...
+
     def output_seq(self, session_id: str) -> int:
         """A counter that changes whenever the terminal has new output."""
         ...

@@ -251,6 +251,17 @@ class Registry:
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 
+    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+        V.flag(styles, "styles")
+        return self._term(session_id).screen(styles=bool(styles))
+
+    def resize(self, session_id: str, cols: int, rows: int) -> bool:
+        for value, name in ((cols, "cols"), (rows, "rows")):
+            if V.size(value, name) is None:
+                raise InvalidArgument(f"{name} is required", field=name)
+        self._term(session_id).resize(cols, rows)
+        return True
+
     def output_seq(self, session_id: str) -> int:
         return self._term(session_id).output_seq
 

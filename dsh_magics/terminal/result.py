@@ -82,6 +82,9 @@ class Result:
     match_line: int | None = None
     match_text: str | None = None
     inputs: list[dict[str, Any]] = field(default_factory=list)
+    # A program that used the full (alternate) screen: its drawing is not in
+    # ``output``; these are the rows it showed last.
+    screen: list[str] | None = None
 
     @property
     def duration(self) -> float:

@@ -135,6 +135,17 @@ def idle_ms(value: object, name: str = "idle_ms") -> int | None:
     return value  # type: ignore[return-value]
 
 
+#: Largest terminal side (the screen's emulator counts cells in 16 bits).
+MAX_SIZE = 10_000
+
+
+def size(value: object, name: str) -> int | None:
+    """A terminal's ``cols`` or ``rows``."""
+    if value is not None and (not _is_int(value) or not 2 <= value <= MAX_SIZE):  # type: ignore[operator]
+        raise _bad(f"{name} must be an integer from 2 to {MAX_SIZE}", name)
+    return value  # type: ignore[return-value]
+
+
 def source(value: object, name: str = "source") -> str | None:
     if value is not None and value not in SOURCES:
         raise _bad(f"source must be one of {', '.join(SOURCES)}", "source")
@@ -174,6 +185,9 @@ CHECKS: dict[str, Check] = {
     "since": count,
     "last": count,
     "after_seq": count,
+    "styles": flag,
+    "cols": size,
+    "rows": size,
 }
 
 
@@ -191,6 +205,7 @@ __all__ = [
     "job_id",
     "mapping",
     "session_id",
+    "size",
     "source",
     "strings",
     "text",

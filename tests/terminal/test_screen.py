@@ -331,7 +331,7 @@ def test_snapshot_to_dict_is_plain_data():
 def test_the_engines_in_band_markers_leave_no_trace():
     """The core can feed raw PTY bytes: its markers are OSC strings the
     emulator drops, whatever the read boundaries."""
-    from dsh_magics.terminal import markers
+    from dsh_magics.terminal.core import markers
 
     marker = markers.PREFIX + b"B;0123456789abcdef\x07"
     data = b"a" + marker + b"b" + markers.PREFIX + b"P\x07c"

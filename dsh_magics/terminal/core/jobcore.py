@@ -13,12 +13,17 @@ from typing import Any
 from ... import jobs
 from ...errors import NotRunning, SessionBusy, ShellExited
 from ..result import DEAD, SHELL_EXITED, ReadResult, Result
+from ..screen import Screen
+from .altscreen import AltScreenGate
 from .cleaner import Cleaner
 from .jobview import Running, final_result, orphan_result, read_result, running_result
 from .markers import MarkerScanner
 from .ring import Ring
 
 Emit = Callable[[dict[str, Any]], None]
+
+#: The note of a job whose program drew on the alternate screen.
+FULL_SCREEN_NOTE = "the program used the full screen; its last screen is in `screen`"
 
 
 class JobCore:
@@ -37,6 +42,7 @@ class JobCore:
         scanner: MarkerScanner,
         cwd: str | None,
         on_settle: Callable[[Running], None] | None = None,
+        size: tuple[int, int] = (80, 24),
     ) -> None:
         self.session_id = session_id
         self.jobs = job_table
@@ -46,6 +52,10 @@ class JobCore:
         self.ring = Ring(max_lines)
         self.cleaner = Cleaner()
         self.scanner = scanner
+        self.screen = Screen(*size)  # what an xterm of the terminal's size shows
+        self.alt = AltScreenGate()  # output drawn on the alternate screen skips the ring
+        self.used_full_screen = False  # the running job entered the alternate screen
+        self.full_screen: tuple[str, ...] | None = None  # what it showed last, settled
         self.running: Running | None = None
         self.output_seq = 0
         self.dead = False
@@ -60,11 +70,32 @@ class JobCore:
     # ------------------------------------------------------------------
     # output
     def feed(self, data: bytes) -> None:
-        """Output bytes of the shell (markers already taken out). A screen
-        model fed with every output byte plugs in here."""
-        text = self.cleaner.feed(data)
-        if text:
-            self.ring.feed(text)
+        """Output bytes of the shell (markers already taken out): to the
+        screen (queued; parsed when looked at or when the reader goes idle)
+        and, cleaned, to the line ring."""
+        for piece, on_alt, switch in self.alt.split(data):
+            if switch is False and self.full_screen is None:  # leaving, never seen idle
+                self.full_screen = tuple(self.screen.text())
+            self.screen.feed(piece)
+            if switch:
+                self.used_full_screen = True
+            if not on_alt:
+                text = self.cleaner.feed(piece)
+                if text:
+                    self.ring.feed(text)
+
+    def idle(self) -> None:
+        """The reader has nothing more to read for now: parse the screen's
+        queued output, so a look at it need not. Skipped when somebody holds
+        the lock (they may wait for this very reader); a look parses anyway."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self.screen.settle()
+                if self.alt.active and self.running is not None:
+                    # What a person saw last (a program may scroll on its way out).
+                    self.full_screen = tuple(self.screen.text())
+            finally:
+                self.lock.release()
 
     def flush_cleaner(self) -> None:
         text = self.cleaner.flush()
@@ -106,6 +137,8 @@ class JobCore:
 
     def begin(self, run: Running) -> None:
         self.running = run
+        self.used_full_screen = self.alt.active
+        self.full_screen = None
         self.jobs.add(run.job)
 
     def finish(
@@ -125,6 +158,13 @@ class JobCore:
             self.last_cwd = cwd
         self.flush_cleaner()
         result = final_result(self.session_id, run, self.ring, status, code, self.last_cwd, signal_no, note)
+        if self.used_full_screen:
+            # Its drawing skipped the ring: the result keeps the last full screen instead.
+            result.screen = list(self.screen.text() if self.alt.active else self.full_screen or ())
+            # A program killed on the alternate screen leaves it on: the next
+            # jobs' output still goes to the ring.
+            self.alt.reset()
+            result.note = FULL_SCREEN_NOTE if not result.note else f"{result.note}; {FULL_SCREEN_NOTE}"
         self.running = None
         self.touched()  # wake wait_output() even if the job printed nothing
         if self._on_settle is not None:

@@ -21,6 +21,7 @@ class Handlers:
     on_data: Callable[[bytes], None]  # bytes from the PTY
     on_due: Callable[[], None]  # the deadline has passed
     on_gone: Callable[[], None]  # the process is gone (called once)
+    on_idle: Callable[[], None] = lambda: None  # output stopped: nothing more to read right now
 
 
 class WakePipe:
@@ -57,11 +58,16 @@ def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
     Without a pidfd, the shell's exit shows as EOF, or a 0.5 s look."""
     fd = proc.fd
     watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
+    fresh = False  # data was read since the last ``on_idle``
     while not h.closed():
         due = h.next_due()
         timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
         try:
-            readable, _, _ = select.select(watch, [], [], timeout)
+            readable, _, _ = select.select(watch, [], [], 0.0 if fresh else timeout)
+            if fresh and not readable:
+                fresh = False
+                h.on_idle()  # e.g. parse the screen before anybody looks
+                readable, _, _ = select.select(watch, [], [], timeout)
         except (OSError, ValueError):
             return
         if wake in readable:
@@ -78,6 +84,7 @@ def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
                     raise
             if data:
                 h.on_data(data)
+                fresh = True
             elif pidfd is None:
                 h.on_gone()
                 return

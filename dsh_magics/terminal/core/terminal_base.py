@@ -6,9 +6,10 @@ few operations that depend on it (``exec``, ``interrupt``, ``info``, ``close``,
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ... import jobs
-from ...errors import InvalidArgument
+from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
 from ..result import ReadResult, Result
@@ -83,6 +84,20 @@ class TerminalBase:
         terminal can see that: SECRET_INPUT.
         """
         return self._type_in(interaction.Typing(text, key, enter, source, caller, secret, allow_secret))
+
+    def screen(self, styles: bool = False) -> dict[str, Any]:
+        """The screen now (``screen.Snapshot.to_dict``)."""
+        with self.core.lock:
+            return self.core.screen.snapshot(styles=styles).to_dict()
+
+    def resize(self, cols: int, rows: int) -> None:
+        """A new size for the PTY and the screen; the program gets SIGWINCH."""
+        with self.core.lock:
+            if self.core.dead:
+                raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+            self.transport.set_size(cols, rows)
+            self.core.screen.resize(cols, rows)
+            self.core.touched()
 
     def snapshot(self, job: jobs.Job) -> Result:
         """The job's result so far (final once the job has settled)."""

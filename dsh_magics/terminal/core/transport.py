@@ -21,6 +21,11 @@ class Transport(Protocol):
         """Type ``text`` on the terminal (SHELL_EXITED when it cannot)."""
         ...
 
+    def set_size(self, cols: int, rows: int) -> None:
+        """Set the PTY's size: the kernel signals SIGWINCH to its foreground
+        process group (a remote client forwards the change)."""
+        ...
+
     def poke(self) -> None:
         """Wake the reader: the running job has a new deadline."""
         ...

@@ -48,6 +48,15 @@ class LocalShell:
                 raise ShellExited(f"cannot write to the shell: {e}", session_id=self.session_id) from None
             data = data[n:]
 
+    def set_size(self, cols: int, rows: int) -> None:
+        """Set the PTY's size (the kernel signals SIGWINCH to its foreground group)."""
+        if self.proc is None:
+            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+        try:
+            self.proc.setwinsize(rows, cols)
+        except OSError as e:
+            raise ShellExited(f"cannot resize the terminal: {e}", session_id=self.session_id) from None
+
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""
         self.wake.poke()

@@ -402,10 +402,23 @@ def job_line(
         resync
         + f"\\builtin . {shlex.quote(script_path)} || :; {printf_marker(BEGIN, nonce)}; "
         + (f"{gate}; " if gate else "")
-        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; {_hidden(end)}'
+        + (TTY_TERM_ON if tty else "")
+        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; '
+        + (TTY_TERM_OFF if tty else "")
+        + _hidden(end)
         + (f"; {gate_end}" if gate_end and tty else "")
         + "\n"
     )
+
+
+#: A ``tty=True`` job runs with a capable ``TERM``; the shell's own (the
+#: quiet ``dumb``) is put back after its status is taken (docs/engine.md,
+#: "TERM"). Not a temporary assignment on the ``eval``: bash drops those for
+#: the shell's own lookups after the command's first simple command.
+TERM_VAR = "__dsh_magics_term"
+TTY_TERM = "xterm-256color"
+TTY_TERM_ON = f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM={TTY_TERM}; '
+TTY_TERM_OFF = f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
 
 
 def sync_line(nonce: str) -> str:

@@ -60,6 +60,7 @@ class Terminal(TerminalBase):
             scanner=MarkerScanner(),
             cwd=self._start_cwd,
             on_settle=lambda run: self._scratch.blank_command(),
+            size=(config.cols, config.rows),
         )
         self._ready_nonce: str | None = None
         self._tmpdir = self._scratch.dir
@@ -255,6 +256,7 @@ class Terminal(TerminalBase):
             on_data=lambda data: self._on_pty(data),  # tests wrap _on_pty
             on_due=self._on_due,
             on_gone=lambda: shell_end.on_shell_gone(self.core, self.transport, self._on_pty),
+            on_idle=self.core.idle,
         )
         reader.loop(self.transport.proc, self.transport.pidfd, wake, handlers)
 
@@ -297,6 +299,8 @@ class Terminal(TerminalBase):
         if m.kind == SYNC and m.nonce == self._ready_nonce:
             self.core.flush_cleaner()
             self.core.ring.clear()
+            self.core.screen.reset()
+            self.core.alt.reset()
             self._ready_nonce = None
             self.core.ready.set()
             return

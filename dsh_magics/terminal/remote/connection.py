@@ -116,6 +116,16 @@ class Client:
         """Type from a helper thread (the reader never waits behind typing)."""
         threading.Thread(target=self.type_quietly, args=(text,), daemon=True).start()
 
+    def set_size(self, cols: int, rows: int) -> None:
+        """Set the PTY's size of the local client (ssh, podman, ...): it gets
+        SIGWINCH and passes the new size on to the remote terminal."""
+        if self.proc is None:
+            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+        try:
+            self.proc.setwinsize(rows, cols)
+        except OSError as e:
+            raise ShellExited(f"cannot resize the terminal: {e}", session_id=self.session_id) from None
+
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""
         self._wake.poke()

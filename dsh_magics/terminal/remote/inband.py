@@ -36,6 +36,7 @@ TRAP_BEGIN, TRAP_END = "T", "U"
 HIST_VAR = "__dsh_magics_hist"
 XTRACE_VAR = "__dsh_magics_xtrace"
 TRAP_VAR = "__dsh_magics_trap"
+TERM_VAR = "__dsh_magics_term"  # the shell's TERM while a tty job runs with xterm-256color
 
 _ABORT_HINT = f'\\builtin test $? = 0 || \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}'
 _STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
@@ -204,7 +205,8 @@ def job_text(
 
     With ``tty`` the command's stdin is the terminal and the terminal echoes
     while it runs (so what is typed to it shows, as in a terminal window);
-    echo goes off again after it.
+    echo goes off again after it, and it runs with ``TERM=xterm-256color``
+    (the shell's own ``TERM`` back after it; docs/engine.md, "TERM").
     """
     end_nonce = end_nonce or nonce
     # `$?`, `$_` and PIPESTATUS as the last job left them, restored inside
@@ -229,8 +231,11 @@ def job_text(
     stty = echo_off if resync_echo else ""
     stdin, before, after = NULL_FD, "", ""
     if tty:
-        stdin, after = INPUT_FD, echo_off
-        before = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+        stdin, after = INPUT_FD, echo_off + f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
+        before = (
+            "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
+            f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM=xterm-256color; '
+        )
     trap_back = ""
     if debug_trap:
         trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "

@@ -143,6 +143,8 @@ class InbandStream:
         if m.kind == SYNC and m.nonce == self.ready_nonce:
             core.cleaner.flush()
             core.ring.clear()
+            core.screen.reset()
+            core.alt.reset()
             self.ready_nonce = None
             self.ready_status = m.status
             if m.cwd and m.status == 0:

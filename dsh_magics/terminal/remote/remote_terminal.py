@@ -44,7 +44,13 @@ class RemoteTerminal(TerminalBase):
         self.target = target
         super().__init__(session_id, config)
         self.core = JobCore(
-            session_id, config.max_lines, job_table=job_table, emit=emit, scanner=inband.Scanner(), cwd=cwd
+            session_id,
+            config.max_lines,
+            job_table=job_table,
+            emit=emit,
+            scanner=inband.Scanner(),
+            cwd=cwd,
+            size=(config.cols, config.rows),
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
         self.stream = InbandStream(self.core, self.transport.type_later)
@@ -61,6 +67,7 @@ class RemoteTerminal(TerminalBase):
                 on_data=self.stream.on_pty,
                 on_due=self.keyboard.send_held_interrupts,
                 on_gone=self._on_client_gone,
+                on_idle=self.core.idle,
             )
         )
         core = self.core
