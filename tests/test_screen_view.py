@@ -97,3 +97,23 @@ def test_a_live_screen_bundle_shows_the_header_and_the_screen_not_the_lines() ->
     assert "red picked " + NASTY in _text(page)
     assert "less 'f $x$.txt'" in _text(page)
     assert "<i>" not in page and 'class="dsh-screen' in page
+
+
+def test_a_finished_full_screen_job_shows_its_last_screen_literally() -> None:
+    import dataclasses
+
+    r = dataclasses.replace(
+        _running(), status="completed", exit_code=0, ended_at=time.time(), timed_out=False,
+        output="", screen=["top row " + NASTY, "", "bottom", "", ""],
+    )  # fmt: skip
+    from dsh_magics.render import result_html, result_text
+
+    plain = result_text(r)
+    assert plain.split("\n")[1:4] == ["--- the program's last screen ---", "top row " + NASTY, ""]
+    assert plain.split("\n")[4] == "bottom" and "garbled" not in plain
+    page = result_html(r)
+    last = re.search(r'<pre class="dsh-last-screen"[^>]*>(.*?)</pre>', page, re.S)
+    assert last and html.unescape(last.group(1)) == f"top row {NASTY}\n\nbottom"
+    assert "<i>" not in page
+    ordinary = dataclasses.replace(r, screen=None, output="just lines")
+    assert "last screen" not in result_text(ordinary) + result_html(ordinary)

@@ -1,7 +1,7 @@
 """A full-screen program in real JupyterLab: ``less`` in a job's live area,
 ``%bash_screen`` and the panel show the terminal's screen, with literal text
 (``$x$``, ``<i>``) and no math element; quitting less brings the job's result
-back into the same area. A control cell with the same kind of text in plain
+(with less's last screen) back into the same area. A control cell with the same kind of text in plain
 HTML is typeset, so the check would fail if our markup were typeset too."""
 
 from __future__ import annotations
@@ -109,4 +109,8 @@ def test_less_shows_its_screen_literally(open_notebook, screen_notebook: Path) -
         30,
         message="the job's final result in the live area",
     )
+    final = _text(nb, "less")
+    assert "the program's last screen" in final and ROW.format(1) in final.splitlines(), final
     assert _out(nb, "less").locator(MATH).count() == 0
+    assert _out(nb, "less").locator("i").count() == 0
+    nb.screenshot("screen-less-done")
