@@ -275,6 +275,7 @@ class HostClient:
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        keys: builtins.list[str] | None = None,
     ) -> Result:
         """As in-process; the host waits at most its cap
         (:data:`protocol.MAX_BLOCK_SECONDS`) for the job to react."""
@@ -292,6 +293,7 @@ class HostClient:
             caller=caller,
             secret=secret,
             allow_secret=allow_secret,
+            keys=keys,
         )
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:

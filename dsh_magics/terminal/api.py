@@ -119,8 +119,11 @@ class Engine(Protocol):
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        keys: builtins.list[str] | None = None,
     ) -> Result:
-        """Type a line (Enter after it unless ``enter=False``) or a named key
+        """Type a line (Enter after it unless ``enter=False``), a named key or
+        several ``keys`` in order (encoded for the screen's current modes, e.g.
+        application cursor keys)
         into the running job (NOT_RUNNING if none); recorded in the job's
         ``inputs`` with ``source`` and ``caller``, secret text redacted.
         Waits up to ``wait_ms`` for the job to settle or await input again;

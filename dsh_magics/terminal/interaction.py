@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
+from . import keys
+from .keys import KeyModes
 from .local import procs
 
 if TYPE_CHECKING:
@@ -65,14 +67,34 @@ SOURCES = (PERSON, AGENT)
 REDACTED = "[secret]"
 
 
-def key_bytes(name: str) -> bytes:
-    """The bytes of a named key; INVALID_ARGUMENT names the keys there are."""
-    if not isinstance(name, str) or name.lower() not in KEYS:
+def key_bytes(name: str, modes: keys.KeyModes | None = None) -> bytes:
+    """The bytes of a named key in the screen's ``modes`` (an xterm's, e.g.
+    ``ESC O B`` for Down in application cursor mode; :mod:`.keys`);
+    INVALID_ARGUMENT names the keys there are."""
+    if not keys.is_key(name):
         shown = repr(name)[:40]
+        raise InvalidArgument(f"key {shown} is not a named key; use one of {keys.describe_valid()}", field="key")
+    return keys.encode(name, modes)
+
+
+def keys_bytes(names: object, modes: keys.KeyModes | None = None) -> bytes:
+    """Several named keys, in order, as one write; INVALID_ARGUMENT lists the
+    bad names and the valid ones."""
+    if not isinstance(names, (list, tuple)) or not names:
+        raise InvalidArgument("keys must be a non-empty list of key names", field="keys")
+    if len(names) > MAX_KEYS:
+        raise InvalidArgument(f"keys holds {len(names)} names; one send takes at most {MAX_KEYS}", field="keys")
+    bad = keys.invalid(names)
+    if bad:
+        shown = ", ".join(repr(b)[:40] for b in bad[:5])
         raise InvalidArgument(
-            f"key {shown} is not a named key; use one of {', '.join(KEYS)}", field="key"
+            f"keys {shown} are not named keys; use any of {keys.describe_valid()}", field="keys", invalid=bad[:20]
         )
-    return KEYS[name.lower()]
+    return keys.encode_all(names, modes)
+
+
+#: Most keys one ``send`` takes.
+MAX_KEYS = 200
 
 
 def encode(text: str | None = None, *, enter: bool = True, key: str | None = None) -> bytes:
@@ -138,14 +160,30 @@ class Typing:
     caller: str | None = None
     secret: bool = False
     allow_secret: bool = True
+    keys: tuple[str, ...] | None = None  # several named keys, in order
 
-    def data(self) -> bytes:
-        return encode(self.text, enter=self.enter, key=self.key)
+    @property
+    def keyed(self) -> bool:
+        """Named keys (whose bytes depend on the screen's modes), not text."""
+        return self.key is not None or self.keys is not None
+
+    def data(self, modes: KeyModes | None = None) -> bytes:
+        """The bytes to type; keys as an xterm in ``modes`` sends them."""
+        if self.keys is not None:
+            if self.text not in (None, "") or self.key is not None:
+                raise InvalidArgument("send text, one key or keys, not two of them", field="keys")
+            return keys_bytes(list(self.keys), modes)
+        if self.key is not None:
+            if self.text not in (None, ""):
+                raise InvalidArgument("send either text or a key, not both", field="key")
+            return key_bytes(self.key, modes)
+        return encode(self.text, enter=self.enter)
 
     def record(self, hidden: bool = False) -> InputRecord:
         """Its record (``hidden``: the job asks for hidden entry right now)."""
         return InputRecord.make(
-            self.source, self.text, secret=self.key is None and (self.secret or hidden), key=self.key,
+            self.source, self.text, secret=not self.keyed and (self.secret or hidden),
+            key=" ".join(self.keys) if self.keys is not None else self.key,
             caller=self.caller, enter=self.enter,
         )
 
@@ -466,6 +504,7 @@ __all__ = [
     "hidden_entry",
     "foreground_reader",
     "key_bytes",
+    "keys_bytes",
     "set_echo",
     "since_input",
     "tty_path",

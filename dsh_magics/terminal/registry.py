@@ -158,9 +158,12 @@ class Registry:
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        keys: list[str] | None = None,
     ) -> Result:
         """Type ``text`` (then Enter, unless ``enter=False``) or one named
-        ``key`` into the session's running job; see :mod:`.interaction`.
+        ``key``, or several ``keys`` in order, into the session's running job
+        (keys as an xterm in the screen's current modes sends them); see
+        :mod:`.interaction`.
 
         Waits up to ``wait_ms`` for the job to settle or wait for input
         again, and returns its result with ``output`` holding only what the
@@ -180,6 +183,7 @@ class Registry:
             caller=caller,
             secret=secret,
             allow_secret=allow_secret,
+            keys=keys,
         )
         if wait_ms:
             res = waits.wait(self, job.id, wait_ms / 1000.0, on_input=True)

@@ -176,6 +176,7 @@ CHECKS: dict[str, Check] = {
     "on_input": flag,
     "text": text,
     "key": text,
+    "keys": strings,
     "enter": flag,
     "source": source,
     "caller": caller,

@@ -361,6 +361,7 @@ def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
         sid,
         args.get("text"),
         key=args.get("key"),
+        keys=args.get("keys"),
         enter=bool(args.get("enter", True)),
         wait_ms=args.get("wait_ms", DEFAULT_SEND_WAIT_MS),
         source="agent",

@@ -9,7 +9,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from ..terminal.interaction import KEYS, MAX_SEND_CHARS
+from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
 from ..terminal.waits import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
 
@@ -53,7 +53,7 @@ class Param:
     """One parameter: its JSON type, our description, and its bounds."""
 
     name: str
-    type: str  # "string" | "integer" | "boolean"
+    type: str  # "string" | "integer" | "boolean" | "array" (of strings)
     description: str
     required: bool = False
     minimum: int | None = None
@@ -66,15 +66,18 @@ class Param:
         out: dict[str, Any] = {"type": self.type, "description": self.description}
         if self.enum is not None:
             out["enum"] = list(self.enum)
+        if self.type == "array":
+            out["items"] = {"type": "string"}
         return out
 
     def bounded_schema(self) -> dict[str, Any]:
         out = self.model_schema()
+        lengths = ("minItems", "maxItems") if self.type == "array" else ("minLength", "maxLength")
         for key, value in (
             ("minimum", self.minimum),
             ("maximum", self.maximum),
-            ("minLength", self.min_length),
-            ("maxLength", self.max_length),
+            (lengths[0], self.min_length),
+            (lengths[1], self.max_length),
         ):
             if value is not None:
                 out[key] = value
@@ -347,8 +350,8 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "bash_send",
             "Type into the job running in a terminal, as a person at its keyboard: a "
-            "line of text (Enter is pressed after it unless enter is false) or one named "
-            "key. Use it to answer a prompt that bash_wait reported as awaiting_input "
+            "line of text (Enter is pressed after it unless enter is false), one named "
+            "key, or several keys in order. Use it to answer a prompt that bash_wait reported as awaiting_input "
             "(y/N, a REPL's next line), or to drive a program started with bash_exec tty "
             "true. Waits up to wait_ms for the job to react and returns early when it "
             "finishes or waits for input again. Result: the same fields as bash_wait, except "
@@ -371,10 +374,23 @@ SPECS: dict[str, ToolSpec] = {
                     "string",
                     "A named key to press instead of text: ctrl-c interrupts, ctrl-d ends "
                     "input (leaves a REPL), ctrl-z suspends, tab completes, esc, arrows "
-                    "up/down/left/right, backspace, enter.",
+                    "up/down/left/right, backspace, enter. For other keys, or several, use keys.",
                     enum=tuple(KEYS),
                     min_length=1,
                     max_length=max(len(k) for k in KEYS),
+                ),
+                Param(
+                    "keys",
+                    "array",
+                    "Named keys to press in order, in one call, instead of text or key, e.g. "
+                    '["down", "down", "enter"] to pick the third item of a menu. Arrows, home '
+                    "and end go out as the program's terminal mode expects (application cursor "
+                    "keys). Names: up, down, left, right, home, end, pgup, pgdn, insert, delete, "
+                    "backspace, tab, shift-tab, enter, esc, space, f1-f12, ctrl-a..ctrl-z, "
+                    "alt-a..alt-z, alt-0..alt-9, kp-0..kp-9, kp-enter. An unknown name is "
+                    "refused with INVALID_ARGUMENT listing the valid ones.",
+                    min_length=1,
+                    max_length=MAX_KEYS,
                 ),
                 Param(
                     "enter",

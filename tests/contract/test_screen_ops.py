@@ -105,3 +105,34 @@ def test_screen_and_resize_errors(engine: Engine, call, code: str, message: str 
     assert e.value.code == code
     if message is not None:
         assert e.value.message == message
+
+
+@pytest.mark.parametrize(("mode", "sent"), [("l", "$'\\E[B\\E[D'"), ("h", "$'\\EOB\\EOD'")])
+def test_keys_follow_the_screens_cursor_key_mode(engine: Engine, mode: str, sent: str) -> None:
+    """``keys`` go out in order, as an xterm sends them in the mode the
+    program set (DECCKM, ``ESC [ ? 1 h``, as curses' keypad() does)."""
+    engine.attach("c-keys")
+    job = engine.exec(
+        "c-keys", f"stty -echo; printf '\\033[?1{mode}ready\\n'; IFS= read -rn6 k; printf '%q\\n' \"$k\"", tty=True
+    )
+    assert engine.wait(job.id, timeout=20, until="^ready").reason == "matched"
+    assert engine.screen("c-keys")["modes"]["app_cursor"] is (mode == "h")
+    res = engine.send("c-keys", keys=["down", "left"], wait_ms=20_000)
+    assert res.done and res.output.splitlines()[-1] == sent
+    assert res.inputs[-1]["key"] == "down left"
+    engine.close("c-keys")
+
+
+def test_bad_key_names_are_refused_with_the_valid_names(engine: Engine) -> None:
+    engine.attach("c-badkeys")
+    job = engine.exec("c-badkeys", "read -r x", tty=True)
+    with pytest.raises(DshError) as e:
+        engine.send("c-badkeys", keys=["down", "sideways"])
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert "'sideways'" in e.value.message and "pgdn" in e.value.message and "f1-f12" in e.value.message
+    with pytest.raises(DshError) as e:
+        engine.send("c-badkeys", text="x", keys=["down"])
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert engine.send("c-badkeys", "fine", wait_ms=20_000).done
+    assert engine.result(job.id).status == "completed"
+    engine.close("c-badkeys")

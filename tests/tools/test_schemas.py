@@ -37,7 +37,9 @@ def test_parameters_are_strict_objects(spec: dict) -> None:
     assert set(params["required"]) <= set(params["properties"])
     assert "session_id" in params["properties"] and "session_id" not in params["required"]
     for name, prop in params["properties"].items():
-        assert prop["type"] in ("string", "integer", "boolean"), name
+        assert prop["type"] in ("string", "integer", "boolean", "array"), name
+        if prop["type"] == "array":  # lists of names (bash_send keys)
+            assert prop["items"] == {"type": "string"}, name
         assert len(prop["description"]) > 20, name
     jsonschema.Draft202012Validator.check_schema(params)
 
@@ -79,7 +81,7 @@ def test_bounds_option_matches_what_call_enforces() -> None:
     assert bounded == {n: tools.validation_schema(n) for n in tools.TOOL_NAMES}
     for spec in tools.schemas():  # the default carries no bound keywords
         for prop in spec["parameters"]["properties"].values():
-            assert set(prop) - {"enum"} == {"type", "description"}
+            assert set(prop) - {"enum", "items"} == {"type", "description"}
 
 
 def test_openai_format() -> None:

@@ -73,6 +73,7 @@ class TerminalBase:
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
+        keys: list[str] | None = None,
     ) -> tuple[jobs.Job, int, str]:
         """Type into the running job's terminal, as a person at its keyboard.
 
@@ -83,7 +84,11 @@ class TerminalBase:
         tools) refuses text while the job asks for hidden entry, where the
         terminal can see that: SECRET_INPUT.
         """
-        return self._type_in(interaction.Typing(text, key, enter, source, caller, secret, allow_secret))
+        return self._type_in(
+            interaction.Typing(
+                text, key, enter, source, caller, secret, allow_secret, tuple(keys) if keys is not None else None
+            )
+        )
 
     def screen(self, styles: bool = False) -> dict[str, Any]:
         """The screen now (``screen.Snapshot.to_dict``)."""

@@ -24,6 +24,8 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
     key = typing.key
     with core.lock:
         run = core.input_run()
+        if typing.keyed:  # as an xterm in the screen's current modes sends them
+            data = typing.data(core.screen.modes())
         hidden = run.echo_on and interaction.hidden_entry(transport.proc.fd)
         if key is None and hidden and not typing.allow_secret:
             raise SecretInput(

@@ -100,6 +100,8 @@ class RemoteKeyboard:
         data, record = typing.data(), typing.record()
         with core.lock:
             run = core.input_run()
+            if typing.keyed:  # as an xterm in the screen's current modes sends them
+                data = typing.data(core.screen.modes())
             run.inputs.append(record)
             start_line, prompt, job = core.ring.next_line, core.ring.partial, run.job
         if typing.key == "ctrl-c":
