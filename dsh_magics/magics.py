@@ -373,9 +373,12 @@ class BashMagics(Magics):
     @argument(
         "--key",
         "-k",
+        action="append",
         default=None,
-        help="Press a named key instead of typing text: ctrl-c, ctrl-d, ctrl-z, tab, esc, up, "
-        "down, left, right, backspace, enter.",
+        help="Press a named key instead of typing text (repeat for several, pressed in order): "
+        "ctrl-c, ctrl-d, tab, esc, enter, up, down, left, right, home, end, pgup, pgdn, "
+        "backspace, delete, f1-f12, ctrl-LETTER, alt-LETTER, ... (arrows follow the "
+        "program's cursor-key mode).",
     )
     @argument(
         "--secret",
@@ -395,6 +398,7 @@ class BashMagics(Magics):
             %bash_exec --tty python3 -i
             %bash_send print(6 * 7)
             %bash_send --key ctrl-d
+            %bash_send --key down --key down --key enter   # a menu's third item
             %bash_send --secret          # a password prompt: asks with hidden entry
         """
         opts, rest = split_options(line, _SEND_VALUED)
@@ -405,7 +409,7 @@ class BashMagics(Magics):
         text: str | None = rest
         if args.key is not None:
             if rest.strip() or args.secret:
-                raise InvalidArgument("--key presses one key: give no text (and no --secret) with it")
+                raise InvalidArgument("--key presses keys: give no text (and no --secret) with it")
             text = None
         elif args.secret:
             if rest.strip():
@@ -416,7 +420,8 @@ class BashMagics(Magics):
         return self.registry.send(
             session,
             text,
-            key=args.key,
+            key=args.key[0] if args.key and len(args.key) == 1 else None,
+            keys=args.key if args.key and len(args.key) > 1 else None,
             enter=not args.no_enter,
             wait_ms=2000 if args.wait_ms is None else args.wait_ms,
             source="person",

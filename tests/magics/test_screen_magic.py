@@ -202,3 +202,20 @@ def test_a_line_job_view_probes_the_screen_at_most_once_per_spell(ip: Any) -> No
     finally:
         j.interrupt()
         j.job.wait(10)
+
+
+def test_several_keys_in_one_send_follow_the_cursor_key_mode(ip: Any, paged: tuple[Any, Path]) -> None:
+    """less turns on application cursor keys: Down must go out as ESC O B
+    for it to scroll. Three Downs in one %bash_send scroll three rows."""
+    with capture_output():
+        ip.run_line_magic("bash_send", "--key down --key down --key down")
+    view = wait_until(
+        lambda: (v := _on_screen(ip, "row-004")) is not None and v.lines[0].startswith("row-004") and v,
+        20,
+        msg="three rows down",
+    )
+    assert view.lines[0] == f"row-004 {NASTY}", view.lines[:3]
+    with capture_output() as cap:
+        ip.run_cell("%bash_send --key down --key sideways")
+    err = cap.stderr.strip()
+    assert err.startswith("UsageError: INVALID_ARGUMENT:") and "sideways" in err and "pgdn" in err, err
