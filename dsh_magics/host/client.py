@@ -257,12 +257,15 @@ class HostClient:
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """Runs here, over ``job``/``info``/``read``/``wait_output`` (see
         :mod:`dsh_magics.terminal.waits`): the local job proxy is settled by
         the host's ``job_done`` event, so no request blocks a host thread for
         longer than a ``wait_output`` slice."""
-        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+        return waits.wait(
+            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+        )
 
     def send(
         self,

@@ -99,13 +99,16 @@ class Engine(Protocol):
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """The settled Result, or a snapshot while the command keeps running
         once the job's output matches ``until`` (``match_line``; the first
         wait on a job searches all of it, a later one only what came after
         the previous wait's match or end), no output came for ``idle_ms``,
         the job waits for typed input (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
-        ``reason`` names which. A bad regex is INVALID_ARGUMENT."""
+        ``reason`` names which. ``until_screen`` is a regex over the screen's
+        rows (``matched``, the row in ``match_text``). A bad regex is
+        INVALID_ARGUMENT."""
         ...
 
     def send(

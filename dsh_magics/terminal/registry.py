@@ -139,13 +139,16 @@ class Registry:
         until: str | None = None,
         idle_ms: int | None = None,
         on_input: bool = True,
+        until_screen: str | None = None,
     ) -> Result:
         """The job's result once settled, or a snapshot (the command keeps
         running) when the first of these comes: output matching ``until``,
         ``idle_ms`` without output, the job waiting for typed input
         (``on_input``), or ``timeout`` seconds (``timed_out=True``).
         ``reason`` says which (see :mod:`.waits`)."""
-        return waits.wait(self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input)
+        return waits.wait(
+            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+        )
 
     def send(
         self,

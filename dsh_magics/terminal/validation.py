@@ -129,6 +129,21 @@ def until(value: object, name: str = "until") -> str | None:
     return value
 
 
+def until_screen(value: object, name: str = "until_screen") -> str | None:
+    """A regular expression searched in the screen's rows (``wait``)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _bad("until_screen must be a non-empty regular expression", "until_screen")
+    if len(value) > MAX_PATTERN_CHARS:
+        raise _bad(f"until_screen is {len(value)} characters long; the limit is {MAX_PATTERN_CHARS}", "until_screen")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise _bad(f"until_screen is not a valid regular expression: {e}", "until_screen") from None
+    return value
+
+
 def idle_ms(value: object, name: str = "idle_ms") -> int | None:
     if value is not None and (not _is_int(value) or value < 1):  # type: ignore[operator]
         raise _bad("idle_ms must be an integer number of milliseconds >= 1", "idle_ms")
@@ -172,6 +187,7 @@ CHECKS: dict[str, Check] = {
     "wait_ms": wait_ms,
     "timeout": timeout,
     "until": until,
+    "until_screen": until_screen,
     "idle_ms": idle_ms,
     "on_input": flag,
     "text": text,
@@ -212,5 +228,6 @@ __all__ = [
     "text",
     "timeout",
     "until",
+    "until_screen",
     "wait_ms",
 ]

@@ -90,12 +90,17 @@ def wait(
     until: str | None = None,
     idle_ms: int | None = None,
     on_input: bool = True,
+    until_screen: str | None = None,
 ) -> Result:
     """The job's result when the first of the events above happens; its
     ``reason`` names the event. A result that is not ``settled`` is a
-    snapshot of a job that keeps running."""
+    snapshot of a job that keeps running. ``until_screen`` is searched in
+    the screen's rows joined by newlines (``^``/``$`` match at each row):
+    ``matched``, with the row in ``match_text`` and no ``match_line``."""
     V.timeout(timeout)
     rx = check_options(until, idle_ms, on_input)
+    screen_pattern = V.until_screen(until_screen)
+    srx = re.compile(screen_pattern, re.MULTILINE) if screen_pattern is not None else None
     job = engine.job(job_id)
     sid = job.owner
     start = time.monotonic()
@@ -112,6 +117,13 @@ def wait(
             found, cursor = _scan(engine, sid, rx, cursor)
             if found is not None:
                 return _finish(engine, job_id, MATCHED, match=found)
+        if srx is not None:
+            try:
+                row = _screen_match(engine, sid, srx)
+            except NoSuchSession:
+                return _gone(engine, job, 0)
+            if row is not None:
+                return replace(_finish(engine, job_id, MATCHED), match_text=row[:MAX_MATCH_TEXT])
         if job.done:
             return _finish(engine, job_id, SETTLED)
         info = _info(engine, sid)
@@ -140,6 +152,21 @@ def wait(
         if new_seq != seq:
             seq = new_seq
             last_output = time.monotonic()
+
+
+def _screen_match(engine: Any, sid: str, srx: re.Pattern[str]) -> str | None:
+    """The screen row where ``srx``'s first match begins (past line feeds it
+    starts with), or None."""
+    text = "\n".join(engine.screen(sid)["lines"])
+    m = srx.search(text)
+    if m is None:
+        return None
+    pos = m.start()
+    while pos < m.end() - 1 and text[pos] == "\n":  # e.g. ``\s*`` across blank rows
+        pos += 1
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
 
 
 def _start_cursor(engine: Any, job_id: str) -> int:

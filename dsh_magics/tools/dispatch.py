@@ -349,6 +349,7 @@ def _wait(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
         until=args.get("until"),
         idle_ms=args.get("idle_ms"),
         on_input=bool(args.get("on_input", True)),
+        until_screen=args.get("until_screen"),
     )
     return _job_result(res, ctx.budget)
 

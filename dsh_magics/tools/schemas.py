@@ -265,6 +265,19 @@ SPECS: dict[str, ToolSpec] = {
                     max_length=MAX_PATTERN_CHARS,
                 ),
                 Param(
+                    "until_screen",
+                    "string",
+                    "A Python regular expression searched in the terminal's screen (its rows "
+                    "joined by newlines; ^ and $ match at each row): return as soon as it "
+                    "matches (reason matched, the row in match_text). Use it for full-screen "
+                    "programs started with tty true (vim's -- INSERT --, a menu's item), whose "
+                    "drawing is not in output. 1 to "
+                    f"{MAX_PATTERN_CHARS} characters; an invalid expression is refused with "
+                    "INVALID_ARGUMENT.",
+                    min_length=1,
+                    max_length=MAX_PATTERN_CHARS,
+                ),
+                Param(
                     "idle_ms",
                     "integer",
                     "Return once no output has come for this many milliseconds (reason "

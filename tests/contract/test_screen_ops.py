@@ -136,3 +136,20 @@ def test_bad_key_names_are_refused_with_the_valid_names(engine: Engine) -> None:
     assert engine.send("c-badkeys", "fine", wait_ms=20_000).done
     assert engine.result(job.id).status == "completed"
     engine.close("c-badkeys")
+
+
+def test_wait_until_screen_matches_a_row_of_the_screen(engine: Engine) -> None:
+    """A full-screen program's drawing is not in the output, so a wait on
+    the screen is how to see it appear."""
+    engine.attach("c-wscr")
+    job = engine.exec(
+        "c-wscr", r"printf '\033[?1049h\033[5;3Hpick: [x] third\033[H'; read -r x; printf '\033[?1049l'", tty=True
+    )
+    res = engine.wait(job.id, timeout=20, until_screen=r"^\s*pick: \[x\] (\w+)$", on_input=False)
+    assert res.reason == "matched" and not res.done
+    assert res.match_text == "  pick: [x] third" and res.match_line is None
+    with pytest.raises(DshError) as e:
+        engine.wait(job.id, timeout=1, until_screen="(")
+    assert e.value.code == "INVALID_ARGUMENT" and e.value.message.startswith("until_screen is not a valid")
+    assert engine.send("c-wscr", "", wait_ms=20_000).done
+    engine.close("c-wscr")
