@@ -67,6 +67,13 @@ def split_options(line: str, valued: set[str]) -> tuple[str, str]:
     return " ".join(opts), line[i:]
 
 
+def _unquote(value: str | None) -> str | None:
+    """IPython's argument split keeps the quotes around a quoted value."""
+    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def _word_end(s: str, i: int) -> int:
     quote = None
     while i < len(s):
@@ -202,14 +209,22 @@ class BashMagics(Magics):
         interrupt_now: bool = False,
         until: str | None = None,
         idle_ms: int | None = None,
+        until_screen: str | None = None,
     ) -> Result:
         if job.done:
             return job.result  # type: ignore[no-any-return]
         V.until(until)  # a bad regex is one line, before any display
+        V.until_screen(until_screen)
         V.idle_ms(idle_ms)
         settings = self.view_settings
         result = self.views.wait_streaming(
-            job, timeout, settings, interrupt_now=interrupt_now, until=until, idle_ms=idle_ms
+            job,
+            timeout,
+            settings,
+            interrupt_now=interrupt_now,
+            until=until,
+            idle_ms=idle_ms,
+            until_screen=until_screen,
         )
         out = dsp.StreamedResult.from_result(result, None)
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
@@ -339,6 +354,12 @@ class BashMagics(Magics):
         "wait on a job searches all of it, a later one only what came after the previous wait.",
     )
     @argument(
+        "--until-screen",
+        default=None,
+        help="Return once a row of the terminal's screen matches this regex (quote it): a "
+        "full-screen program showing something (vim's '-- INSERT --', a menu item).",
+    )
+    @argument(
         "--idle-ms", type=int, default=None, help="Return once no output came for N ms."
     )
     @session_arg("Without a job id: wait for this session's latest job.")
@@ -354,16 +375,17 @@ class BashMagics(Magics):
 
         Examples: r = %bash_wait --timeout-ms 2000
                   r = %bash_wait --until 'Serving HTTP'   # then r.match_text
+                  %bash_wait --until-screen '-- INSERT --'  # vim in insert mode
         """
         args = parse(self.bash_wait, line)
         if args.timeout_ms is not None and args.timeout_ms < 0:
             raise InvalidArgument("--timeout-ms must be >= 0")
         job = self._find_job(args.job_id, args.session)
         timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
-        until = args.until
-        if until and len(until) >= 2 and until[0] == until[-1] and until[0] in "'\"":
-            until = until[1:-1]  # IPython's argument split keeps the quotes
-        return self._wait_streaming(job, timeout, until=until, idle_ms=args.idle_ms)
+        until, until_screen = _unquote(args.until), _unquote(args.until_screen)
+        return self._wait_streaming(
+            job, timeout, until=until, idle_ms=args.idle_ms, until_screen=until_screen
+        )
 
     @line_magic
     @no_var_expand

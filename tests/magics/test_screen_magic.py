@@ -219,3 +219,15 @@ def test_several_keys_in_one_send_follow_the_cursor_key_mode(ip: Any, paged: tup
         ip.run_cell("%bash_send --key down --key sideways")
     err = cap.stderr.strip()
     assert err.startswith("UsageError: INVALID_ARGUMENT:") and "sideways" in err and "pgdn" in err, err
+
+
+def test_bash_wait_until_screen_returns_when_the_screen_shows_it(ip: Any, paged: tuple[Any, Path]) -> None:
+    j, _ = paged
+    with capture_output():
+        ip.run_line_magic("bash_send", "--no-enter G")
+        r = ip.run_line_magic("bash_wait", "--until-screen 'row-19[0-9] .*<i>' --timeout-ms 20000")
+    assert r.reason == "matched" and not r.timed_out and not j.done, r
+    assert r.match_text.startswith("row-19") and "the screen shows: row-19" in r.note
+    with capture_output() as cap:
+        ip.run_cell("%bash_wait --until-screen '(' --timeout-ms 100")
+    assert cap.stderr.strip().startswith("UsageError: INVALID_ARGUMENT:"), cap.stderr
