@@ -122,6 +122,25 @@ class Snapshot:
 MAX_SIZE = 10_000
 
 
+def snapshot_from_dict(d: dict[str, Any]) -> Snapshot:
+    """The :class:`Snapshot` a :meth:`Snapshot.to_dict` came from (e.g.
+    ``Engine.screen``'s value, through the host)."""
+    styles = d.get("styles")
+    return Snapshot(
+        cols=d["cols"],
+        rows=d["rows"],
+        lines=tuple(d["lines"]),
+        cursor_row=d["cursor_row"],
+        cursor_col=d["cursor_col"],
+        cursor_visible=d["cursor_visible"],
+        alt_screen=d["alt_screen"],
+        used_alt_screen=d["used_alt_screen"],
+        title=d["title"],
+        modes=Modes(**d["modes"]),
+        styles=None if styles is None else tuple(tuple(Run(**r) for r in row) for row in styles),
+    )
+
+
 def _check_size(cols: int, rows: int) -> None:
     for name, value in (("cols", cols), ("rows", rows)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:

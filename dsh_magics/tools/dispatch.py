@@ -18,6 +18,7 @@ from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
 from ..terminal import Engine, Result, TerminalInfo, default_registry, waits
 from ..terminal import validation as V
 from ..terminal.result import iso_time
+from ..terminal.screen import marked_text, snapshot_from_dict
 from .output_schemas import INTERNAL_ERROR_CODE
 from .schemas import (
     DEFAULT_SEND_WAIT_MS,
@@ -462,6 +463,32 @@ def _list(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {"terminals": rows, "own_session": ctx.caller}
 
 
+def _screen(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    sid = ctx.session(args)
+    cols, rows = args.get("cols"), args.get("rows")
+    if (cols is None) != (rows is None):
+        raise InvalidArgument("cols and rows: give both to resize, or neither", field="cols" if cols is None else "rows")
+    if cols is not None and rows is not None:
+        ctx.registry.resize(sid, cols, rows)
+    marks = bool(args.get("marks", False))
+    snap = ctx.registry.screen(sid, styles=marks)
+    out: dict[str, Any] = {
+        "session_id": sid,
+        "lines": snap["lines"],
+        "cursor_row": snap["cursor_row"],
+        "cursor_col": snap["cursor_col"],
+        "cursor_visible": snap["cursor_visible"],
+        "alt_screen": snap["alt_screen"],
+        "title": snap["title"],
+        "cols": snap["cols"],
+        "rows": snap["rows"],
+        "app_cursor": snap["modes"]["app_cursor"],
+    }
+    if marks:
+        out["marked"] = marked_text(snapshot_from_dict(snap))
+    return out
+
+
 _HANDLERS: dict[str, Callable[[_Ctx, dict[str, Any]], dict[str, Any]]] = {
     "bash_attach": _attach,
     "bash_exec": _exec,
@@ -471,5 +498,6 @@ _HANDLERS: dict[str, Callable[[_Ctx, dict[str, Any]], dict[str, Any]]] = {
     "bash_close": _close,
     "bash_list": _list,
     "bash_send": _send,
+    "bash_screen": _screen,
 }
 assert tuple(_HANDLERS) == TOOL_NAMES

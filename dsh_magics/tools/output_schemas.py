@@ -128,6 +128,21 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "bash_close": _obj({"closed": {"type": "array", "items": _t("string")}, "count": _COUNT}),
     "bash_send": JOB_RESULT,
+    "bash_screen": _obj(
+        {
+            "session_id": _t("string"),
+            "lines": {"type": "array", "items": _t("string")},
+            "cursor_row": _COUNT,
+            "cursor_col": _COUNT,
+            "cursor_visible": _t("boolean"),
+            "alt_screen": _t("boolean"),
+            "title": _t("string"),
+            "cols": _COUNT,
+            "rows": _COUNT,
+            "app_cursor": _t("boolean"),
+        },
+        {"marked": _t("string")},
+    ),
     "bash_list": _obj(
         {
             "terminals": {"type": "array", "items": _TERMINAL_ROW},

@@ -9,6 +9,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from ..terminal import validation as V
 from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
 from ..terminal.waits import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
@@ -43,6 +44,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "bash_close",
     "bash_list",
     "bash_send",
+    "bash_screen",
 )
 
 FORMATS = ("plain", "openai", "anthropic")
@@ -419,6 +421,43 @@ SPECS: dict[str, ToolSpec] = {
                     maximum=MAX_WAIT_MS,
                 ),
                 _session_param("Terminal whose running job gets the input."),
+            ),
+        ),
+        ToolSpec(
+            "bash_screen",
+            "Look at a terminal's screen, as a person at an xterm of its size would see it: "
+            "use it to drive full-screen programs started with bash_exec tty true (vim, "
+            "less, top, menus, REPLs), whose drawing is not in the job's output. Result: "
+            "lines (each row's text, trailing blanks cut), cursor_row and cursor_col "
+            "(0-based; a wide character takes two columns), cursor_visible, alt_screen "
+            "(a full-screen program is drawing), title, cols, rows, app_cursor (arrow "
+            "keys are sent in application mode; bash_send does this by itself); with marks "
+            "true also marked: the screen as numbered rows with a header naming the cursor, "
+            "and highlighted cells (inverse video or a distinct background, e.g. a menu's "
+            "selected item) between ⟦ and ⟧. With cols and rows (both), resizes the "
+            "terminal first: the program gets SIGWINCH and redraws.",
+            (
+                Param(
+                    "marks",
+                    "boolean",
+                    "true adds marked: the rows numbered, the cursor named, highlighted cells "
+                    "between ⟦ and ⟧. Default false.",
+                ),
+                Param(
+                    "cols",
+                    "integer",
+                    f"New width in columns, with rows: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
+                    minimum=2,
+                    maximum=V.MAX_SIZE,
+                ),
+                Param(
+                    "rows",
+                    "integer",
+                    f"New height in rows, with cols: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
+                    minimum=2,
+                    maximum=V.MAX_SIZE,
+                ),
+                _session_param("Terminal to look at."),
             ),
         ),
     )

@@ -1,0 +1,115 @@
+"""Real full-screen programs driven through the agent tools only (bash_exec
+tty, bash_wait until_screen, bash_send keys, bash_screen), on the local
+backend: the screen and the effect are checked, never a sleep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..conftest import wait_until
+from .conftest import Agent
+
+MENU = r'''
+import curses
+
+ITEMS = ["react", "vue", "svelte", "vanilla"]
+
+
+def main(scr):
+    curses.curs_set(0)
+    scr.keypad(True)
+    sel = 0
+    while True:
+        scr.erase()
+        scr.addstr(0, 0, "? Select a framework")
+        for i, item in enumerate(ITEMS):
+            scr.addstr(2 + i, 2, item, curses.A_REVERSE if i == sel else 0)
+        scr.refresh()
+        k = scr.getch()
+        if k == curses.KEY_DOWN:
+            sel = min(sel + 1, len(ITEMS) - 1)
+        elif k == curses.KEY_UP:
+            sel = max(sel - 1, 0)
+        elif k in (10, 13, curses.KEY_ENTER):
+            return ITEMS[sel]
+
+
+print("picked", curses.wrapper(main))
+'''
+
+
+def _wait_screen(agent: Agent, job: str, pattern: str) -> dict:
+    res = agent.ok("bash_wait", {"job_id": job, "until_screen": pattern, "timeout_ms": 20_000, "on_input": False})
+    assert res.get("reason") == "matched", res
+    return res
+
+
+def test_vim_insert_text_and_write_quit(agent: Agent, tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    job = agent.ok("bash_exec", {"command": f"vim -u NONE -N {target}", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"notes\.txt")
+    agent.ok("bash_send", {"text": "i", "enter": False, "wait_ms": 0})
+    _wait_screen(agent, job, r"-- INSERT --")
+    agent.ok("bash_send", {"text": "hello from the agent", "enter": False, "wait_ms": 0})
+    _wait_screen(agent, job, r"^hello from the agent$")
+    screen = agent.ok("bash_screen", {"marks": True})
+    assert screen["alt_screen"] is True and screen["lines"][0] == "hello from the agent"
+    assert (screen["cursor_row"], screen["cursor_col"]) == (0, 20)
+    assert "cursor row 1 col 21" in screen["marked"]
+    agent.ok("bash_send", {"keys": ["esc"], "wait_ms": 0})
+    agent.ok("bash_send", {"text": ":wq", "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed" and res["exit_code"] == 0, res
+    assert target.read_text() == "hello from the agent\n"
+    assert "~" not in res["output"] and "\x1b" not in res["output"]
+    assert agent.ok("bash_screen")["alt_screen"] is False
+
+
+def test_curses_menu_down_down_enter_picks_the_third_item(agent: Agent, tmp_path: Path) -> None:
+    prog = tmp_path / "menu.py"
+    prog.write_text(MENU)
+    job = agent.ok("bash_exec", {"command": f"{sys.executable} {prog}", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"Select a framework")
+    screen = agent.ok("bash_screen", {"marks": True})
+    assert screen["app_cursor"] is True  # keypad(True): arrows must go out as ESC O x
+    assert "⟦react⟧" in screen["marked"]
+    agent.ok("bash_send", {"keys": ["down", "down"], "wait_ms": 0})
+    # The highlight is a style, not text: look until it moved (a deadline, no sleep).
+    wait_until(lambda: "⟦svelte⟧" in agent.ok("bash_screen", {"marks": True})["marked"], 20)
+    agent.ok("bash_send", {"keys": ["enter"], "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed", res
+    assert res["output"].strip().endswith("picked svelte")
+
+
+def test_less_page_down_end_and_quit_brings_the_prompt_screen_back(agent: Agent) -> None:
+    agent.run("echo before-less")
+    job = agent.ok("bash_exec", {"command": "seq 1 500 | less", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"^1$")
+    agent.ok("bash_send", {"keys": ["pgdn"], "wait_ms": 0})
+    rows = agent.ok("bash_screen")["rows"]
+    _wait_screen(agent, job, rf"^{rows}$")  # the first row of the second page
+    agent.ok("bash_send", {"text": "G", "enter": False, "wait_ms": 0})
+    _wait_screen(agent, job, r"^500$")
+    agent.ok("bash_send", {"text": "q", "enter": False, "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed", res
+    screen = agent.ok("bash_screen")
+    assert screen["alt_screen"] is False and "before-less" in screen["lines"]
+
+
+def test_top_shows_its_header_then_q_quits(agent: Agent) -> None:
+    job = agent.ok("bash_exec", {"command": "top", "tty": True})["job_id"]
+    _wait_screen(agent, job, r"^top - .*load average")
+    agent.ok("bash_send", {"text": "q", "enter": False, "wait_ms": 0})
+    res = agent.ok("bash_wait", {"job_id": job, "timeout_ms": 20_000, "on_input": False})
+    assert res["status"] == "completed", res
+
+
+def test_bash_screen_resizes_and_refuses_half_a_size(agent: Agent) -> None:
+    agent.run("true")
+    screen = agent.ok("bash_screen", {"cols": 70, "rows": 15})
+    assert (screen["cols"], screen["rows"]) == (70, 15) and len(screen["lines"]) == 15
+    assert agent.run("stty size </dev/tty")["output"] == "15 70\n"
+    agent.err("bash_screen", {"cols": 70}, "INVALID_ARGUMENT")
