@@ -428,7 +428,7 @@ SPECS: dict[str, ToolSpec] = {
             "Look at a terminal's screen, as a person at an xterm of its size would see it: "
             "use it to drive full-screen programs started with bash_exec tty true (vim, "
             "less, top, menus, REPLs), whose drawing is not in the job's output. Result: "
-            "lines (each row's text, trailing blanks cut), cursor_row and cursor_col "
+            "session_id is the terminal looked at; lines (each row's text, trailing blanks cut), cursor_row and cursor_col "
             "(0-based; a wide character takes two columns), cursor_visible, alt_screen "
             "(a full-screen program is drawing), title, cols, rows, app_cursor (arrow "
             "keys are sent in application mode; bash_send does this by itself); with marks "

@@ -72,6 +72,9 @@ def test_scripted_agent_loop(tmp_path, prefix: str) -> None:
         w = agent.ok("bash_wait", {"job_id": ask["job_id"], "timeout_ms": 20_000})
         assert w["reason"] == "awaiting_input" and w["status"] == "running"
         assert w["awaiting_input"]["prompt"] == "Continue? [y/N] " and not w["awaiting_input"]["secret"]
+        screen = agent.ok("bash_screen")  # the prompt is where the cursor waits
+        row = screen["lines"][screen["cursor_row"]]
+        assert row.endswith("Continue? [y/N]") and screen["cursor_col"] == len(row) + 1
         sent = agent.ok("bash_send", {"text": "y", "wait_ms": 20_000})
         assert sent["status"] == "completed" and sent["output"] == "y\nanswer=y\n"
         assert [(i["source"], i["caller"], i["text"]) for i in sent["inputs"]] == [("agent", me, "y")]

@@ -23,6 +23,7 @@ def test_tools_in_order() -> None:
         "bash_close",
         "bash_list",
         "bash_send",
+        "bash_screen",
     )
     assert [s["name"] for s in tools.schemas()] == list(tools.TOOL_NAMES)
     assert tools.schemas() == tools.schemas("plain")
@@ -55,6 +56,7 @@ def test_required_parameters() -> None:
         "bash_close": [],
         "bash_list": [],
         "bash_send": [],
+        "bash_screen": [],
     }
 
 
