@@ -5,6 +5,7 @@ A live view re-renders one display in place, woken by engine events (docs/magics
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -22,6 +23,7 @@ from .render import (
     terminals_html,
     terminals_text,
 )
+from .screen_html import screen_html, screen_text
 from .terminal import Result, TerminalInfo
 from .terminal.api import Engine
 
@@ -228,6 +230,47 @@ class TerminalTable(list):  # type: ignore[type-arg]
         }
 
 
+class ScreenView:
+    """``%bash_screen``: one terminal's screen at one moment, as the engine's
+    ``screen()`` gave it (``.screen`` is that dict). Shows as literal HTML
+    (:func:`~dsh_magics.screen_html.screen_html`) or as its rows in text."""
+
+    def __init__(self, session_id: str, screen: dict[str, Any]) -> None:
+        self.session_id = session_id
+        self.screen = screen
+
+    @property
+    def lines(self) -> list[str]:
+        return list(self.screen["lines"])
+
+    @property
+    def alt_screen(self) -> bool:
+        return bool(self.screen.get("alt_screen"))
+
+    @property
+    def cursor(self) -> tuple[int, int]:
+        """(row, column), both from 0."""
+        return int(self.screen["cursor_row"]), int(self.screen["cursor_col"])
+
+    @property
+    def title(self) -> str:
+        return str(self.screen.get("title") or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, **self.screen}
+
+    def __repr__(self) -> str:
+        return screen_text(self.screen, caption=f"session {self.session_id}")
+
+    def _repr_html_(self) -> str:
+        return screen_html(self.screen, caption=f"session {self.session_id}")
+
+
+def screen_of(registry: Engine, session_id: str, *, styles: bool = True) -> ScreenView:
+    """The session's screen now, from the engine (errors are the engine's)."""
+    return ScreenView(session_id, registry.screen(session_id, styles=styles))
+
+
 def snapshot(registry: Engine, job: jobs.Job, tail: int | None = None) -> Result:
     """The job's Result so far (only its last ``tail`` lines if given: a view
     pulls what it draws, not the whole retained output, through the host);
@@ -372,6 +415,7 @@ class LiveView:
         publish: Callable[..., Any],
         tail: int = 20,
         final_tail: int = TAIL_LINES,
+        screen_probe: float | None = 1.0,
     ) -> None:
         self.registry = registry
         self.job = job
@@ -382,8 +426,15 @@ class LiveView:
         self._lock = threading.Lock()
         self.final = False
         self.updates = 0
+        #: The screen drawn instead of the lines while the job's program is
+        #: on the alternate screen (None: the lines are drawn).
+        self.screen: dict[str, Any] | None = None
+        self.screen_probe = screen_probe
+        self._probed_at: float | None = None
 
     def bundle(self, r: Result) -> dict[str, str]:
+        if self.screen is not None and not r.done:
+            return screen_bundle(r, self.screen)
         tail = self.tail if not r.done else self.final_tail
         return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail)}
 
@@ -393,7 +444,37 @@ class LiveView:
         r = snapshot(self.registry, self.job, tail=self.tail)
         if r.done and r.omitted_lines:
             r = snapshot(self.registry, self.job)
+        self._look_at_screen(r)
         return r
+
+    def _look_at_screen(self, r: Result) -> None:
+        """Follow the terminal's screen while the job's program is on the
+        alternate screen (less, vim, top). Bounded cost: while it is not, the
+        screen is probed (rows only, no styles) at most every
+        ``screen_probe`` seconds; while it is, fetched with styles at the
+        view's own cadence."""
+        if r.done or self.screen_probe is None:
+            self.screen = None
+            return
+        now = time.monotonic()
+        if self.screen is None:
+            if self._probed_at is not None and now - self._probed_at < self.screen_probe:
+                return
+            self._probed_at = now
+            try:
+                probe = self.registry.screen(self.job.owner, styles=False)
+            except DshError:
+                return
+            if not probe.get("alt_screen"):
+                return
+        try:
+            scr = self.registry.screen(self.job.owner, styles=True)
+        except DshError:
+            self.screen = None
+            return
+        self.screen = scr if scr.get("alt_screen") else None
+        if self.screen is None:
+            self._probed_at = now
 
     def show(self) -> None:
         """Create the output area (in the cell that is executing now)."""
@@ -423,6 +504,16 @@ class LiveView:
             self.updates += 1
             self.final = r.done
             return self.final
+
+
+def screen_bundle(r: Result, screen: dict[str, Any]) -> dict[str, str]:
+    """A running job shown as its header and the terminal's screen."""
+    head = dataclasses.replace(r, output="", omitted_lines=0, dropped_lines=0)
+    note = "full-screen program: showing the terminal's screen"
+    return {
+        "text/plain": result_text(head, 0) + "\n" + screen_text(screen, caption=note),
+        "text/html": result_html(head, 0) + screen_html(screen, caption=note),
+    }
 
 
 class StdoutStream:

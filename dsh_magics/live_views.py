@@ -52,7 +52,9 @@ class ViewManager:
     # ------------------------------------------------------------------
     # the table of views
     def _new_view(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
-        view = dsp.LiveView(self.registry, job, self._publish, tail=settings.tail)
+        view = dsp.LiveView(
+            self.registry, job, self._publish, tail=settings.tail, screen_probe=settings.heartbeat
+        )
         with self._lock:
             self._views.setdefault(job.id, []).append(view)
         return view
@@ -116,6 +118,7 @@ class ViewManager:
         interrupt_now: bool = False,
         until: str | None = None,
         idle_ms: int | None = None,
+        until_screen: str | None = None,
     ) -> Result:
         """Stream the job (a live view, or stdout in plain IPython) while the
         engine's wait decides when to return (settled, matched, idle,
@@ -126,7 +129,11 @@ class ViewManager:
 
         def waiter() -> None:
             try:
-                ended.append(self.registry.wait(job.id, timeout, until=until, idle_ms=idle_ms))
+                ended.append(
+                    self.registry.wait(
+                        job.id, timeout, until=until, idle_ms=idle_ms, until_screen=until_screen
+                    )
+                )
             except BaseException as e:  # noqa: BLE001 - reported by the streaming side
                 ended.append(e)
             finally:
@@ -230,6 +237,8 @@ def _wait_note(res: Result) -> str | None:
         if a.get("secret"):
             return f"{who} waits for hidden input {a.get('prompt')!r}: answer with %bash_send --secret"
         return f"{who} waits for input {a.get('prompt')!r}: answer with %bash_send TEXT"
+    if res.reason == "matched" and res.match_line is None:
+        return f"the screen shows: {res.match_text}"  # --until-screen
     if res.reason == "matched":
         return f"matched line {res.match_line}: {res.match_text}"
     if res.reason == "idle":

@@ -67,6 +67,13 @@ def split_options(line: str, valued: set[str]) -> tuple[str, str]:
     return " ".join(opts), line[i:]
 
 
+def _unquote(value: str | None) -> str | None:
+    """IPython's argument split keeps the quotes around a quoted value."""
+    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def _word_end(s: str, i: int) -> int:
     quote = None
     while i < len(s):
@@ -202,14 +209,22 @@ class BashMagics(Magics):
         interrupt_now: bool = False,
         until: str | None = None,
         idle_ms: int | None = None,
+        until_screen: str | None = None,
     ) -> Result:
         if job.done:
             return job.result  # type: ignore[no-any-return]
         V.until(until)  # a bad regex is one line, before any display
+        V.until_screen(until_screen)
         V.idle_ms(idle_ms)
         settings = self.view_settings
         result = self.views.wait_streaming(
-            job, timeout, settings, interrupt_now=interrupt_now, until=until, idle_ms=idle_ms
+            job,
+            timeout,
+            settings,
+            interrupt_now=interrupt_now,
+            until=until,
+            idle_ms=idle_ms,
+            until_screen=until_screen,
         )
         out = dsp.StreamedResult.from_result(result, None)
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
@@ -339,6 +354,12 @@ class BashMagics(Magics):
         "wait on a job searches all of it, a later one only what came after the previous wait.",
     )
     @argument(
+        "--until-screen",
+        default=None,
+        help="Return once a row of the terminal's screen matches this regex (quote it): a "
+        "full-screen program showing something (vim's '-- INSERT --', a menu item).",
+    )
+    @argument(
         "--idle-ms", type=int, default=None, help="Return once no output came for N ms."
     )
     @session_arg("Without a job id: wait for this session's latest job.")
@@ -354,16 +375,17 @@ class BashMagics(Magics):
 
         Examples: r = %bash_wait --timeout-ms 2000
                   r = %bash_wait --until 'Serving HTTP'   # then r.match_text
+                  %bash_wait --until-screen '-- INSERT --'  # vim in insert mode
         """
         args = parse(self.bash_wait, line)
         if args.timeout_ms is not None and args.timeout_ms < 0:
             raise InvalidArgument("--timeout-ms must be >= 0")
         job = self._find_job(args.job_id, args.session)
         timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
-        until = args.until
-        if until and len(until) >= 2 and until[0] == until[-1] and until[0] in "'\"":
-            until = until[1:-1]  # IPython's argument split keeps the quotes
-        return self._wait_streaming(job, timeout, until=until, idle_ms=args.idle_ms)
+        until, until_screen = _unquote(args.until), _unquote(args.until_screen)
+        return self._wait_streaming(
+            job, timeout, until=until, idle_ms=args.idle_ms, until_screen=until_screen
+        )
 
     @line_magic
     @no_var_expand
@@ -373,9 +395,12 @@ class BashMagics(Magics):
     @argument(
         "--key",
         "-k",
+        action="append",
         default=None,
-        help="Press a named key instead of typing text: ctrl-c, ctrl-d, ctrl-z, tab, esc, up, "
-        "down, left, right, backspace, enter.",
+        help="Press a named key instead of typing text (repeat for several, pressed in order): "
+        "ctrl-c, ctrl-d, tab, esc, enter, up, down, left, right, home, end, pgup, pgdn, "
+        "backspace, delete, f1-f12, ctrl-LETTER, alt-LETTER, ... (arrows follow the "
+        "program's cursor-key mode).",
     )
     @argument(
         "--secret",
@@ -395,6 +420,7 @@ class BashMagics(Magics):
             %bash_exec --tty python3 -i
             %bash_send print(6 * 7)
             %bash_send --key ctrl-d
+            %bash_send --key down --key down --key enter   # a menu's third item
             %bash_send --secret          # a password prompt: asks with hidden entry
         """
         opts, rest = split_options(line, _SEND_VALUED)
@@ -405,7 +431,7 @@ class BashMagics(Magics):
         text: str | None = rest
         if args.key is not None:
             if rest.strip() or args.secret:
-                raise InvalidArgument("--key presses one key: give no text (and no --secret) with it")
+                raise InvalidArgument("--key presses keys: give no text (and no --secret) with it")
             text = None
         elif args.secret:
             if rest.strip():
@@ -416,7 +442,8 @@ class BashMagics(Magics):
         return self.registry.send(
             session,
             text,
-            key=args.key,
+            key=args.key[0] if args.key and len(args.key) == 1 else None,
+            keys=args.key if args.key and len(args.key) > 1 else None,
             enter=not args.no_enter,
             wait_ms=2000 if args.wait_ms is None else args.wait_ms,
             source="person",
@@ -454,6 +481,26 @@ class BashMagics(Magics):
         if args.lines is not None and args.lines < 0:
             raise InvalidArgument("--lines must be >= 0")
         return self.registry.read(self._session(args.session), last=args.lines)
+
+    @line_magic
+    @magic_arguments()
+    @session_arg()
+    @argument(
+        "--plain",
+        action="store_true",
+        help="Only the rows' text and the cursor: no colours, bold, underline or inverse.",
+    )
+    @usage_errors
+    def bash_screen(self, line: str) -> dsp.ScreenView:
+        """The terminal's screen as an xterm of its size shows it now (full-screen
+        programs such as less, vim, top); shown as literal HTML, nothing typeset.
+        ``.lines``, ``.cursor``, ``.alt_screen``, ``.title`` and ``.to_dict()``.
+
+        Example: %bash_exec --tty less README.md
+                 %bash_screen
+        """
+        args = parse(self.bash_screen, line)
+        return dsp.screen_of(self.registry, self._session(args.session), styles=not args.plain)
 
     @line_magic
     @magic_arguments()

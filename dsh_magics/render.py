@@ -121,6 +121,15 @@ def result_header(r: Result) -> str:
     return head
 
 
+def _last_screen(r: Result) -> list[str]:
+    """The rows a full-screen program showed last (``Result.screen``), trailing
+    empty rows left out; [] for an ordinary job."""
+    rows = list(r.screen or ())
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return rows
+
+
 def result_text(r: Result, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(r.output, tail)
     omitted += r.omitted_lines  # left out of a tail snapshot already
@@ -130,6 +139,10 @@ def result_text(r: Result, tail: int = TAIL_LINES) -> str:
     if omitted:
         parts.append(f"... {omitted} lines omitted (all retained lines are in .output)")
     parts.extend(lines)
+    screen = _last_screen(r)
+    if screen:
+        parts.append("--- the program's last screen ---")
+        parts.extend(screen)
     if r.note:
         parts.append(f"({r.note})")
     return "\n".join(parts)
@@ -155,6 +168,12 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
     note_html = "".join(f'<div style="{_MUTED}">{code(n)}</div>' for n in notes)
     body = html.escape("\n".join(lines))
     pre = f'<pre style="{_PRE}">{body}</pre>' if lines else ""
+    screen = _last_screen(r)
+    if screen:
+        pre += (
+            f'<div style="{_MUTED}">the program\'s last screen</div>'
+            f'<pre class="dsh-last-screen" style="{_PRE}">{html.escape(chr(10).join(screen))}</pre>'
+        )
     return (
         f'<div class="dsh-result dsh-status-{html.escape(r.status)} {LITERAL}" style="{_MONO}">'
         f"<div>{_badge(label, _badge_key(r))} <b>{code(r.job_id)}</b>"

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import html
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 from .render import LITERAL
-from .terminal.screen import Colour, Run, Snapshot
+from .terminal.screen import Colour, Modes, Run, Snapshot
 
 DEFAULT_FG = "#1f2328"
 DEFAULT_BG = "#ffffff"
@@ -107,13 +109,70 @@ def _index_at(text: str, cell: int) -> int:
     return len(text) - 1
 
 
-def screen_html(snap: Snapshot, *, caption: str | None = None) -> str:
-    """The snapshot as one HTML fragment (styles are used when it has them).
-    A wide character is drawn by the browser's font, about two cells wide."""
-    rows = "\n".join(_row_html(snap, r) for r in range(snap.rows))
+def snapshot_from_dict(d: Mapping[str, Any]) -> Snapshot:
+    """A :class:`Snapshot` back from its ``to_dict()`` form (what the engine's
+    ``screen()`` returns, also through the terminal host)."""
+    styles = d.get("styles")
+    modes = d.get("modes") or {}
+    return Snapshot(
+        cols=int(d["cols"]),
+        rows=int(d["rows"]),
+        lines=tuple(str(x) for x in d["lines"]),
+        cursor_row=int(d["cursor_row"]),
+        cursor_col=int(d["cursor_col"]),
+        cursor_visible=bool(d.get("cursor_visible", True)),
+        alt_screen=bool(d.get("alt_screen", False)),
+        used_alt_screen=bool(d.get("used_alt_screen", False)),
+        title=str(d.get("title") or ""),
+        modes=Modes(
+            **{
+                k: bool(modes.get(k, False))
+                for k in ("app_cursor", "app_keypad", "bracketed_paste")
+            }
+        ),
+        styles=None
+        if styles is None
+        else tuple(tuple(_run_from_dict(r) for r in row) for row in styles),
+    )
+
+
+def _run_from_dict(r: Mapping[str, Any]) -> Run:
+    return Run(
+        text=str(r["text"]),
+        fg=r.get("fg"),
+        bg=r.get("bg"),
+        bold=bool(r.get("bold", False)),
+        inverse=bool(r.get("inverse", False)),
+        underline=bool(r.get("underline", False)),
+        col=int(r.get("col", 0)),
+    )
+
+
+def _info(snap: Snapshot) -> str:
     info = f"{snap.cols}x{snap.rows}" + (", alternate screen" if snap.alt_screen else "")
     if snap.title:
         info += f" \u2014 {snap.title}"
+    return info
+
+
+def screen_text(snap: Snapshot | Mapping[str, Any], *, caption: str | None = None) -> str:
+    """The screen as plain text (the ``text/plain`` form): a header line, then
+    the rows as they are, trailing empty rows left out."""
+    if not isinstance(snap, Snapshot):
+        snap = snapshot_from_dict(snap)
+    head = caption + " \u00b7 " + _info(snap) if caption else _info(snap)
+    last = max((i for i, row in enumerate(snap.lines) if row), default=-1)
+    return "\n".join([head, *snap.lines[: last + 1]])
+
+
+def screen_html(snap: Snapshot | Mapping[str, Any], *, caption: str | None = None) -> str:
+    """The snapshot (or its ``to_dict()`` form) as one HTML fragment (styles
+    are used when it has them). A wide character is drawn by the browser's
+    font, about two cells wide."""
+    if not isinstance(snap, Snapshot):
+        snap = snapshot_from_dict(snap)
+    rows = "\n".join(_row_html(snap, r) for r in range(snap.rows))
+    info = _info(snap)
     head = html.escape(caption + " \u00b7 " + info if caption else info, quote=False)
     return (
         f'<div class="dsh-screen {LITERAL}">'

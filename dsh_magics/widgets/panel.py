@@ -127,6 +127,14 @@ class Panel:
         self._render()
         return self
 
+    def show_screen(self, on: bool = True) -> Panel:
+        """Show the selected terminal's screen always (else only while a
+        full-screen program is on the alternate screen)."""
+        with self._lock:
+            self.state.set_screen(on)
+        self._render()
+        return self
+
     def follow(self, on: bool = True) -> Panel:
         with self._lock:
             self.state.set_follow(on)
@@ -268,6 +276,10 @@ class Panel:
         self.c_follow.layout.width = "auto"
         self.c_follow.add_class("dsh-panel-follow")
         self.c_follow.observe(self._on_follow, names="value")
+        self.c_screen = w.Checkbox(value=False, description="screen", indent=False)
+        self.c_screen.layout.width = "auto"
+        self.c_screen.add_class("dsh-panel-screen")
+        self.c_screen.observe(self._on_screen, names="value")
         self.h_output = html("dsh-panel-output-w")
         self.h_jobs = html("dsh-panel-jobs-w")
 
@@ -299,7 +311,7 @@ class Panel:
                 w.HBox([self.c_answer, self.b_answer, self.c_secret, self.b_secret, self.b_ctrl_d]),
                 w.HBox([self.c_attach, self.c_cwd, self.b_attach]),
                 self.h_notice,
-                w.HBox([self.h_outhead, self.c_follow]),
+                w.HBox([self.h_outhead, self.c_follow, self.c_screen]),
                 self.h_output,
                 w.HTML("<b>Recent jobs</b>"),
                 self.h_jobs,
@@ -343,6 +355,10 @@ class Panel:
         if not self._syncing:
             self.follow(bool(change["new"]))
 
+    def _on_screen(self, change: dict[str, Any]) -> None:
+        if not self._syncing:
+            self.show_screen(bool(change["new"]))
+
     def _on_snapshot(self, snap: Snapshot) -> None:
         # Called by the shared model (refresher thread or another panel's action).
         with self._lock:
@@ -368,6 +384,7 @@ class Panel:
                         self.c_session.options = opts
                     self._assign(self.c_session, "value", view.selected)
                 self._assign(self.c_follow, "value", not view.output.paused)
+                self._assign(self.c_screen, "value", self.state.screen)
             finally:
                 self._syncing = False
             busy = info is not None and info.status == "busy"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 
 from ..render import LITERAL, where
+from ..screen_html import screen_html, screen_text
 from ..terminal import TerminalInfo
 from .panel_state import JobRow, Notice, OutputView, PanelView
 
@@ -33,6 +34,7 @@ CSS = """<style>
   max-height: 22em; min-height: 3em; background: rgba(127, 127, 127, 0.08)}
 .dsh-panel .dsh-panel-out pre {margin: 0; padding: 4px 6px; white-space: pre-wrap; flex-shrink: 0; overflow: visible;
   word-break: break-all; font-family: var(--jp-code-font-family, monospace); font-size: 12px}
+.dsh-panel .dsh-panel-out .dsh-screen pre {white-space: pre; word-break: normal}
 .dsh-panel h4 {margin: 6px 0 2px 0; font-size: 13px}
 </style>"""
 
@@ -135,6 +137,10 @@ def output_header_text(out: OutputView, now: float) -> str:
     parts.append(f"{out.dropped} dropped")
     if out.hidden:
         parts.append(f"showing the last {len(out.lines)}")
+    if out.screen is not None:
+        parts.append(
+            "showing the screen" + (" (full-screen program)" if out.screen.get("alt_screen") else "")
+        )
     if out.paused:
         parts.append("paused (not following)")
     elif out.job is not None:
@@ -186,6 +192,8 @@ def output_html(view: PanelView) -> str:
             f'<pre class="dsh-muted">(no terminal {esc(out.session_id)} yet: send a command '
             "or attach to start it)</pre>"
         )
+    elif out.screen is not None:
+        body = screen_html(out.screen)
     elif not out.lines and not out.partial:
         body = '<pre class="dsh-muted">(no output yet)</pre>'
     else:
@@ -256,7 +264,9 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
     out.append("Output: " + output_header_text(o, view.now))
     if awaiting_text(view):
         out.append("  " + awaiting_text(view))
-    if o.open:
+    if o.open and o.screen is not None:
+        out.extend("  " + line for line in screen_text(o.screen).splitlines())
+    elif o.open:
         lines = o.text.splitlines()
         if len(lines) > output_lines:
             out.append(f"  ... {len(lines) - output_lines} more line(s) above")

@@ -156,6 +156,10 @@ class OutputView:
     dropped: int = 0
     job: JobRow | None = None
     paused: bool = False
+    #: The terminal's screen (the engine's ``screen()`` dict, with styles),
+    #: drawn instead of the lines: while a full-screen program is on the
+    #: alternate screen, or always when the panel's screen box is ticked.
+    screen: dict[str, Any] | None = None
 
     @property
     def retained(self) -> int:
@@ -474,6 +478,9 @@ class PanelState:
     tail: int = DEFAULT_TAIL
     notice: Notice | None = None
     confirm_close_all: bool = False
+    #: Always show the selected terminal's screen (else only while its
+    #: program is on the alternate screen).
+    screen: bool = False
     _sel: _Selection = field(init=False)
     _seen_version: int = field(init=False, default=0)
 
@@ -529,6 +536,13 @@ class PanelState:
         """Follow live output (auto-scrolling), or hold the pane still to read it."""
         self._sel.follow = bool(follow)
         self._sel.frozen = None if follow else self._read_output(paused=True)
+
+    def set_screen(self, on: bool) -> None:
+        """Show the terminal's screen always (True), or only while a
+        full-screen program is on the alternate screen (False)."""
+        self.screen = bool(on)
+        if not self._sel.follow:
+            self._sel.frozen = self._read_output(paused=True)
 
     # -- actions ------------------------------------------------------------------
     def _act(self, action: Callable[[], Notice]) -> Notice:
@@ -706,4 +720,19 @@ class PanelState:
             dropped=rr.dropped,
             job=job,
             paused=paused,
+            screen=self._read_screen(sid, busy=rr.job_id is not None),
         )
+
+    def _read_screen(self, sid: str, busy: bool) -> dict[str, Any] | None:
+        """The screen to draw, or None for the lines. Unticked, a busy
+        terminal's screen is probed (rows only) and fetched with styles only
+        when its program is on the alternate screen; an idle one costs nothing."""
+        if not self.screen and not busy:
+            return None
+        try:
+            if not self.screen and not self.registry.screen(sid, styles=False).get("alt_screen"):
+                return None
+            scr = self.registry.screen(sid, styles=True)
+        except DshError:
+            return None
+        return scr if self.screen or scr.get("alt_screen") else None
