@@ -104,6 +104,12 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "enter": st.booleans(),
     # Only this machine: a remote target would start shells outside the sandbox.
     "target": st.just("local"),
+    "allow_unknown_prompt": st.booleans(),
+    "keys": st.lists(st.sampled_from(["down", "up", "enter", "pgdn", "ctrl-c", "f5"]), min_size=1, max_size=4),
+    "until_screen": st.sampled_from([r"\$", "bg", "x"]),
+    "marks": st.booleans(),
+    "cols": st.integers(min_value=20, max_value=200),
+    "rows": st.integers(min_value=5, max_value=60),
 }
 #: Anything at all, and the near misses a model produces.
 BAD: dict[str, st.SearchStrategy[Any]] = {
@@ -125,6 +131,12 @@ BAD: dict[str, st.SearchStrategy[Any]] = {
     "key": st.sampled_from(["f13", "", "CTRL-Q"]) | json_values,
     "enter": json_values,
     "target": st.sampled_from(["", "ssh://", "gopher://x", "cmd:", "docker://"]) | json_values,
+    "allow_unknown_prompt": json_values,
+    "keys": st.sampled_from([[], ["f13"], ["down", "nope"], "down"]) | json_values,
+    "until_screen": st.sampled_from(["(", "", "x" * 1001]) | json_values,
+    "marks": json_values,
+    "cols": _ints | json_values,
+    "rows": _ints | json_values,
 }
 TOOL_PARAMS = {s["name"]: list(s["parameters"]["properties"]) for s in tools.schemas()}
 
