@@ -218,7 +218,7 @@ def test_one_interrupt_is_one_sigint(engine: Engine) -> None:
     s = "f-count"
     for _ in range(2):
         job = engine.exec(s, COUNTER)
-        wait_until(lambda job=job: "ready" in engine.result(job.id).output, 10)
+        wait_until(lambda job=job: "ready\n" in engine.result(job.id).output, 10)  # the whole first line
         for k in range(1, 5):
             assert engine.interrupt(s) is not None
             wait_until(lambda job=job, k=k: f"caught {k}\n" in engine.result(job.id).output, 10)
