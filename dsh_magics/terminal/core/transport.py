@@ -8,7 +8,9 @@ the remote one is ``remote.connection.Client`` (ssh, a container, ``cmd:``)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
+
+from ...errors import ShellExited
 
 
 class Transport(Protocol):
@@ -29,3 +31,14 @@ class Transport(Protocol):
     def poke(self) -> None:
         """Wake the reader: the running job has a new deadline."""
         ...
+
+
+def set_pty_size(proc: Any, session_id: str, cols: int, rows: int) -> None:
+    """Resize the PTY of ``proc`` (a ``ptyprocess.PtyProcess``, or None once
+    the shell is gone); both transports' ``set_size``."""
+    if proc is None:
+        raise ShellExited(f"the shell of session {session_id!r} has exited", session_id=session_id)
+    try:
+        proc.setwinsize(rows, cols)
+    except OSError as e:
+        raise ShellExited(f"cannot resize the terminal: {e}", session_id=session_id) from None

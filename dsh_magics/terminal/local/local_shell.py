@@ -13,6 +13,7 @@ from ...errors import ShellExited
 from .. import interaction
 from ..core.markers import new_nonce
 from ..core.reader import WakePipe
+from ..core.transport import set_pty_size
 from .scratch import close_fd
 
 
@@ -50,12 +51,7 @@ class LocalShell:
 
     def set_size(self, cols: int, rows: int) -> None:
         """Set the PTY's size (the kernel signals SIGWINCH to its foreground group)."""
-        if self.proc is None:
-            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
-        try:
-            self.proc.setwinsize(rows, cols)
-        except OSError as e:
-            raise ShellExited(f"cannot resize the terminal: {e}", session_id=self.session_id) from None
+        set_pty_size(self.proc, self.session_id, cols, rows)
 
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""

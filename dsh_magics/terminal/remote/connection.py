@@ -17,6 +17,7 @@ from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
 from ..core import reader
 from ..core.cleaner import clean
+from ..core.transport import set_pty_size
 from ..local import procs
 from .targets import Target
 
@@ -120,12 +121,7 @@ class Client:
     def set_size(self, cols: int, rows: int) -> None:
         """Set the PTY's size of the local client (ssh, podman, ...): it gets
         SIGWINCH and passes the new size on to the remote terminal."""
-        if self.proc is None:
-            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
-        try:
-            self.proc.setwinsize(rows, cols)
-        except OSError as e:
-            raise ShellExited(f"cannot resize the terminal: {e}", session_id=self.session_id) from None
+        set_pty_size(self.proc, self.session_id, cols, rows)
 
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""

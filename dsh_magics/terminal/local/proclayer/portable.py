@@ -56,16 +56,11 @@ _top_level_fds: dict[tuple[int, float], int] = {}
 _identified: set[tuple[int, float]] = set()  # shells whose first identity was taken
 
 
-def wchans(pids: list[int]) -> dict[int, str]:
-    """Wait channel of each pid (``-`` when running), from one ``ps``.
-    Linux suffixes such as ``.constprop.0`` are dropped. Empty if ``ps``
-    cannot be run."""
-    if not pids:
-        return {}
-    argv = ["ps", "-o", "pid=", "-o", "wchan=", "-p", ",".join(str(p) for p in pids)]
+def _ps(args: list[str]) -> str | None:
+    """What ``ps ARGS`` prints (C locale), or None if it cannot be run."""
     try:
-        out = subprocess.run(
-            argv,
+        return subprocess.run(
+            ["ps", *args],
             capture_output=True,
             text=True,
             errors="replace",
@@ -74,6 +69,17 @@ def wchans(pids: list[int]) -> dict[int, str]:
             check=False,
         ).stdout
     except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def wchans(pids: list[int]) -> dict[int, str]:
+    """Wait channel of each pid (``-`` when running), from one ``ps``.
+    Linux suffixes such as ``.constprop.0`` are dropped. Empty if ``ps``
+    cannot be run."""
+    if not pids:
+        return {}
+    out = _ps(["-o", "pid=", "-o", "wchan=", "-p", ",".join(str(p) for p in pids)])
+    if out is None:
         return {}
     found: dict[int, str] = {}
     for line in out.splitlines():
@@ -289,18 +295,7 @@ def tty_path(shell_pid: int) -> str | None:
         return None
     if found:
         return str(found)
-    try:
-        out = subprocess.run(
-            ["ps", "-o", "tty=", "-p", str(shell_pid)],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-            timeout=5,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
+    out = (_ps(["-o", "tty=", "-p", str(shell_pid)]) or "").strip()
     if not out or out in ("?", "??"):
         return None
     return out if out.startswith("/") else "/dev/" + out
