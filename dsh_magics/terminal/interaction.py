@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, SecretInput
 from . import keys
 from . import validation as V
 from .keys import KeyModes
@@ -68,6 +68,18 @@ PERSON, AGENT = SOURCES
 #: Stands in for a None the checks must refuse (they take None as "not given").
 _NOT_NONE = object()
 REDACTED = "[secret]"
+
+
+def hidden_entry_refused(session_id: str, job_id: str) -> SecretInput:
+    """SECRET_INPUT for an agent's text to a job that asks for hidden entry
+    (one wording for the local and the remote terminal)."""
+    return SecretInput(
+        f"job {job_id} asks for hidden entry (a password or passphrase): a person "
+        "must answer it (%bash_send --secret, or the panel's password box); an agent "
+        "may only send keys such as ctrl-c",
+        session_id=session_id,
+        job_id=job_id,
+    )
 
 
 def key_bytes(name: str, modes: keys.KeyModes | None = None) -> bytes:

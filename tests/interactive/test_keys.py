@@ -57,3 +57,23 @@ def test_record_redacts_secret_text() -> None:
     assert a.to_dict()["text"] == "y" and a.caller == "agent-1" and a.source == "agent"
     k = I.InputRecord.make("agent", None, secret=True, key="ctrl-c")
     assert k.key == "ctrl-c" and k.text == "" and not k.secret and not k.enter
+
+
+def test_an_agent_may_press_keys_but_not_type_at_a_password_prompt() -> None:
+    """SECRET_INPUT refuses an agent's text, not its named keys (one or a list)."""
+    from dsh_magics.errors import SecretInput
+    from dsh_magics.terminal import Registry
+    from tests.conftest import wait_until
+
+    reg = Registry(login=False)
+    try:
+        job = reg.exec("k-secret", "read -r -s -p 'pw: ' x; echo got ${#x}", tty=True)
+        wait_until(lambda: (a := reg.info("k-secret").awaiting_input) is not None and a["secret"], 20)
+        with pytest.raises(SecretInput):
+            reg.send("k-secret", "hunter2", source="agent", allow_secret=False, wait_ms=0)
+        reg.send("k-secret", keys=["ctrl-c"], source="agent", allow_secret=False, wait_ms=0)
+        res = reg.wait(job.id, timeout=20)
+        assert res.status == "interrupted", res.to_dict()
+        assert "hunter2" not in repr(res.inputs)
+    finally:
+        reg.close_all()

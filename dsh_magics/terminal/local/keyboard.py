@@ -7,7 +7,6 @@ import select
 import time
 
 from ... import jobs
-from ...errors import SecretInput
 from .. import interaction
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
@@ -27,14 +26,8 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         if typing.keyed:  # as an xterm in the screen's current modes sends them
             data = typing.data(core.screen.modes())
         hidden = run.echo_on and interaction.hidden_entry(transport.proc.fd)
-        if key is None and hidden and not typing.allow_secret:
-            raise SecretInput(
-                f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
-                "must answer it (%bash_send --secret, or the panel's password box); an agent "
-                "may only send keys such as ctrl-c",
-                session_id=core.session_id,
-                job_id=run.job.id,
-            )
+        if not typing.keyed and hidden and not typing.allow_secret:
+            raise interaction.hidden_entry_refused(core.session_id, run.job.id)
         record = typing.record(hidden)
         run.inputs.append(record)
         run.awaiting = None

@@ -115,13 +115,7 @@ class RemoteKeyboard:
                     unknown_prompt=True,
                 )
             if seen:
-                raise SecretInput(
-                    f"job {run.job.id} asks for hidden entry (a password or passphrase): a person "
-                    "must answer it (%bash_send --secret, or the panel's password box); an agent "
-                    "may only send keys such as ctrl-c",
-                    session_id=core.session_id,
-                    job_id=run.job.id,
-                )
+                raise interaction.hidden_entry_refused(core.session_id, run.job.id)
         with core.lock:
             run = core.input_run()
             hidden = bool(run.awaiting and run.awaiting.secret)
