@@ -77,27 +77,35 @@ class Terminal(TerminalBase):
     def _start(self) -> None:
         if not os.path.isdir(self._start_cwd):
             raise InvalidArgument(f"cwd {self._start_cwd!r} is not a directory")
+        # From the spawn until the reader runs a Ctrl-C is held back, then
+        # closes what was started: raised half-way, it orphaned the shell
+        # (tests/magics/test_engine_gaps.py::test_ctrl_c_during_terminal_start_leaves_no_shell).
         try:
-            env = shell.shell_env(self.session_id, self.transport.token)
-            self.transport.proc = shell.spawn(self.config, self._start_cwd, env)
-        except Exception:
-            self._scratch.remove()
+            with watchdog.ctrl_c_deferred():
+                try:
+                    env = shell.shell_env(self.session_id, self.transport.token)
+                    self.transport.proc = shell.spawn(self.config, self._start_cwd, env)
+                except Exception:
+                    self._scratch.remove()
+                    raise
+                shell.run_on_spawner(watchdog.watch, self.transport.token, self._tmpdir)
+                self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
+                try:
+                    self.transport.pidfd = os.pidfd_open(self.transport.proc.pid)
+                except (AttributeError, OSError):
+                    self.transport.pidfd = None
+                self._ready_nonce = new_nonce()
+                self.transport.gate = interaction.Gate(self._tmpdir)
+                setup = self._scratch.write_file(
+                    "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
+                )
+                self._reader = threading.Thread(
+                    target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
+                )
+                self._reader.start()
+        except KeyboardInterrupt:
+            self.close()
             raise
-        shell.run_on_spawner(watchdog.watch, self.transport.token, self._tmpdir)
-        self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
-        try:
-            self.transport.pidfd = os.pidfd_open(self.transport.proc.pid)
-        except (AttributeError, OSError):
-            self.transport.pidfd = None
-        self._ready_nonce = new_nonce()
-        self.transport.gate = interaction.Gate(self._tmpdir)
-        setup = self._scratch.write_file(
-            "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
-        )
-        self._reader = threading.Thread(
-            target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
-        )
-        self._reader.start()
         try:
             self.transport.type(shell.setup_line(setup, self._ready_nonce))
             ready = self.core.ready.wait(self.config.start_timeout)
