@@ -88,13 +88,7 @@ def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
     if target.kind in ("docker", "podman"):
         return [target.kind, "exec", "-i", target.container or "", *sh]
     if target.kind == "kubectl":
-        argv = ["kubectl"]
-        if target.context:
-            argv += ["--context", target.context]
-        argv += ["exec", "-i", "-n", target.namespace or "", target.pod or ""]
-        if target.container:
-            argv += ["-c", target.container]
-        return [*argv, "--", *sh]
+        return [*target.kubectl_exec("-i"), "--", *sh]
     return None
 
 

@@ -82,14 +82,19 @@ class Target:
         if self.kind in ("docker", "podman"):
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
         if self.kind == "kubectl":
-            argv = ["kubectl"]
-            if self.context:
-                argv += ["--context", self.context]
-            argv += ["exec", "-it", "-n", self.namespace or "", self.pod or ""]
-            if self.container:
-                argv += ["-c", self.container]
-            return [*argv, "--", *bash]
+            return [*self.kubectl_exec("-it"), "--", *bash]
         return list(self.command)
+
+    def kubectl_exec(self, flags: str) -> list[str]:
+        """``kubectl [--context C] exec FLAGS -n NS POD [-c CONTAINER]``: the
+        terminal's own exec (``-it``) and the side channel's (``-i``)."""
+        argv = ["kubectl"]
+        if self.context:
+            argv += ["--context", self.context]
+        argv += ["exec", flags, "-n", self.namespace or "", self.pod or ""]
+        if self.container:
+            argv += ["-c", self.container]
+        return argv
 
 
 def control_options(control_dir: str, master: bool) -> list[str]:
