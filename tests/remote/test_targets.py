@@ -122,3 +122,16 @@ def test_targets_disabled_by_configuration():
         parse_target("docker://c", environ=env)
     with pytest.raises(InvalidArgument, match="unknown target kind"):
         enabled_kinds({"DSH_MAGICS_TARGETS": "ssh,ftp"})
+
+
+def test_the_side_channel_execs_into_the_same_pod_without_a_tty(monkeypatch) -> None:
+    from dsh_magics.terminal.remote.side_channel import probe_argv
+
+    monkeypatch.delenv("DSH_MAGICS_SIDE_CHANNEL", raising=False)
+    t = parse_target("kubectl://ctx/ns/pod/box")
+    main = t.argv(login=False)
+    side = probe_argv(t, None)
+    assert side is not None and side[: side.index("--")] == [
+        "-i" if a == "-it" else a for a in main[: main.index("--")]
+    ]
+    assert side[side.index("--") + 1 :] == ["sh"]
