@@ -25,11 +25,13 @@ from ..terminal.config import TerminalConfig
 from ..terminal.result import ReadResult, Result, TerminalInfo, tail_of
 from . import protocol as P
 from .events import EventStream
+from .pages import HostPage
 from .proxies import HOST_GONE_NOTE, JobProxies
 from .runtime import HostPaths
 from .transport import CONNECTED, DETACHED, Link, Transport
 
 if TYPE_CHECKING:
+    from ..answer_page import SecretPrompt
     from ..terminal.api import Engine
     from ..terminal.registry import Registry
 
@@ -360,6 +362,15 @@ class HostClient:
                 return seq
             if time.monotonic() - asked < slice_ * 0.9:
                 return seq  # returned early without news: the shell is dead
+
+    def open_answer_page(
+        self, prompt: SecretPrompt, on_end: Callable[[str], None] | None = None
+    ) -> HostPage:
+        """A one-time page for a person to answer ``prompt``, served by the
+        host (which owns the terminal); ``on_end(outcome)`` once it ends.
+        Not part of the engine contract: in-process, the caller serves
+        :class:`dsh_magics.answer_page.AnswerPage` itself."""
+        return HostPage(lambda op, **args: self._op(op, **args), prompt, on_end=on_end)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Same events as the engine's registry, delivered on the client's

@@ -334,6 +334,10 @@ OPERATIONS: dict[str, Operation] = {
         Operation("detach", host=True),
         Operation("shutdown", host=True),
         Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", host=True),
+        # answer pages (host/pages.py): the host serves the page for a password prompt
+        Operation("page_open", {"session_id": V.session_id, "job_id": V.job_id}, ("session_id", "job_id"), host=True),
+        Operation("page_wait", {"page": V.text, "timeout": V.timeout}, ("page",), host=True, block="timeout"),
+        Operation("page_close", {"page": V.text}, ("page",), host=True),
         # the engine contract: one row per method of terminal/api.py's Engine
         _contract("attach", "info", wire=_BASE),
         _contract("exec", "exec", wire=_BASE, block="wait_ms"),

@@ -23,6 +23,7 @@ from .. import errors, jobs
 from ..terminal import Engine, Registry, Result
 from ..terminal.local import procs
 from . import protocol as P
+from .pages import PageTable
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 
 log = logging.getLogger("dsh_magics.host")
@@ -206,6 +207,7 @@ class HostServer:
         self.stop_reason = ""
         self.expected_stop = True
         self._unsubscribe: Callable[[], None] | None = None
+        self.pages = PageTable(self.registry, procs.alive)
         # Operations the host answers itself (or wraps); every other row of
         # protocol.OPERATIONS is a plain call of the engine method it names.
         self._hooks: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
@@ -217,6 +219,9 @@ class HostServer:
             "attach": self._op_attach,
             "exec": self._op_exec,
             "jobs": self._op_jobs,
+            "page_open": self._op_page_open,
+            "page_wait": lambda conn, a: self.pages.wait(a["page"], a["timeout"]),
+            "page_close": lambda conn, a: self.pages.close(a["page"]),
         }
         missing = [n for n, o in P.OPERATIONS.items() if o.engine_method is None and n not in self._hooks]
         assert not missing, f"host operations without a handler: {missing}"
@@ -327,6 +332,7 @@ class HostServer:
         if listener is not None:
             listener.close()
         self._remove_files()
+        self.pages.close_all()
         # Stop taking requests first, so no terminal is opened behind our back,
         # then close every terminal (twice: a request already inside the
         # engine may have opened one while the first pass ran).
@@ -563,6 +569,12 @@ class HostServer:
             found = [j for j in found if j.owner == owner]
         with_result = a.get("results", True)
         return [P.job_to_wire(j, with_result=with_result) for j in found]
+
+    def _op_page_open(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        """A one-time answer page for the prompt the job waits at, served by
+        this process (it owns the terminal); it closes when the prompt goes
+        away or the process that asked for it exits."""
+        return self.pages.open(a["session_id"], a["job_id"], conn.peer_pid)
 
     def _op_subscribe(self, conn: _Conn, a: dict[str, Any]) -> Any:
         """Start (or re-filter) this connection's event stream. ``types``

@@ -3,7 +3,9 @@
 When a tool result shows the agent's job waiting for hidden input, and the
 client declared URL-mode elicitation, the server asks the client once per
 prompt to send the person to a one-time page on 127.0.0.1
-(:mod:`.answer_page`). Without URL elicitation, the result says how a person
+(:mod:`dsh_magics.answer_page`), served by the process that owns the
+terminal: the terminal host (``open_page``, :meth:`HostClient.open_answer_page`)
+or this process for ``--in-process`` terminals. Without URL elicitation, the result says how a person
 can answer instead (``dsh-magics answer SESSION``, or the notebook panel).
 The secret never passes through the client, the model or this module.
 """
@@ -13,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from ..answer_page import AnswerPage, SecretPrompt, pending_secret
+from ..errors import DshError
 from ..terminal.api import Engine
-from .answer_page import AnswerPage, SecretPrompt, pending_secret
 
 #: Longest an agent's call waits for the client's reply to a URL elicitation.
 REPLY_S = 600.0
@@ -35,19 +39,41 @@ def url_elicitation(ctx: Any) -> bool:
     return elicitation is not None and getattr(elicitation, "url", None) is not None
 
 
+class Page(Protocol):
+    """An open answer page, wherever it is served."""
+
+    url: str
+
+    @property
+    def open(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def settle(self) -> None: ...
+
+
+#: Opens a page for a prompt; ``on_end(outcome)`` is called once when it ends.
+PageOpener = Callable[[SecretPrompt, Callable[[str], None]], Page]
+
+
 class PersonAnswers:
     """The prompts this server asked a person about, and what became of them.
 
     ``host`` is the terminal host's name, or None when the terminals live in
-    this process (then no other program can reach them).
+    this process (then no other program can reach them). ``open_page``
+    opens the page where the terminal lives (the host's
+    ``open_answer_page``); by default this process serves it.
     """
 
-    def __init__(self, engine: Engine, host: str | None) -> None:
+    def __init__(self, engine: Engine, host: str | None, open_page: PageOpener | None = None) -> None:
         self.engine = engine
         self.host = host
+        self._open_page: PageOpener = open_page or (
+            lambda prompt, on_end: AnswerPage(engine, prompt, on_end=on_end)
+        )
         self._lock = threading.Lock()
         self._asked: dict[SecretPrompt, str] = {}  # prompt -> asked/accepted/declined/cancelled/failed
-        self._pages: dict[SecretPrompt, AnswerPage] = {}
+        self._pages: dict[SecretPrompt, Page] = {}
         self._answered: set[str] = set()  # job ids whose prompt a person answered, not yet reported
 
     def close(self) -> None:
@@ -108,9 +134,15 @@ class PersonAnswers:
             except RuntimeError:
                 pass  # the server is gone
 
-        page = await run_blocking(lambda: AnswerPage(self.engine, prompt, on_end=ended))
+        try:
+            page = await run_blocking(lambda: self._open_page(prompt, ended))
+        except DshError as e:  # the prompt went away meanwhile, or the host did
+            with self._lock:
+                self._asked[prompt] = "failed"
+            return f"no link could be opened ({e.code}: {e.message}); " + self.how_to_answer(prompt.session_id)
         with self._lock:
-            self._pages[prompt] = page
+            if page.open:
+                self._pages[prompt] = page
         message = (
             f"A job of the agent asks for a password (job {prompt.job_id} in terminal session "
             f"{prompt.session_id}, prompt {prompt.prompt[-80:]!r}). Open this link to answer it; "
@@ -132,14 +164,18 @@ class PersonAnswers:
         try:
             action = str(asking.result().action)
         except Exception as e:  # noqa: BLE001 - a client that fails the request
-            page.close()
+            await run_blocking(page.close)
             with self._lock:
                 self._asked[prompt] = "failed"
             return f"the client could not ask a person ({type(e).__name__}); " + self.how_to_answer(
                 prompt.session_id
             )
         if action != "accept":
-            page.close()
+            await run_blocking(page.close)
+        else:
+            # The person's browser may have had the page's reply before this
+            # process heard the page end (a host's page): ask once.
+            await run_blocking(page.settle)
         return self._outcome_note(prompt, action)
 
     def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:

@@ -24,7 +24,7 @@ from .. import tools
 from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
-from .elicit import PersonAnswers
+from .elicit import PageOpener, PersonAnswers
 from .render import render
 from .result_schema import output_schema
 
@@ -213,7 +213,7 @@ class ToolServer:
             check_session(session)
         self.backend = backend
         self.session = session
-        self.answers = PersonAnswers(backend, _host_name(backend))
+        self.answers = PersonAnswers(backend, _host_name(backend), _page_opener(backend))
         self._running_terminals: set[str] = set()
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -446,6 +446,14 @@ def _host_name(backend: Backend) -> str | None:
     from ..host import HostClient
 
     return backend.paths.name if isinstance(backend, HostClient) else None
+
+
+def _page_opener(backend: Backend) -> PageOpener | None:
+    """With a terminal host, the host serves the answer page (it owns the
+    terminal); in-process, None: this process serves it."""
+    from ..host import HostClient
+
+    return backend.open_answer_page if isinstance(backend, HostClient) else None
 
 
 def _wants_progress(ctx: Any) -> bool:

@@ -1,6 +1,7 @@
 """A person answers the agent's password prompt through the MCP client: URL-mode
-elicitation to a one-time page on 127.0.0.1 (dsh_magics/mcp/answer_page.py), and
-``dsh-magics answer`` when the client cannot ask.
+elicitation to a one-time page on 127.0.0.1 (dsh_magics/answer_page.py), and
+``dsh-magics answer`` when the client cannot ask. The page's tests run in both
+modes: terminals in a host (the host serves the page) and ``--in-process``.
 
 The client here is the Python SDK's, with an elicitation callback that plays
 the person: it opens the link and posts the answer.
@@ -24,6 +25,12 @@ from ..conftest import wait_until
 from .conftest import STEP, Mcp, ServerEnv, mcp_server
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["host", "in-process"])
+def mode(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The server's arguments: terminals in a host, or in the server itself."""
+    return () if request.param == "host" else ("--in-process",)
 
 SECRET = "hunter2-Qx7#not-for-models"
 CHROMIUM = "/usr/bin/chromium"
@@ -100,10 +107,10 @@ def assert_secret_nowhere(env: ServerEnv, received: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------
-async def test_a_person_answers_through_the_link(server_env: ServerEnv) -> None:
+async def test_a_person_answers_through_the_link(server_env: ServerEnv, mode: tuple[str, ...]) -> None:
     person = Person(answer_at)
     received: list[str] = []
-    async with mcp_server(server_env, elicitation_callback=person, received=received) as m:
+    async with mcp_server(server_env, *mode, elicitation_callback=person, received=received) as m:
         job = await start_prompt(m)
         waiting = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
         # the wait came back because the job asks for a password; a person was asked
@@ -125,14 +132,14 @@ async def test_a_person_answers_through_the_link(server_env: ServerEnv) -> None:
     assert_secret_nowhere(server_env, received)
 
 
-async def test_wrong_reused_foreign_and_expired_links_are_refused(server_env: ServerEnv) -> None:
+async def test_wrong_reused_foreign_and_expired_links_are_refused(server_env: ServerEnv, mode: tuple[str, ...]) -> None:
     links: list[str] = []
 
     def keep(params: ElicitRequestURLParams) -> ElicitResult:
         links.append(params.url)
         return ElicitResult(action="accept")
 
-    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(keep)) as m:
+    async with mcp_server(server_env, *mode, elicitation_callback=Person(keep)) as m:
         job = await start_prompt(m)
         first = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
         assert "one-time link" in first["note"]
@@ -161,7 +168,7 @@ async def test_wrong_reused_foreign_and_expired_links_are_refused(server_env: Se
         assert ended["status"] == "interrupted" and "inputs" not in ended
 
 
-async def test_a_reused_token_is_refused(server_env: ServerEnv) -> None:
+async def test_a_reused_token_is_refused(server_env: ServerEnv, mode: tuple[str, ...]) -> None:
     replies: list[tuple[int, int]] = []
 
     def twice(params: ElicitRequestURLParams) -> ElicitResult:
@@ -173,7 +180,7 @@ async def test_a_reused_token_is_refused(server_env: ServerEnv) -> None:
         replies.append((first, second))
         return ElicitResult(action="accept")
 
-    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(twice)) as m:
+    async with mcp_server(server_env, *mode, elicitation_callback=Person(twice)) as m:
         job = await start_prompt(m)
         await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
         done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
@@ -182,14 +189,14 @@ async def test_a_reused_token_is_refused(server_env: ServerEnv) -> None:
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_declining_keeps_the_job_waiting(server_env: ServerEnv, action: str) -> None:
+async def test_declining_keeps_the_job_waiting(server_env: ServerEnv, mode: tuple[str, ...], action: str) -> None:
     links: list[str] = []
 
     def no(params: ElicitRequestURLParams) -> ElicitResult:
         links.append(params.url)
         return ElicitResult(action=action)  # type: ignore[arg-type]
 
-    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(no)) as m:
+    async with mcp_server(server_env, *mode, elicitation_callback=Person(no)) as m:
         job = await start_prompt(m)
         res = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
         assert res["status"] == "running" and res["awaiting_input"]["secret"] is True
@@ -256,7 +263,7 @@ async def test_in_process_without_url_elicitation_says_no_one_can_reach_it(
         await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
 
 
-async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) -> None:
+async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv, mode: tuple[str, ...]) -> None:
     """The page in a real browser (Debian's Chromium through Playwright)."""
     pytest.importorskip("playwright")
     if not os.path.exists(CHROMIUM):
@@ -286,7 +293,7 @@ async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) ->
 
     received: list[str] = []
     async with mcp_server(
-        server_env, "--in-process", elicitation_callback=Person(in_browser), received=received
+        server_env, *mode, elicitation_callback=Person(in_browser), received=received
     ) as m:
         job = await start_prompt(m)
         await m.ok("bash_wait", {"job_id": job, "timeout_ms": 60_000}, step=2 * STEP)
@@ -298,7 +305,7 @@ async def test_a_person_types_the_password_in_chromium(server_env: ServerEnv) ->
     assert_secret_nowhere(server_env, received)
 
 
-async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env: ServerEnv) -> None:
+async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env: ServerEnv, mode: tuple[str, ...]) -> None:
     """The person answers at the link while the client's dialog is still open:
     the agent's call returns as soon as the page has its answer."""
     release = threading.Event()
@@ -309,7 +316,7 @@ async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env
         release.wait(STEP)  # the client replies only after the agent's call returned
         return ElicitResult(action="accept")
 
-    async with mcp_server(server_env, "--in-process", elicitation_callback=Person(answer_then_hold)) as m:
+    async with mcp_server(server_env, *mode, elicitation_callback=Person(answer_then_hold)) as m:
         job = await start_prompt(m)
         try:
             # (a call held until the client replies would hit this step's bound)
@@ -320,3 +327,77 @@ async def test_the_agent_is_not_held_by_a_client_that_has_not_replied(server_env
             release.set()
         done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
         assert done["output"].endswith("match\n")
+
+
+def _listening_inode(port: int) -> int | None:
+    """The socket inode listening on 127.0.0.1:``port`` (from /proc/net/tcp)."""
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], int(fields[9])
+            if state == "0A" and local == f"0100007F:{port:04X}":
+                return inode
+    return None
+
+
+def _tcp_inodes() -> set[int]:
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            out.update(int(line.split()[9]) for line in f)
+    return out
+
+
+def _socket_inodes(pid: int) -> set[int]:
+    """Inodes of the sockets process ``pid`` holds open."""
+    out = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(int(target[8:-1]))
+    return out
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0")]
+    except OSError:
+        return []
+
+
+async def test_with_a_host_the_host_process_serves_the_page(server_env: ServerEnv) -> None:
+    """The process that owns the terminal serves the page: the listening
+    socket is the host's, and the MCP server holds no TCP socket at all, so
+    the person's answer cannot pass through it."""
+    from dsh_magics.host import HostPaths
+
+    seen: dict[str, Any] = {}
+
+    def look_then_answer(params: ElicitRequestURLParams) -> ElicitResult:
+        port = int(urlsplit(params.url).port or 0)
+        inode = _listening_inode(port)
+        info = HostPaths.for_name("mcp", server_env.host_dir).read_info() or {}
+        servers = [p for p in server_env.pids() if _cmdline(p)[1:4] == ["-m", "dsh_magics.cli", "mcp"]]
+        seen.update(inode=inode, host=info.get("pid"), servers=servers)
+        seen["host_sockets"] = _socket_inodes(int(info["pid"]))
+        seen["server_tcp"] = {p: _socket_inodes(p) & _tcp_inodes() for p in servers}
+        return answer_at(params)
+
+    received: list[str] = []
+    async with mcp_server(server_env, elicitation_callback=Person(look_then_answer), received=received) as m:
+        job = await start_prompt(m)
+        waiting = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert "a person answered the password prompt" in waiting["note"]
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("len 26\nmatch\n"), done
+    assert seen["inode"] is not None and len(seen["servers"]) == 1, seen
+    assert seen["host"] not in seen["servers"]
+    assert seen["inode"] in seen["host_sockets"], "the page's port is not the host's"
+    assert seen["server_tcp"] == {seen["servers"][0]: set()}, "the MCP server holds a TCP socket"
+    assert_secret_nowhere(server_env, received)

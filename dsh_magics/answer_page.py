@@ -1,12 +1,14 @@
 """A one-time page on 127.0.0.1 where a person types the answer to a job's password prompt.
 
-The MCP server opens one when it asks the client for URL-mode elicitation
-(docs/mcp.md, "Password prompts"). The secret goes from the person's browser
-to this process and from here into the terminal (``Engine.send`` with
-``secret=True``, recorded as ``[secret]``, source ``person``); it is never
-written to the MCP stream, a log or a result. The page listens only while its
-prompt is pending: it stops on the answer, on ``close()``, and as soon as the
-job stops waiting for that prompt or ends.
+The process that owns the terminal serves it: the terminal host
+(:mod:`dsh_magics.host.pages`, opened by the ``page_open`` operation) or an
+``--in-process`` MCP server (docs/mcp.md, "Password prompts"). The secret goes
+from the person's browser to that process and from there into the terminal
+(``Engine.send`` with ``secret=True``, recorded as ``[secret]``, source
+``person``); it is never written to the MCP stream, the host's socket, a log
+or a result. The page listens only while its prompt is pending: it stops on
+the answer, on ``close()``, as soon as the job stops waiting for that prompt
+or ends, and when the process that asked for it is gone.
 
 Refused: another path or token (404), a token already used or expired (410),
 a ``Host`` header other than this address (DNS rebinding, 421), a foreign
@@ -27,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-from ..errors import DshError
-from ..terminal.api import Engine
+from .errors import DshError
+from .terminal.api import Engine
 
 #: The only address the page listens on.
 LOOPBACK = "127.0.0.1"
@@ -66,6 +68,9 @@ class AnswerPage:
 
     ``on_end(outcome)`` is called once when the page stops: ``"answered"``,
     ``"expired"`` (the job stopped waiting or ended) or ``"closed"``.
+    ``wanted()`` says whether whoever asked for the page is still there (the
+    host checks that the MCP server that opened it lives); once it is False
+    the page closes.
     """
 
     def __init__(
@@ -74,10 +79,12 @@ class AnswerPage:
         prompt: SecretPrompt,
         *,
         on_end: Callable[[str], None] | None = None,
+        wanted: Callable[[], bool] | None = None,
     ) -> None:
         self.engine = engine
         self.prompt = prompt
         self._on_end = on_end
+        self._wanted = wanted
         self._token = secrets.token_urlsafe(16)  # 128 random bits
         self._lock = threading.Lock()
         self.outcome: str | None = None  # set once, when the page stops
@@ -117,6 +124,10 @@ class AnswerPage:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def settle(self) -> None:
+        """Nothing to learn: here ``on_end`` runs as the page ends (a host's
+        page is learnt of over its socket, :class:`dsh_magics.host.pages.HostPage`)."""
+
     def still_pending(self) -> bool:
         return pending_secret(self.engine, self.prompt.session_id) == self.prompt
 
@@ -128,6 +139,9 @@ class AnswerPage:
         except DshError:
             seq = -1
         while self.open:
+            if self._wanted is not None and not self._wanted():
+                self.close("closed")
+                return
             if not self.still_pending():
                 self._expire()
                 return
