@@ -181,6 +181,13 @@ class Transport:
 
     def mark_lost(self, generation: int, why: str, reported: bool) -> None:
         with self.lock:
+            if generation == self.generation and self.state == LOST and reported:
+                # The event stream saw the loss first, and this caller is
+                # being told now: once is enough, the next call starts a host
+                # (pinned by tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host,
+                # which failed 2 runs in 3 before).
+                self.state = LOST_REPORTED
+                return
             if generation != self.generation or self.state != CONNECTED:
                 return
             pid = self.hello.get("pid")

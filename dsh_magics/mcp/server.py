@@ -283,7 +283,8 @@ class ToolServer:
 
     def _rest_of_exec(self, started: dict[str, Any], left_ms: int, caller: str) -> dict[str, Any]:
         """The rest of a bash_exec's wait_ms: its result if the job finishes
-        within ``left_ms``, else the started job (what the engine's exec does)."""
+        within ``left_ms``, else the started job, or the wait's error (what
+        the engine's exec does)."""
         res = tools.call(
             "bash_wait",
             {
@@ -295,7 +296,12 @@ class ToolServer:
             caller_session=caller,
             registry=self.backend,
         )
-        if "error" in res or res.get("timed_out") or res.get("status") == "running":
+        if "error" in res:
+            # The job's fate is unknown (HOST_UNAVAILABLE: the host died under
+            # the wait), as the engine's exec would raise (pinned by
+            # tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host).
+            return res
+        if res.get("timed_out") or res.get("status") == "running":
             return started
         res.pop("reason", None)  # a bash_wait field; bash_exec results have none
         return res

@@ -190,6 +190,25 @@ async def test_errors_are_tool_errors_with_stable_codes(server_env: ServerEnv) -
     assert "Traceback" not in server_env.log_text()
 
 
+#: A command that kills the terminal host it runs in (SIGKILL: a crash),
+#: while the call that runs it waits for it.
+KILL_HOST = (
+    "kill -KILL $(grep -o '\"pid\": [0-9]*' \"$DSH_MAGICS_HOST_DIR/mcp.json\" | grep -o '[0-9]*$'); sleep 600"
+)
+
+
+async def test_a_lost_host_is_a_tool_error_then_a_fresh_host(server_env: ServerEnv) -> None:
+    """HOST_UNAVAILABLE is a tool error like the others; the next call
+    starts a fresh host and says the old terminals are gone."""
+    async with mcp_server(server_env) as m:
+        await m.run("X=7")
+        lost = await m.err("bash_exec", {"command": KILL_HOST, "wait_ms": 60_000}, "HOST_UNAVAILABLE")
+        assert "is gone" in lost["message"] and "The next call starts a fresh host" in lost["message"]
+        fresh = await m.run("echo x${X}x")
+        assert fresh["output"] == "xx\n" and "terminal host was restarted" in fresh["note"]
+    assert "Traceback" not in server_env.log_text()
+
+
 async def test_a_restarted_server_finds_terminal_cwd_and_running_job(
     server_env: ServerEnv, tmp_path
 ) -> None:
