@@ -208,14 +208,16 @@ async def mcp_server(
     client: str = "pytest agent",
     elicitation_callback: Any = None,
     received: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> AsyncIterator[Mcp]:
     """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``;
-    ``elicitation_callback`` declares elicitation (form and URL mode), and
-    ``received`` collects every message the client got."""
+    ``elicitation_callback`` declares elicitation (form and URL mode),
+    ``received`` collects every message the client got, ``extra_env`` adds
+    to the server's environment."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dsh_magics.cli", "mcp", *args],
-        env=env.vars,
+        env={**env.vars, **(extra_env or {})},
         cwd=env.cwd,
     )
     with open(env.log, "a", encoding="utf-8") as errlog:
