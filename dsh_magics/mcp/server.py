@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import mcp.types as types
@@ -27,6 +27,7 @@ from ..terminal.api import Engine
 from .elicit import PageOpener, PersonAnswers
 from .render import render
 from .result_schema import output_schema
+from .wire import wire_streams
 
 T = TypeVar("T")
 
@@ -412,7 +413,11 @@ class ToolServer:
     async def serve_stdio(self) -> None:
         """Serve one client on this process's stdin and stdout until it closes them."""
         try:
-            async with stdio_server() as (read, write):
+            # (The SDK types these as anyio files; it only iterates the one and
+            # writes to and flushes the other, which is what wire.py gives.)
+            async with wire_streams() as (stdin, stdout), stdio_server(
+                cast(Any, stdin), cast(Any, stdout)
+            ) as (read, write):
                 await self.server.run(read, write, self.server.create_initialization_options())
         finally:
             self.answers.close()  # nothing listens once the server stops

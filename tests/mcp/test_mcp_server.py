@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -382,3 +383,46 @@ def test_without_the_sdk_the_command_says_what_to_install(server_env: ServerEnv)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("dsh-magics: MCP_UNAVAILABLE: the MCP SDK is not installed")
     assert "pip install 'dsh-magics[mcp]'" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+async def test_while_serving_stdin_and_stdout_are_not_the_wire(server_env: ServerEnv) -> None:
+    """The event loop reads and writes private copies of the pipes (mcp/wire.py);
+    fd 0 reads /dev/null and fd 1 goes to stderr, so a child's stray output
+    never reaches the wire. The pipes are non-blocking only while served."""
+    async with mcp_server(server_env, "--in-process") as m:
+        await m.run("true")
+        (server,) = [
+            p for p in server_env.pids() if "dsh_magics.cli" in " ".join(psutil.Process(p).cmdline())
+        ]
+        assert os.readlink(f"/proc/{server}/fd/0") == os.devnull
+        assert os.readlink(f"/proc/{server}/fd/1") == os.readlink(f"/proc/{server}/fd/2")
+        pipes = [
+            fd for fd in os.listdir(f"/proc/{server}/fd") if os.readlink(f"/proc/{server}/fd/{fd}").startswith("pipe:")
+        ]
+        assert pipes  # the wire, on descriptors above 2
+        assert (await m.run("echo still $((1+1))"))["output"] == "still 2\n"
+
+
+def test_requests_from_a_file_are_served_by_the_sdks_transport(server_env: ServerEnv, tmp_path: Any) -> None:
+    """A file on stdin cannot be watched by the event loop: the SDK's own
+    transport serves it. (Its end of file ends the session at once, so a
+    call still running then is answered "Connection closed", as the SDK
+    always did; only the first, synchronous request is checked.)"""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}},
+    ]
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with open(requests, "rb") as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-m", "dsh_magics.cli", "mcp", "--in-process"],
+            stdin=stdin,
+            capture_output=True,
+            env={**os.environ, **server_env.vars},
+            cwd=server_env.cwd,
+            timeout=STEP,
+        )
+    replies = {r.get("id"): r for r in map(json.loads, proc.stdout.decode().splitlines())}
+    assert replies[1]["result"]["serverInfo"]["name"] == "dsh-magics", proc.stderr
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
