@@ -17,7 +17,11 @@ absolute times).
   Target: ``bash_exec`` over MCP <= ping + direct + 0.3 ms.
 - a bare server of the same SDK (one no-op tool, no output schema), pinged
   and called on its own connection in the same rounds: what any ``tools/call``
-  costs with this SDK beyond a ping, before a server does anything.
+  costs with this SDK beyond a ping, before a server does anything; and the
+  same server returning a canned ``bash_exec`` result under its output schema.
+- the direct call again, each one after an idle pause as long as a ping's
+  round trip: over MCP the engine is idle that long between two calls, and a
+  call after a pause costs more than one right after the last (wake-ups).
 
 Both backends: in-process (``--in-process`` against a ``Registry`` here) and
 the terminal host (the server in host mode against a ``HostClient`` here, on
@@ -52,9 +56,15 @@ EXEC = ("bash_exec", {"command": "true", "wait_ms": 10_000})
 LIST: tuple[str, dict[str, Any]] = ("bash_list", {})
 
 
-async def _samples_ms(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
+async def _samples_ms(
+    fn: Callable[[], Awaitable[Any]], n: int, idle_s: float = 0.0
+) -> list[float]:
+    """``n`` timed calls of ``fn``; with ``idle_s``, each after that long idle
+    (not timed): the pause an MCP round trip leaves between two engine calls."""
     out = []
     for _ in range(n):
+        if idle_s:
+            time.sleep(idle_s)  # a pause to measure after, not a synchronisation
         t = time.perf_counter()
         await fn()
         out.append((time.perf_counter() - t) * 1000)
@@ -130,6 +140,7 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         k: []
         for k in (
             "exec_direct",
+            "exec_direct_idle",
             "exec_mcp",
             "list_direct",
             "list_mcp",
@@ -174,30 +185,36 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
 
             for fn in (direct_call(EXEC), mcp_call(EXEC)):
                 await _samples_ms(fn, 30)  # warm: terminals open, caches filled
+            # Over MCP the engine is idle between two calls for about a ping's
+            # round trip (the result going back, the next request coming):
+            # the direct call is also measured after that long idle.
+            idle_s = statistics.median(await _samples_ms(s.send_ping, 50)) / 1000
             # Each figure in a short tight run, the runs in alternation: load that
             # comes and goes hits all alike, and each call is measured warm, as an
             # agent's calls in a row are (call-by-call interleaving measured every
             # figure slower, the direct call about twice as slow).
-            order = [
-                ("exec_direct", direct_call(EXEC)),
-                ("exec_mcp", mcp_call(EXEC)),
-                ("list_direct", direct_call(LIST)),
-                ("list_mcp", mcp_call(LIST)),
-                ("ping_mcp", s.send_ping),
-                ("noop_bare", lambda: bare.call_tool("noop", {})),
-                ("canned_bare", lambda: bare.call_tool("canned", {})),
-                ("ping_bare", bare.send_ping),
+            order: list[tuple[str, Callable[[], Awaitable[Any]], float]] = [
+                ("exec_direct", direct_call(EXEC), 0.0),
+                ("exec_direct_idle", direct_call(EXEC), idle_s),
+                ("exec_mcp", mcp_call(EXEC), 0.0),
+                ("list_direct", direct_call(LIST), 0.0),
+                ("list_mcp", mcp_call(LIST), 0.0),
+                ("ping_mcp", s.send_ping, 0.0),
+                ("noop_bare", lambda: bare.call_tool("noop", {}), 0.0),
+                ("canned_bare", lambda: bare.call_tool("canned", {}), 0.0),
+                ("ping_bare", bare.send_ping, 0.0),
             ]
             for _ in range(rounds):
-                for key, fn in order:
+                for key, fn, idle in order:
                     validating.clear()
-                    samples[key] += await _samples_ms(fn, n // rounds)
+                    samples[key] += await _samples_ms(fn, n // rounds, idle)
                     if key == "exec_mcp":
                         samples["validate_exec"] += validating
             await s.call_tool("bash_close", {})
     med = {k: statistics.median(v) for k, v in samples.items()}
     p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in samples.items()}
     return {
+        "idle_s": idle_s,
         "median_ms": med,
         "p90_ms": p90,
         "exec_ratio": med["exec_mcp"] / med["exec_direct"],
@@ -207,12 +224,18 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         "server_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"],
         # the call against its floor: the SDK's ping plus the direct call
         "ratio_to_floor": med["exec_mcp"] / (med["exec_direct"] + med["ping_mcp"]),
+        "above_floor_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"],
+        # ... with the direct call made after the idle an MCP round trip leaves
+        "ratio_to_idle_floor": med["exec_mcp"] / (med["exec_direct_idle"] + med["ping_mcp"]),
+        "above_idle_floor_ms": med["exec_mcp"] - med["exec_direct_idle"] - med["ping_mcp"],
+        # what the idle before it adds to the same direct call
+        "idle_cost_ms": med["exec_direct_idle"] - med["exec_direct"],
         # what any tools/call costs with this SDK beyond a ping (a bare server's no-op tool)
         "sdk_tool_call_ms": med["noop_bare"] - med["ping_bare"],
         # ... and with a bash_exec result under its output schema, but no terminal
         "sdk_result_ms": med["canned_bare"] - med["ping_bare"],
         # what this server adds beyond that and the direct call
-        "own_share_ms": med["exec_mcp"] - med["exec_direct"] - med["ping_mcp"]
+        "own_share_ms": med["exec_mcp"] - med["exec_direct_idle"] - med["ping_mcp"]
         - (med["canned_bare"] - med["ping_bare"]),
     }
 
@@ -279,7 +302,16 @@ def main(argv: list[str] | None = None) -> int:
             f" bash_exec call: {r['server_share_ms']:+.3f} ms (target <= +0.3 ms), of which the"
             f" client's output-schema check {m['validate_exec']:.3f} ms"
         )
-        print(f"  bash_exec over MCP / (ping + direct) = {r['ratio_to_floor']:.2f}x")
+        print(
+            f"  bash_exec over MCP / (ping + direct) = {r['ratio_to_floor']:.2f}x,"
+            f" {r['above_floor_ms']:+.3f} ms (target <= +0.3 ms)"
+        )
+        print(
+            f"  the direct call after {r['idle_s'] * 1000:.2f} ms idle (a ping's round trip, as"
+            f" between two MCP calls): {m['exec_direct_idle']:.3f} ms ({r['idle_cost_ms']:+.3f} ms);"
+            f" over MCP / (ping + that) = {r['ratio_to_idle_floor']:.2f}x,"
+            f" {r['above_idle_floor_ms']:+.3f} ms"
+        )
         print(
             f"  a bare SDK server's no-op tool: {m['noop_bare']:.3f} ms against its ping"
             f" {m['ping_bare']:.3f} ms: any tools/call costs {r['sdk_tool_call_ms']:+.3f} ms"
@@ -288,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  the same bare server returning a bash_exec result under its output schema:"
             f" {m['canned_bare']:.3f} ms ({r['sdk_result_ms']:+.3f} ms over its ping); what"
-            f" remains for this server beyond that and the direct call: {r['own_share_ms']:+.3f} ms"
+            f" remains for this server beyond that and the direct call after idle:"
+            f" {r['own_share_ms']:+.3f} ms"
         )
     if "loadavg" in res:
         print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))
