@@ -90,7 +90,14 @@ class RemoteTerminal(TerminalBase):
         )
         core = self.core
         try:
-            self.transport.type(self.stream.setup_text(cwd, self.session_id))
+            try:
+                self.transport.type(self.stream.setup_text(cwd, self.session_id))
+            except ShellExited:
+                # The client ended before the set-up was typed (`cmd:false`):
+                # the reader sees it end (and sets `ready`); reported below as
+                # any start that found no shell, with the client's exit code
+                # (tests/remote/test_failures.py::test_a_client_that_ends_at_once_is_unreachable).
+                pass
             ready = core.ready.wait(self.config.start_timeout)
         except BaseException:
             self.close()
