@@ -21,7 +21,9 @@ from dsh_magics.terminal.local.procs import alive
 from tests.conftest import pids_with_env, ps_lines, wait_until
 from tests.remote.conftest import run
 
-CMD_TARGET = "cmd:bash --noprofile --norc -i"
+# a local bash driven only through its PTY, its side channel a local `sh`
+# (the same code paths as a cmd: target elsewhere with a probe command)
+CMD_TARGET = "cmd:--probe=sh bash --noprofile --norc -i"
 
 
 @pytest.fixture(params=["ssh", "cmd"])

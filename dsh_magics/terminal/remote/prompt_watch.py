@@ -33,7 +33,7 @@ class PromptWatch:
         self._busy = False
         self._outputs = 0  # job output spells seen, to drop a probe overtaken by output
         self.why_unavailable: str | None = (
-            None if channel else "no side channel (a cmd: target, or DSH_MAGICS_SIDE_CHANNEL=0)"
+            None if channel else "no side channel (a cmd: target without --probe=, or DSH_MAGICS_SIDE_CHANNEL=0)"
         )
 
     @property

@@ -4,7 +4,8 @@ typed probe would land in a password prompt).
 
 It is one long-lived ``sh`` reading one probe per line (docker, podman,
 kubectl: a second ``exec`` into the same container or pod), or one session
-per probe over the engine's own control connection (ssh); ``cmd:`` has none. A probe reads the
+per probe over the engine's own control connection (ssh); ``cmd:`` has one
+only when the user names its command (``--probe=``). A probe reads the
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
 It costs one round trip and runs only when a running job went quiet
@@ -89,6 +90,8 @@ def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
         return [target.kind, "exec", "-i", target.container or "", *sh]
     if target.kind == "kubectl":
         return [*target.kubectl_exec("-i"), "--", *sh]
+    if target.kind == "cmd" and target.probe:
+        return list(target.probe)
     return None
 
 
