@@ -134,6 +134,36 @@ def test_the_remote_bash_reports_its_version_and_an_old_one_is_refused(remote: R
     assert too_old("4.4.23") == "5.0" and too_old("3.2.57") == "5.0" and too_old(None) is None
 
 
+HINT = "printf '\\033]6973;P\\007'"  # the prompt hint bash prints after an aborted line
+
+
+@pytest.mark.parametrize(
+    "read",
+    ["read -r x </dev/tty", "read -r x"],
+    ids=["dev-tty", "builtin-on-the-shells-own-terminal"],
+)
+def test_a_forged_prompt_hint_types_nothing(remote: RemoteTerminal, read: str) -> None:
+    """A command prints the hint, then reads the terminal: the probe that
+    settles an aborted line must not be typed into that read. The second
+    case is the shell's own builtin ``read`` on the very terminal it reads
+    its commands from (a tty job), which looks like bash at its prompt
+    except for the job's redirections."""
+    job = remote.exec(f"{HINT}; echo ready; {read}; echo \"got [$x]\"", tty=True)
+    wait_until(lambda: remote.stream.hints_refused == 1, timeout=20, msg="the hint was not looked at")
+    assert not job.done and "got" not in remote.snapshot(job).output, remote.snapshot(job)
+    _awaiting(remote, job)
+    remote.send("hello", secret=True)
+    assert job.wait(20) and job.result.status == "completed", remote.snapshot(job)
+    assert job.result.output.endswith("got [hello]\n")
+    # forged again, then a real Ctrl-C: the hint that follows is the shell's own
+    job = remote.exec(f"{HINT}; echo ready; {read}; echo \"got [$x]\"", tty=True)
+    wait_until(lambda: remote.stream.hints_refused == 2, timeout=20, msg="the hint was not looked at")
+    remote.interrupt()
+    assert job.wait(20) and job.result.status == "interrupted", remote.snapshot(job)
+    assert "got" not in job.result.output and job.result.note is None
+    job = remote.exec('echo "[$?]"')
+    assert job.wait(20) and job.result.output == "[130]\n"
+
 
 # -- cmd: with a probe command the user names --------------------------------------
 def _cmd_target(kind: str, request: pytest.FixtureRequest) -> str:

@@ -18,6 +18,14 @@ QUIET_S = 0.1
 RETRY_S = (1.0, 4.0, 16.0)
 """Later probes while the job stays quiet and nothing reads the terminal (a
 spell of output resets them: at most one probe per quiet spell under 1 s)."""
+LAUNCH_WAIT_S = 0.25
+"""How long a Ctrl-C may be held while the shell is still starting its
+command (probes back to back until it has; a builtin loop never does)."""
+PROMPT_WAIT_S = 1.0
+"""How long, after the prompt hint, the shell may take to be seen reading
+its own next line (probes back to back; it is there within microseconds)."""
+PROMPT_TRIES = 3
+"""... and at least this many probes."""
 
 
 class PromptWatch:
@@ -138,6 +146,53 @@ class PromptWatch:
             if self._core.running is run:
                 self._note(run, seen, reader)
         return hidden(seen)
+
+    def when_launched(self, run: Running, then: Callable[[], None]) -> bool:
+        """Call ``then`` (from a helper thread) once the side channel sees that
+        the shell has finished starting the job's command, or after
+        ``LAUNCH_WAIT_S``. False, and nothing happens, when it cannot look."""
+        if not self.available:
+            return False
+
+        def wait() -> None:
+            deadline = time.monotonic() + LAUNCH_WAIT_S
+            while self._core.running is run and not self._core.dead:
+                seen = self._probe()
+                if seen is None or seen.launched() or time.monotonic() >= deadline:
+                    break
+            then()
+
+        threading.Thread(target=wait, name="dsh-remote-launch", daemon=True).start()
+        return True
+
+    def confirm_prompt(self, run: Running, yes: Callable[[], None], no: Callable[[], None]) -> bool:
+        """After the prompt hint (which any command can print): call ``yes``
+        (from a helper thread) once the side channel sees the shell reading
+        its own next line, or when it cannot tell; ``no`` when the job's
+        command still runs (a forged hint), or the shell is not seen there
+        within ``PROMPT_WAIT_S``. False, and nothing happens, when it cannot
+        look at all (the caller then has only the hint)."""
+        if not self.available:
+            return False
+
+        def confirm() -> None:
+            deadline = time.monotonic() + PROMPT_WAIT_S
+            tries = 0
+            while self._core.running is run and not self._core.dead:
+                seen = self._probe()
+                verdict = None if seen is None else seen.prompt_verdict()
+                if verdict is None or verdict:
+                    yes()
+                    return
+                assert seen is not None
+                tries += 1
+                # not there yet (on a loaded machine a round trip can outlast the deadline)
+                if seen.in_job() or (time.monotonic() >= deadline and tries >= PROMPT_TRIES):
+                    break
+            no()
+
+        threading.Thread(target=confirm, name="dsh-remote-hint", daemon=True).start()
+        return True
 
     def _wake_reader(self) -> None:
         self._wake()

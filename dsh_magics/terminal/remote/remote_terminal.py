@@ -71,7 +71,9 @@ class RemoteTerminal(TerminalBase):
         argv = side_channel.probe_argv(target, self.transport.control_dir)
         self.side = side_channel.SideChannel(argv, per_probe=target.kind == "ssh") if argv else None
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
-        self.stream = InbandStream(self.core, self.transport.type_later, self.watch.job_output)
+        self.stream = InbandStream(
+            self.core, self.transport.type_later, self.watch.job_output, self.watch.confirm_prompt
+        )
         self.keyboard = RemoteKeyboard(self.core, self.transport, self.watch)
         self._start(cwd)
 
