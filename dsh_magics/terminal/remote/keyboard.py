@@ -38,7 +38,8 @@ class RemoteKeyboard:
         it waits for the marker (at most ``BEGIN_WAIT_S``: bash may still be
         reading a long command, and the character then aborts the line);
         after it, until the side channel sees the command launched
-        (``PromptWatch.when_launched``, with its deadline). Without a side
+        (``PromptWatch.when_launched``, with its deadline), unless a probe
+        since the job's last output saw that already. Without a side
         channel it goes with the begin marker (docs/remote.md)."""
         core = self._core
         with core.lock:
@@ -55,7 +56,11 @@ class RemoteKeyboard:
             if run.intr.phase is Phase.HOLD:  # a launch check is on its way: it sends this one too
                 return run.job
             run.intr.phase = Phase.HOLD
-        self._release(run, at_once=True)
+            known = self._watch.launched_known(run)
+        if known:  # seen launched since the job last printed: no new look
+            self._send_pending(run, at_once=True)
+        else:
+            self._release(run, at_once=True)
         return run.job
 
     def _release(self, run: Running, at_once: bool) -> None:

@@ -40,6 +40,8 @@ class PromptWatch:
         self._where: tuple[int, str] | None = None  # (remote shell pid, its tty)
         self._busy = False
         self._outputs = 0  # job output spells seen, to drop a probe overtaken by output
+        # (job, output spells then): a probe saw its command launched, and it printed nothing since
+        self._launched: tuple[Running, int] | None = None
         self.why_unavailable: str | None = (
             None if channel else "no side channel (a cmd: target without --probe=, or DSH_MAGICS_SIDE_CHANNEL=0)"
         )
@@ -104,6 +106,7 @@ class PromptWatch:
             with core.lock:
                 if core.running is not run or seen is None or self._outputs != before:
                     return
+                self._saw_launch(run, seen, before)
                 reader = seen.reader()
                 if reader is None:
                     if run.quiet.tries < len(RETRY_S):
@@ -147,6 +150,15 @@ class PromptWatch:
                 self._note(run, seen, reader)
         return hidden(seen)
 
+    def _saw_launch(self, run: Running, seen: Seen, outputs: int) -> None:
+        if seen.launched():
+            self._launched = (run, outputs)
+
+    def launched_known(self, run: Running) -> bool:
+        """A probe made since the job's last output (or start, or input)
+        saw its command launched: a Ctrl-C needs no new look."""
+        return self._launched == (run, self._outputs)
+
     def when_launched(self, run: Running, then: Callable[[], None]) -> bool:
         """Call ``then`` (from a helper thread) once the side channel sees that
         the shell has finished starting the job's command, or after
@@ -157,7 +169,12 @@ class PromptWatch:
         def wait() -> None:
             deadline = time.monotonic() + LAUNCH_WAIT_S
             while self._core.running is run and not self._core.dead:
+                before = self._outputs
                 seen = self._probe()
+                if seen is not None:
+                    with self._core.lock:
+                        if self._outputs == before:
+                            self._saw_launch(run, seen, before)
                 if seen is None or seen.launched() or time.monotonic() >= deadline:
                     break
             then()
