@@ -119,19 +119,21 @@ class InbandStream:
         del self._tail[:-4096]
         self._core.feed(data)
         run = self._core.running
-        if run is not None and run.saw_begin and run.end_line is None:
-            self._on_job_output(run)
+        if run is not None and run.saw_begin and run.end_line is None and data.strip(b"\x03"):
+            self._on_job_output(run)  # (not the terminal's echo of a Ctrl-C alone: no output, no new look)
 
     def _release_held(self, nonce: str) -> None:
         """Data that arrived between typing a line and its first marker: the
-        echo of that line if the remote terminal echoes (then dropped, and
-        echo turned off again with the next job), else real output (kept)."""
+        echo of that line (the terminal echoes; dropped), else real output
+        (kept; a line that came back without its echo means a command left
+        echo off: the next job turns it on again)."""
         held = b"".join(self._held)
         self._held.clear()
         self._echo_nonce = None
-        if nonce.encode() in held:
-            self._resync_echo = True
+        if nonce and nonce.encode() in held:
             return
+        if nonce:
+            self._resync_echo = True
         if held:
             self._keep(held)
 
@@ -161,6 +163,8 @@ class InbandStream:
             if not run.intr.requested:
                 run.quiet.unsent_sigint = True
             run.sync_nonce = new_nonce()
+            if self._echo_nonce is None:  # its echo is held until its answer (or any marker of the job)
+                self._echo_nonce = run.sync_nonce
             self._type_later(inband.sync_line(run.sync_nonce))
 
     def _forged(self, run: Running) -> None:
@@ -175,9 +179,10 @@ class InbandStream:
         core = self._core
         run = core.running
         if self._echo_nonce is not None and m.nonce and (
-            m.nonce == self._echo_nonce or (run is not None and m.nonce == run.sync_nonce)
+            m.nonce == self._echo_nonce
+            or (run is not None and m.nonce in (run.nonce, run.end_nonce, run.sync_nonce))
         ):
-            self._release_held(self._echo_nonce)
+            self._release_held(self._echo_nonce if m.nonce == self._echo_nonce else "")
         if m.kind == SYNC and m.nonce == self.ready_nonce:
             core.cleaner.flush()
             core.ring.clear()
