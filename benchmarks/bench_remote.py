@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -237,6 +238,7 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+            shutil.rmtree(server.dir, ignore_errors=True)  # its keys and configs
     res["target"] = "private sshd on 127.0.0.1" if server else target
     if args.json:
         print(json.dumps(res, indent=2))

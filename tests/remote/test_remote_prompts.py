@@ -178,7 +178,7 @@ def _cmd_target(kind: str, request: pytest.FixtureRequest) -> str:
     elif kind == "ssh":
         server = request.getfixturevalue("sshd")
         opts = shlex.split(os.environ.get("DSH_MAGICS_SSH_OPTIONS", ""))
-        where = [*opts, "-o", "BatchMode=yes", "-p", str(server.port), "--", server.target.split("@")[0][6:] + "@127.0.0.1"]
+        where = [*opts, "-o", "BatchMode=yes", "-p", str(server.port), "--", server.target.removeprefix("ssh://").split(":")[0]]
         main = ["ssh", "-tt", *where, "exec " + " ".join(bash)]
         probe = ["ssh", "-T", *where, "exec sh"]
     else:
