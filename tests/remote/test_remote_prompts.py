@@ -213,3 +213,13 @@ def test_cmd_with_a_probe_command_sees_prompts_and_passwords(cmd_probed: RemoteT
     for _ in range(3):
         assert term.exec("true").wait(20)
     assert term.watch.next_due() is None and term.watch.probes == probes
+
+
+def test_ctrl_c_reaches_a_shell_that_never_waits_for_a_command(remote: RemoteTerminal) -> None:
+    """A builtin loop never looks launched to the side channel (bash runs,
+    it does not wait): the press goes when the launch check gives up, and
+    bash aborts the line."""
+    job = remote.exec("echo go; while :; do :; done")
+    wait_until(lambda: "go" in remote.snapshot(job).output, timeout=20)
+    remote.interrupt()
+    assert job.wait(20) and job.result.status == "interrupted", remote.snapshot(job)

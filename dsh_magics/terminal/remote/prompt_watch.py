@@ -20,12 +20,14 @@ RETRY_S = (1.0, 4.0, 16.0)
 spell of output resets them: at most one probe per quiet spell under 1 s)."""
 LAUNCH_WAIT_S = 0.25
 """How long a Ctrl-C may be held while the shell is still starting its
-command (probes back to back until it has; a builtin loop never does)."""
+command (probes back to back until it has; a builtin loop never does)..."""
+LAUNCH_TRIES = 5
+"""... and in at most this many probes (a probe into a container is quick)."""
 PROMPT_WAIT_S = 1.0
 """How long, after the prompt hint, the shell may take to be seen reading
 its own next line (probes back to back; it is there within microseconds)."""
-PROMPT_TRIES = 3
-"""... and at least this many probes."""
+PROMPT_TRIES = (3, 20)
+"""... and at least, and at most, this many probes."""
 
 
 class PromptWatch:
@@ -162,13 +164,16 @@ class PromptWatch:
     def when_launched(self, run: Running, then: Callable[[], None]) -> bool:
         """Call ``then`` (from a helper thread) once the side channel sees that
         the shell has finished starting the job's command, or after
-        ``LAUNCH_WAIT_S``. False, and nothing happens, when it cannot look."""
+        ``LAUNCH_WAIT_S`` or ``LAUNCH_TRIES`` probes. False, and nothing
+        happens, when it cannot look."""
         if not self.available:
             return False
 
         def wait() -> None:
             deadline = time.monotonic() + LAUNCH_WAIT_S
-            while self._core.running is run and not self._core.dead:
+            for _ in range(LAUNCH_TRIES):
+                if self._core.running is not run or self._core.dead:
+                    break
                 before = self._outputs
                 seen = self._probe()
                 if seen is not None:
@@ -204,7 +209,8 @@ class PromptWatch:
                 assert seen is not None
                 tries += 1
                 # not there yet (on a loaded machine a round trip can outlast the deadline)
-                if seen.in_job() or (time.monotonic() >= deadline and tries >= PROMPT_TRIES):
+                late = time.monotonic() >= deadline and tries >= PROMPT_TRIES[0]
+                if seen.in_job() or late or tries >= PROMPT_TRIES[1]:
                     break
             no()
 
