@@ -22,10 +22,12 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +38,8 @@ from dsh_magics.terminal.config import TerminalConfig  # noqa: E402
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target  # noqa: E402
 from dsh_magics.terminal.remote.side_channel import ENV_SIDE_CHANNEL  # noqa: E402
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
+
+IDLE_WATCH_S = 3.0
 
 
 def _ssh_argv(target: str, command: str) -> list[str]:
@@ -116,10 +120,13 @@ def measure(target: str, quick: bool = False) -> dict:
 
 def measure_side_channel(target: str, quick: bool = False) -> dict:
     """The side channel's cost: the round trip of `true` with it on and off
-    (interleaved; idle costs nothing, so the ratio should be ~1), and the
+    (interleaved; idle costs nothing, so the ratio should be ~1, and no
+    probe is made during them or while idle: counted), an interrupt with it
+    on and off (a launch check and a prompt check: two probes), and the
     probes a 10 s job makes whose output goes quiet every second (at most
     one per quiet spell: 10)."""
     n = 100 if quick else 400
+    n_int = 10 if quick else 30
     terms = {}
     old = os.environ.get(ENV_SIDE_CHANNEL)
     try:
@@ -142,11 +149,44 @@ def measure_side_channel(target: str, quick: bool = False) -> dict:
         for term in terms.values():
             for _ in range(20):
                 rt(term)
+        on = terms["on"]
+        idle_before = on.watch.probes
         on_ms, off_ms = [], []
         for _ in range(n):
             on_ms.append(_ms(lambda: rt(terms["on"])))
             off_ms.append(_ms(lambda: rt(terms["off"])))
-        on = terms["on"]
+        # idle: no job, so no deadline and no probe (watched for a while, not waited on)
+        threading.Event().wait(IDLE_WATCH_S)
+        idle_probes = on.watch.probes - idle_before
+
+        def interrupt_ms(term: RemoteTerminal, quiet: bool = False) -> tuple[float, int]:
+            """Ctrl-C to settled, once the command has started (it prints
+            first; with ``quiet``, once the quiet check has looked too); and
+            the probes that took."""
+            job = term.exec("sh -c 'echo s; exec sleep 30'")
+            deadline = time.monotonic() + 30
+            while "s\n" not in term.snapshot(job).output:
+                assert time.monotonic() < deadline, "the job did not start"
+                term.wait_output(term.output_seq, 1.0)
+            probes = term.watch.probes
+            while quiet and (term.watch.probes == probes or term.watch._busy):
+                assert time.monotonic() < deadline, "no quiet check"
+                term.wait_output(term.output_seq, 0.01)
+            probes = term.watch.probes
+            t = time.perf_counter()
+            term.interrupt()
+            assert job.wait(30) and job.result.status == "interrupted", term.snapshot(job)
+            return (time.perf_counter() - t) * 1000, term.watch.probes - probes
+
+        int_on, int_off, int_probes, int_quiet, int_quiet_probes = [], [], [], [], []
+        for _ in range(n_int):
+            ms, k = interrupt_ms(terms["on"])
+            int_on.append(ms)
+            int_probes.append(k)
+            int_off.append(interrupt_ms(terms["off"])[0])
+            ms, k = interrupt_ms(terms["on"], quiet=True)
+            int_quiet.append(ms)
+            int_quiet_probes.append(k)
         before = on.watch.probes
         job = on.exec("for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 1; done")
         assert job.wait(60) and job.result.exit_code == 0
@@ -160,9 +200,16 @@ def measure_side_channel(target: str, quick: bool = False) -> dict:
         for term in terms.values():
             term.close()
     m_on, m_off = statistics.median(on_ms), statistics.median(off_ms)
+    i_on, i_off = statistics.median(int_on), statistics.median(int_off)
     return {
         "round_trip_ms": {"side_channel_on": round(m_on, 3), "side_channel_off": round(m_off, 3),
                           "ratio": round(m_on / m_off, 3)},
+        "idle": {"round_trips": 2 * n, "idle_seconds": IDLE_WATCH_S, "probes": idle_probes},
+        "interrupt_ms": {"side_channel_on": round(i_on, 1), "side_channel_off": round(i_off, 1),
+                         "ratio": round(i_on / i_off, 2), "probes_per_interrupt": statistics.median(int_probes),
+                         "after_quiet_check": round(statistics.median(int_quiet), 1),
+                         "probes_after_quiet_check": statistics.median(int_quiet_probes),
+                         "samples": n_int},
         "quiet_job": {"seconds": 10, "quiet_spells": spells, "probes": probes},
         "probe_ms": round(probe_ms, 1),
         "samples": n,
@@ -191,6 +238,7 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+            shutil.rmtree(server.dir, ignore_errors=True)  # its keys and configs
     res["target"] = "private sshd on 127.0.0.1" if server else target
     if args.json:
         print(json.dumps(res, indent=2))
@@ -208,6 +256,15 @@ def main() -> None:
     print(
         f"round trip of `true`, side channel on {r['side_channel_on']:.3f} ms, off {r['side_channel_off']:.3f} ms "
         f"-> ratio {r['ratio']}"
+    )
+    i = sc["idle"]
+    print(f"idle: {i['probes']} probes during {i['round_trips']} round trips and {i['idle_seconds']:g} s with no job")
+    it = sc["interrupt_ms"]
+    print(
+        f"Ctrl-C to settled (a started `sleep`): side channel on {it['side_channel_on']} ms "
+        f"({it['probes_per_interrupt']:g} probes: launch check, prompt check), off {it['side_channel_off']} ms "
+        f"-> ratio {it['ratio']}; on, once the quiet check has looked: {it['after_quiet_check']} ms "
+        f"({it['probes_after_quiet_check']:g} probes)"
     )
     q = sc["quiet_job"]
     print(f"a {q['seconds']} s job quiet every second ({q['quiet_spells']} quiet spells): {q['probes']} probes")

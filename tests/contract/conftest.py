@@ -38,12 +38,7 @@ REMOTE_SKIPS = {
 }
 # Contract tests that cannot hold for a remote terminal, with why; strict
 # xfails, so they flip (and must be unmarked) when they start to pass.
-REMOTE_XFAILS = {
-    "test_echo_is_off_between_jobs_and_on_during_them": "a remote terminal echoes only while a tty=True "
-    "job runs (docs/remote.md, Input)",
-    "test_a_program_opening_the_terminal_is_answered_without_tty": "a remote job without tty=True runs "
-    "with echo off, so a read of the terminal there counts as hidden entry (docs/remote.md)",
-}
+REMOTE_XFAILS: dict[str, str] = {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -119,3 +119,12 @@ def test_container_clients_without_an_engine_or_cluster(target, said):
         assert f"cannot start {said!r}" in err.message
     else:
         assert "before a shell was ready" in err.message and len(err.message) > 80
+
+
+@pytest.mark.parametrize("attempt", range(20))
+def test_a_client_that_ends_at_once_is_unreachable(attempt):
+    """``cmd:false`` may end before the set-up is typed (the write then
+    fails) or after: either way it is TARGET_UNREACHABLE with its exit code,
+    never SHELL_EXITED (a race; looped)."""
+    err = _unreachable("cmd:false", f"false-{attempt}")
+    assert "before a shell was ready (exit code 1)" in err.message, err.message

@@ -132,3 +132,94 @@ def test_the_remote_bash_reports_its_version_and_an_old_one_is_refused(remote: R
     assert remote.stream.bash_version == job.result.output.strip()
     assert too_old(remote.stream.bash_version) is None
     assert too_old("4.4.23") == "5.0" and too_old("3.2.57") == "5.0" and too_old(None) is None
+
+
+HINT = "printf '\\033]6973;P\\007'"  # the prompt hint bash prints after an aborted line
+
+
+@pytest.mark.parametrize(
+    "read",
+    ["read -r x </dev/tty", "read -r x"],
+    ids=["dev-tty", "builtin-on-the-shells-own-terminal"],
+)
+def test_a_forged_prompt_hint_types_nothing(remote: RemoteTerminal, read: str) -> None:
+    """A command prints the hint, then reads the terminal: the probe that
+    settles an aborted line must not be typed into that read. The second
+    case is the shell's own builtin ``read`` on the very terminal it reads
+    its commands from (a tty job), which looks like bash at its prompt
+    except for the job's redirections."""
+    job = remote.exec(f"{HINT}; echo ready; {read}; echo \"got [$x]\"", tty=True)
+    wait_until(lambda: remote.stream.hints_refused == 1, timeout=20, msg="the hint was not looked at")
+    assert not job.done and "got" not in remote.snapshot(job).output, remote.snapshot(job)
+    _awaiting(remote, job)
+    remote.send("hello", secret=True)
+    assert job.wait(20) and job.result.status == "completed", remote.snapshot(job)
+    assert job.result.output.endswith("got [hello]\n")
+    # forged again, then a real Ctrl-C: the hint that follows is the shell's own
+    job = remote.exec(f"{HINT}; echo ready; {read}; echo \"got [$x]\"", tty=True)
+    wait_until(lambda: remote.stream.hints_refused == 2, timeout=20, msg="the hint was not looked at")
+    remote.interrupt()
+    assert job.wait(20) and job.result.status == "interrupted", remote.snapshot(job)
+    assert "got" not in job.result.output and job.result.note is None
+    job = remote.exec('echo "[$?]"')
+    assert job.wait(20) and job.result.output == "[130]\n"
+
+
+# -- cmd: with a probe command the user names --------------------------------------
+def _cmd_target(kind: str, request: pytest.FixtureRequest) -> str:
+    """A ``cmd:`` target whose command opens a bash elsewhere, and whose
+    ``--probe=`` command is a second way in to the same place: a local
+    ``sh``; ``ssh ... sh`` to the test sshd; ``podman exec -i ... sh``."""
+    import shlex
+
+    bash = ["bash", "--noprofile", "--norc", "-i"]
+    if kind == "local":
+        main, probe = bash, ["sh"]
+    elif kind == "ssh":
+        server = request.getfixturevalue("sshd")
+        opts = shlex.split(os.environ.get("DSH_MAGICS_SSH_OPTIONS", ""))
+        where = [*opts, "-o", "BatchMode=yes", "-p", str(server.port), "--", server.target.removeprefix("ssh://").split(":")[0]]
+        main = ["ssh", "-tt", *where, "exec " + " ".join(bash)]
+        probe = ["ssh", "-T", *where, "exec sh"]
+    else:
+        box: Box = request.getfixturevalue("podman_box")
+        main = ["podman", "exec", "-it", "-e", "TERM=dumb", box.name, *bash]
+        probe = ["podman", "exec", "-i", box.name, "sh"]
+    return "cmd:--probe=" + shlex.quote(shlex.join(probe)) + " " + shlex.join(main)
+
+
+@pytest.fixture(params=["local", "ssh", "podman"])
+def cmd_probed(request: pytest.FixtureRequest, open_remote) -> RemoteTerminal:
+    return open_remote(target=_cmd_target(request.param, request), session="cmdprobe")
+
+
+def test_cmd_with_a_probe_command_sees_prompts_and_passwords(cmd_probed: RemoteTerminal) -> None:
+    term = cmd_probed
+    assert term.info().awaiting_input_unavailable is None
+    job = term.exec("python3 -c 'input(\"name: \")'", tty=True)
+    got = _awaiting(term, job)
+    assert got["secret"] is False and got["prompt"] == "name: "
+    term.send("ada", allow_secret=False, source="agent")
+    assert job.wait(20) and job.result.exit_code == 0
+    job = term.exec("read -s -p 'Password: ' pw; echo; echo \"len ${#pw}\"", tty=True)
+    assert _awaiting(term, job)["secret"] is True
+    with pytest.raises(SecretInput) as e:
+        term.send("hunter2", allow_secret=False, source="agent")
+    assert not e.value.details.get("unknown_prompt")
+    term.send("hunter2", secret=True)
+    assert job.wait(20) and job.result.output.endswith("len 7\n")
+    # quiet and idle cost nothing more than over the built-in side channels
+    probes = term.watch.probes
+    for _ in range(3):
+        assert term.exec("true").wait(20)
+    assert term.watch.next_due() is None and term.watch.probes == probes
+
+
+def test_ctrl_c_reaches_a_shell_that_never_waits_for_a_command(remote: RemoteTerminal) -> None:
+    """A builtin loop never looks launched to the side channel (bash runs,
+    it does not wait): the press goes when the launch check gives up, and
+    bash aborts the line."""
+    job = remote.exec("echo go; while :; do :; done")
+    wait_until(lambda: "go" in remote.snapshot(job).output, timeout=20)
+    remote.interrupt()
+    assert job.wait(20) and job.result.status == "interrupted", remote.snapshot(job)

@@ -21,7 +21,9 @@ from dsh_magics.terminal.local.procs import alive
 from tests.conftest import pids_with_env, ps_lines, wait_until
 from tests.remote.conftest import run
 
-CMD_TARGET = "cmd:bash --noprofile --norc -i"
+# a local bash driven only through its PTY, its side channel a local `sh`
+# (the same code paths as a cmd: target elsewhere with a probe command)
+CMD_TARGET = "cmd:--probe=sh bash --noprofile --norc -i"
 
 
 @pytest.fixture(params=["ssh", "cmd"])
@@ -207,12 +209,18 @@ def test_remote_cwd_at_start(open_remote, sshd, tmp_path):
     assert run(term, "pwd").output == f"{tmp_path}\n"
 
 
-def test_echo_turned_on_by_a_command_never_shows_in_output(term):
-    assert run(term, "stty echo </dev/tty; echo set").output == "set\n"
+def test_the_terminal_echoes_and_the_engines_lines_never_show(term):
+    """The remote terminal echoes, as a terminal window does; the echo of
+    the engine's own lines is dropped. A command that leaves echo off gets
+    it back with the job after next (the next one's lines come back
+    without their echo, which is how the engine notices)."""
+    echo = "stty -a </dev/tty | grep -o -- '-\\?echo ' | head -1"
+    assert run(term, echo).output == "echo \n"
+    assert run(term, "stty -echo </dev/tty; echo set").output == "set\n"
     assert run(term, "echo one").output == "one\n"
+    assert run(term, echo).output == "echo \n"
     assert run(term, "echo two").output == "two\n"
-    assert run(term, "stty -a </dev/tty | grep -o -- '-\\?echo ' | head -1").output == "-echo \n"
-    assert term.read().text == "set\none\ntwo\n-echo "
+    assert term.read().text == "echo \nset\none\necho \ntwo"
 
 
 def test_missing_start_cwd_is_invalid_argument(open_remote, sshd):
@@ -271,7 +279,7 @@ def test_a_tty_job_reads_what_is_typed_and_it_shows(term):
     term.type_input("world\n")
     assert job.wait(10)
     assert job.result.output == "name? world\nhello [world]\n"
-    # echo is off again for the engine's own lines, and stdin is /dev/null again
+    # the engine's own lines never show, and stdin is /dev/null again
     assert run(term, "cat; echo after").output == "after\n"
     with pytest.raises(NotRunning):
         term.type_input("ls\n")

@@ -93,6 +93,10 @@ def test_local(text):
         "cmd:",
         "cmd:'unterminated",
         "cmd:/no/such/program -i",
+        "cmd:--probe= bash -i",
+        "cmd:--probe='sh -c' ",
+        "cmd:--probe=/no/such/probe bash -i",
+        "cmd:--probe='unterminated bash -i",
         "telnet://host",
         "gpu-box",
         "ssh://host\nx",
@@ -135,3 +139,25 @@ def test_the_side_channel_execs_into_the_same_pod_without_a_tty(monkeypatch) -> 
         "-i" if a == "-it" else a for a in main[: main.index("--")]
     ]
     assert side[side.index("--") + 1 :] == ["sh"]
+
+
+def test_cmd_names_its_probe_command(monkeypatch) -> None:
+    """``cmd:--probe=PROBE ARGV``: PROBE (one shell word, split again) is the
+    side channel; the terminal's own argv is the rest."""
+    from dsh_magics.terminal.remote.side_channel import probe_argv
+    from dsh_magics.terminal.remote.targets import PROBE_OPTION
+
+    monkeypatch.delenv("DSH_MAGICS_SIDE_CHANNEL", raising=False)
+    t = parse_target("cmd:--probe='podman exec -i box sh' podman exec -it box bash -i", environ=ENV)
+    assert t is not None and t.kind == "cmd"
+    assert t.argv() == ["podman", "exec", "-it", "box", "bash", "-i"]
+    assert probe_argv(t, None) == ["podman", "exec", "-i", "box", "sh"]
+    plain = parse_target("cmd:bash -i", environ=ENV)
+    assert plain is not None and probe_argv(plain, None) is None
+    monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", "0")
+    assert probe_argv(t, None) is None
+    # the docs show the same spelling
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "remote.md").read_text(encoding="utf-8")
+    assert f"cmd:{PROBE_OPTION}PROBE ARGV" in doc

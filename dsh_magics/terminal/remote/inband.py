@@ -79,7 +79,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
-        "\\builtin command stty -echo 2>/dev/null; "
+        "\\builtin command stty echo -echoctl 2>/dev/null; "
         # `history -s` drops the last entry when bash last recorded a line
         # itself (here: the first set-up line, read while history was on);
         # one throwaway entry resets that, or the first job's entry would go.
@@ -217,9 +217,8 @@ def job_text(
     and lifted, and ``set -x`` is paused, before the one ``printf`` that
     carries it; the trap comes back with the next job.
 
-    With ``tty`` the command's stdin is the terminal and the terminal echoes
-    while it runs (so what is typed to it shows, as in a terminal window);
-    echo goes off again after it, and it runs with ``TERM=xterm-256color``
+    With ``tty`` the command's stdin is the terminal (which echoes, so what
+    is typed to it shows, as in a terminal window), and it runs with ``TERM=xterm-256color``
     (the shell's own ``TERM`` back after it; docs/engine.md, "TERM").
     """
     end_nonce = end_nonce or nonce
@@ -241,17 +240,17 @@ def job_text(
     capture = (
         "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1 \"${{PIPESTATUS[@]}}\")'" if can_capture(command) else ""
     )
-    echo_off = "\\builtin command stty -echo </dev/tty >/dev/null 2>&1; "
-    stty = echo_off if resync_echo else ""
-    # Echo on only for a tty job: two `stty` runs per job cost a remote
-    # round trip several times over (benchmarks/README.md, bench_remote.py).
+    # The terminal echoes all the time, as a terminal window does (the
+    # reader drops the echo of these lines: it carries the job's nonce). A
+    # job that left echo off is noticed when the next job's lines come back
+    # without their echo, and the job after that turns it on first. A
+    # `stty` run per job would cost a remote round trip several times over
+    # (benchmarks/README.md).
+    stty = "\\builtin command stty echo </dev/tty >/dev/null 2>&1; " if resync_echo else ""
     stdin, before, after = NULL_FD, "", ""
     if tty:
-        stdin, after = INPUT_FD, echo_off + f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
-        before = (
-            "\\builtin command stty echo </dev/tty >/dev/null 2>&1; "
-            f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM=xterm-256color; '
-        )
+        stdin, after = INPUT_FD, f'TERM="${TERM_VAR}"; \\builtin unset -v {TERM_VAR}; '
+        before = f'{TERM_VAR}="${{TERM-}}"; \\builtin export TERM=xterm-256color; '
     trap_back = ""
     if debug_trap:
         trap_back = f"{_load(TRAP_VAR, debug_trap)}; \\builtin eval \"${TRAP_VAR}\"; {TRAP_VAR}=; "

@@ -16,8 +16,8 @@ from . import inband
 from .connection import last_words
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 
-LAUNCH_HOLD_S = 0.05
-"""A Ctrl-C this soon after a job's begin marker waits until then (see RemoteKeyboard.interrupt)."""
+ConfirmPrompt = Callable[[Running, Callable[[], None], Callable[[], None]], bool]
+"""(run, yes, no) -> whether the side channel looks (PromptWatch.confirm_prompt)."""
 
 
 class InbandStream:
@@ -29,9 +29,13 @@ class InbandStream:
         core: JobCore,
         type_later: Callable[[str], None],
         on_job_output: Callable[[Running], None] = lambda run: None,
+        confirm_prompt: ConfirmPrompt = lambda run, yes, no: False,
     ) -> None:
         self._core = core
         self._type_later = type_later
+        self._confirm_prompt = confirm_prompt
+        self._hint_run: Running | None = None  # a hint of this job is being checked
+        self.hints_refused = 0  # prompt hints the side channel saw forged (tests look)
         self._on_job_output = on_job_output  # the running job printed (or began): the quiet check
         self.where: tuple[int | None, str | None] = (None, None)  # the remote shell's pid and tty
         self.bash_version: str | None = None  # as the remote shell reported it
@@ -115,42 +119,70 @@ class InbandStream:
         del self._tail[:-4096]
         self._core.feed(data)
         run = self._core.running
-        if run is not None and run.saw_begin and run.end_line is None:
-            self._on_job_output(run)
+        if run is not None and run.saw_begin and run.end_line is None and data.strip(b"\x03"):
+            self._on_job_output(run)  # (not the terminal's echo of a Ctrl-C alone: no output, no new look)
 
     def _release_held(self, nonce: str) -> None:
         """Data that arrived between typing a line and its first marker: the
-        echo of that line if the remote terminal echoes (then dropped, and
-        echo turned off again with the next job), else real output (kept)."""
+        echo of that line (the terminal echoes; dropped), else real output
+        (kept; a line that came back without its echo means a command left
+        echo off: the next job turns it on again)."""
         held = b"".join(self._held)
         self._held.clear()
         self._echo_nonce = None
-        if nonce.encode() in held:
-            self._resync_echo = True
+        if nonce and nonce.encode() in held:
             return
+        if nonce:
+            self._resync_echo = True
         if held:
             self._keep(held)
 
     def _on_prompt_hint(self) -> None:
         """The shell printed the hint it prints before reading a line after an
-        aborted one: the running job's line was cut short (a Ctrl-C). Type a
-        probe; its answer settles the job."""
+        aborted one: the running job's line was cut short (a Ctrl-C). A probe
+        typed now settles the job; but any command can print the hint, and a
+        probe typed while it runs would be its input (a password prompt's,
+        maybe). So the side channel looks first: the probe is typed once it
+        sees the shell itself reading its next line, and never while a job's
+        command runs (tests/remote/test_remote_prompts.py::
+        test_a_forged_prompt_hint_types_nothing). Without a side channel the
+        hint is all there is (docs/remote.md, "What weakens remotely")."""
         core = self._core
         run = core.running
-        if run is None or run.sync_nonce is not None or core.dead:
+        if run is None or run.sync_nonce is not None or core.dead or self._hint_run is run:
             return
-        if not run.intr.requested:
-            run.quiet.unsent_sigint = True
-        run.sync_nonce = new_nonce()
-        self._type_later(inband.sync_line(run.sync_nonce))
+        self._hint_run = run
+        if not self._confirm_prompt(run, lambda: self._type_sync(run), lambda: self._forged(run)):
+            self._type_sync(run)
+
+    def _type_sync(self, run: Running) -> None:
+        core = self._core
+        with core.lock:
+            if core.running is not run or run.sync_nonce is not None or core.dead:
+                return
+            if not run.intr.requested:
+                run.quiet.unsent_sigint = True
+            run.sync_nonce = new_nonce()
+            if self._echo_nonce is None:  # its echo is held until its answer (or any marker of the job)
+                self._echo_nonce = run.sync_nonce
+            self._type_later(inband.sync_line(run.sync_nonce))
+
+    def _forged(self, run: Running) -> None:
+        """The hint came while the job's command runs: nothing is typed; a
+        later hint is looked at again."""
+        with self._core.lock:
+            self.hints_refused += 1
+            if self._hint_run is run:
+                self._hint_run = None
 
     def _on_marker(self, m: Marker) -> None:
         core = self._core
         run = core.running
         if self._echo_nonce is not None and m.nonce and (
-            m.nonce == self._echo_nonce or (run is not None and m.nonce == run.sync_nonce)
+            m.nonce == self._echo_nonce
+            or (run is not None and m.nonce in (run.nonce, run.end_nonce, run.sync_nonce))
         ):
-            self._release_held(self._echo_nonce)
+            self._release_held(self._echo_nonce if m.nonce == self._echo_nonce else "")
         if m.kind == SYNC and m.nonce == self.ready_nonce:
             core.cleaner.flush()
             core.ring.clear()
@@ -183,8 +215,8 @@ class InbandStream:
             run.start_line = core.ring.next_line
             run.saw_begin = True
             run.begin_at = now = time.monotonic()
-            if run.intr.pending:
-                run.intr.due = now + LAUNCH_HOLD_S
+            if run.intr.pending:  # Ctrl-Cs held for the begin marker: go (RemoteKeyboard.send_held_interrupts)
+                run.intr.due = now
             self._on_job_output(run)
         elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
             core.flush_cleaner()

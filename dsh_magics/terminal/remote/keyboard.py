@@ -9,8 +9,9 @@ from ... import jobs
 from ...errors import NotRunning, SecretInput
 from .. import interaction
 from ..core.jobcore import JobCore
+from ..core.jobview import Running
+from ..core.run_state import Phase
 from .connection import Client
-from .job_stream import LAUNCH_HOLD_S
 from .prompt_watch import PromptWatch
 
 INTERRUPT_CHAR = b"\x03"
@@ -30,38 +31,66 @@ class RemoteKeyboard:
         """Ctrl-C: the interrupt character, typed. The remote terminal signals
         its foreground process group. One call, one character.
 
-        Without a view of the remote processes there is no telling when
-        bash has launched the job's first command; a Ctrl-C that lands while
-        it is still forking reaches only bash (or a child that has not reset
-        its handlers yet) and is lost while the command goes on. So a press
-        in the first ``LAUNCH_HOLD_S`` of a job (counted from its begin
-        marker) is held until then; later presses go at once. If the begin
-        marker does not come within ``BEGIN_WAIT_S`` (bash is still reading
-        a long command), the character goes anyway and aborts the line.
-        """
+        A Ctrl-C that lands while bash is still forking the job's command (or
+        a child has not ``exec``-ed yet) reaches only bash, or a copy of it
+        that has not reset its handlers, and is lost while the command goes
+        on. So a press waits for its condition: before the job's begin marker
+        it waits for the marker (at most ``BEGIN_WAIT_S``: bash may still be
+        reading a long command, and the character then aborts the line);
+        after it, until the side channel sees the command launched
+        (``PromptWatch.when_launched``, with its deadline), unless a probe
+        since the job's last output saw that already. Without a side
+        channel it goes with the begin marker (docs/remote.md)."""
         core = self._core
         with core.lock:
             run = core.running
             if run is None or core.dead:
                 return None
             run.intr.requested = True
-            now = time.monotonic()
-            begin_at = run.begin_at
-            if begin_at is None or now < begin_at + LAUNCH_HOLD_S:
-                run.intr.pending += 1
-                run.intr.due = now + BEGIN_WAIT_S if begin_at is None else begin_at + LAUNCH_HOLD_S
+            run.intr.pending += 1
+            if not run.saw_begin:
+                if run.intr.due is None:
+                    run.intr.due = time.monotonic() + BEGIN_WAIT_S
                 self._client.poke()
                 return run.job
-        self._client.type_quietly(INTERRUPT_CHAR.decode())
+            if run.intr.phase is Phase.HOLD:  # a launch check is on its way: it sends this one too
+                return run.job
+            run.intr.phase = Phase.HOLD
+            known = self._watch.launched_known(run)
+        if known:  # seen launched since the job last printed: no new look
+            self._send_pending(run, at_once=True)
+        else:
+            self._release(run, at_once=True)
         return run.job
+
+    def _release(self, run: Running, at_once: bool) -> None:
+        """Type the held presses once the command is launched, or now when
+        the side channel cannot look (``at_once``: from this thread; else
+        from a helper, as the reader thread never waits behind typing)."""
+        if self._watch.when_launched(run, lambda: self._send_pending(run, True)):
+            return
+        self._send_pending(run, at_once)
+
+    def _send_pending(self, run: Running, at_once: bool) -> None:
+        with self._core.lock:
+            count, run.intr.pending = run.intr.pending, 0
+            run.intr.phase, run.intr.due = Phase.IDLE, None
+            if self._core.running is not run:
+                return
+        if count:
+            keys = INTERRUPT_CHAR.decode() * count
+            if at_once:
+                self._client.type_quietly(keys)
+            else:
+                self._client.type_later(keys)
 
     def next_due(self) -> float | None:
         run = self._core.running
         return run.intr.due if run is not None else None
 
     def send_held_interrupts(self) -> None:
-        """Reader thread: type the Ctrl-Cs held for the launch (in a helper
-        thread, so the reader never waits behind a long command's typing)."""
+        """Reader thread: the Ctrl-Cs held for the begin marker go once it
+        came (through the launch check), or when it did not come in time."""
         with self._core.lock:
             run = self._core.running
             if run is None:
@@ -69,9 +98,15 @@ class RemoteKeyboard:
             deadline = run.intr.due
             if deadline is None or time.monotonic() < deadline:
                 return
-            count, run.intr.pending, run.intr.due = run.intr.pending, 0, None
-        if count:
-            self._client.type_later(INTERRUPT_CHAR.decode() * count)
+            run.intr.due = None
+            if not run.intr.pending or run.intr.phase is Phase.HOLD:
+                return
+            run.intr.phase = Phase.HOLD
+            launch_check = run.saw_begin
+        if launch_check:
+            self._release(run, at_once=False)
+        else:
+            self._send_pending(run, at_once=False)
 
     def type_input(self, data: bytes | str) -> jobs.Job:
         """Type ``data`` on the terminal for the running job (a program that

@@ -18,6 +18,16 @@ QUIET_S = 0.1
 RETRY_S = (1.0, 4.0, 16.0)
 """Later probes while the job stays quiet and nothing reads the terminal (a
 spell of output resets them: at most one probe per quiet spell under 1 s)."""
+LAUNCH_WAIT_S = 0.25
+"""How long a Ctrl-C may be held while the shell is still starting its
+command (probes back to back until it has; a builtin loop never does)..."""
+LAUNCH_TRIES = 5
+"""... and in at most this many probes (a probe into a container is quick)."""
+PROMPT_WAIT_S = 1.0
+"""How long, after the prompt hint, the shell may take to be seen reading
+its own next line (probes back to back; it is there within microseconds)."""
+PROMPT_TRIES = (3, 20)
+"""... and at least, and at most, this many probes."""
 
 
 class PromptWatch:
@@ -32,8 +42,10 @@ class PromptWatch:
         self._where: tuple[int, str] | None = None  # (remote shell pid, its tty)
         self._busy = False
         self._outputs = 0  # job output spells seen, to drop a probe overtaken by output
+        # (job, output spells then): a probe saw its command launched, and it printed nothing since
+        self._launched: tuple[Running, int] | None = None
         self.why_unavailable: str | None = (
-            None if channel else "no side channel (a cmd: target, or DSH_MAGICS_SIDE_CHANNEL=0)"
+            None if channel else "no side channel (a cmd: target without --probe=, or DSH_MAGICS_SIDE_CHANNEL=0)"
         )
 
     @property
@@ -96,6 +108,7 @@ class PromptWatch:
             with core.lock:
                 if core.running is not run or seen is None or self._outputs != before:
                     return
+                self._saw_launch(run, seen, before)
                 reader = seen.reader()
                 if reader is None:
                     if run.quiet.tries < len(RETRY_S):
@@ -139,16 +152,79 @@ class PromptWatch:
                 self._note(run, seen, reader)
         return hidden(seen)
 
+    def _saw_launch(self, run: Running, seen: Seen, outputs: int) -> None:
+        if seen.launched():
+            self._launched = (run, outputs)
+
+    def launched_known(self, run: Running) -> bool:
+        """A probe made since the job's last output (or start, or input)
+        saw its command launched: a Ctrl-C needs no new look."""
+        return self._launched == (run, self._outputs)
+
+    def when_launched(self, run: Running, then: Callable[[], None]) -> bool:
+        """Call ``then`` (from a helper thread) once the side channel sees that
+        the shell has finished starting the job's command, or after
+        ``LAUNCH_WAIT_S`` or ``LAUNCH_TRIES`` probes. False, and nothing
+        happens, when it cannot look."""
+        if not self.available:
+            return False
+
+        def wait() -> None:
+            deadline = time.monotonic() + LAUNCH_WAIT_S
+            for _ in range(LAUNCH_TRIES):
+                if self._core.running is not run or self._core.dead:
+                    break
+                before = self._outputs
+                seen = self._probe()
+                if seen is not None:
+                    with self._core.lock:
+                        if self._outputs == before:
+                            self._saw_launch(run, seen, before)
+                if seen is None or seen.launched() or time.monotonic() >= deadline:
+                    break
+            then()
+
+        threading.Thread(target=wait, name="dsh-remote-launch", daemon=True).start()
+        return True
+
+    def confirm_prompt(self, run: Running, yes: Callable[[], None], no: Callable[[], None]) -> bool:
+        """After the prompt hint (which any command can print): call ``yes``
+        (from a helper thread) once the side channel sees the shell reading
+        its own next line, or when it cannot tell; ``no`` when the job's
+        command still runs (a forged hint), or the shell is not seen there
+        within ``PROMPT_WAIT_S``. False, and nothing happens, when it cannot
+        look at all (the caller then has only the hint)."""
+        if not self.available:
+            return False
+
+        def confirm() -> None:
+            deadline = time.monotonic() + PROMPT_WAIT_S
+            tries = 0
+            while self._core.running is run and not self._core.dead:
+                seen = self._probe()
+                verdict = None if seen is None else seen.prompt_verdict()
+                if verdict is None or verdict:
+                    yes()
+                    return
+                assert seen is not None
+                tries += 1
+                # not there yet (on a loaded machine a round trip can outlast the deadline)
+                late = time.monotonic() >= deadline and tries >= PROMPT_TRIES[0]
+                if seen.in_job() or late or tries >= PROMPT_TRIES[1]:
+                    break
+            no()
+
+        threading.Thread(target=confirm, name="dsh-remote-hint", daemon=True).start()
+        return True
+
     def _wake_reader(self) -> None:
         self._wake()
 
 
 def hidden(seen: Seen) -> bool:
-    """Hidden entry: echo off in canonical mode (``read -s``, getpass, sudo).
-    A remote terminal echoes only during a ``tty=True`` job, so in any other
-    job echo is off whatever the program asked: a read of the terminal
-    there counts as hidden entry (the safe side; tests/contract REMOTE_XFAILS
-    pins it). Unknown echo too."""
+    """Hidden entry: echo off in canonical mode (``read -s``, getpass, sudo);
+    the remote terminal echoes, so echo off is the program's wish. Unknown
+    echo counts as hidden too (the safe side)."""
     if not seen.icanon:
         return False
     if seen.echo is None:

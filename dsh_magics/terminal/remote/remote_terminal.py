@@ -71,7 +71,9 @@ class RemoteTerminal(TerminalBase):
         argv = side_channel.probe_argv(target, self.transport.control_dir)
         self.side = side_channel.SideChannel(argv, per_probe=target.kind == "ssh") if argv else None
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
-        self.stream = InbandStream(self.core, self.transport.type_later, self.watch.job_output)
+        self.stream = InbandStream(
+            self.core, self.transport.type_later, self.watch.job_output, self.watch.confirm_prompt
+        )
         self.keyboard = RemoteKeyboard(self.core, self.transport, self.watch)
         self._start(cwd)
 
@@ -90,7 +92,14 @@ class RemoteTerminal(TerminalBase):
         )
         core = self.core
         try:
-            self.transport.type(self.stream.setup_text(cwd, self.session_id))
+            try:
+                self.transport.type(self.stream.setup_text(cwd, self.session_id))
+            except ShellExited:
+                # The client ended before the set-up was typed (`cmd:false`):
+                # the reader sees it end (and sets `ready`); reported below as
+                # any start that found no shell, with the client's exit code
+                # (tests/remote/test_failures.py::test_a_client_that_ends_at_once_is_unreachable).
+                pass
             ready = core.ready.wait(self.config.start_timeout)
         except BaseException:
             self.close()

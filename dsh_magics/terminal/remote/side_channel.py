@@ -4,7 +4,8 @@ typed probe would land in a password prompt).
 
 It is one long-lived ``sh`` reading one probe per line (docker, podman,
 kubectl: a second ``exec`` into the same container or pod), or one session
-per probe over the engine's own control connection (ssh); ``cmd:`` has none. A probe reads the
+per probe over the engine's own control connection (ssh); ``cmd:`` has one
+only when the user names its command (``--probe=``). A probe reads the
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
 It costs one round trip and runs only when a running job went quiet
@@ -35,46 +36,111 @@ POLL_WCHANS = frozenset({"do_sys_poll", "poll_schedule_timeout", "do_select", "c
 """Where a line editor (readline) waits for a key, in raw mode."""
 _TTY = re.compile(r"^/dev/(?:pts/[0-9]{1,6}|tty[A-Za-z0-9]{1,8})$")
 
-# One line of POSIX sh: the terminal's local flags, then one line per
-# member of its foreground process group: pid state wchan comm.
+# One line of POSIX sh: the terminal's local flags; the shell itself (its
+# state, where it sleeps, the terminal's foreground group, and how many
+# close-on-exec copies of its terminal it holds besides its own fd 255:
+# bash keeps fd 0 aside that way while a redirection is in force, which is
+# all the time a job's command runs and never at its prompt); then one line
+# per member of the foreground group: pid state wchan copy comm, where copy
+# is 1 for a forked copy of the shell that has not exec-ed yet (the shell's
+# executable and argv).
 _PROBE = (
     "t={tty}; s={pid}; "
     "f=$(stty -a -F \"$t\" 2>/dev/null || stty -a -f \"$t\" 2>/dev/null) || f=; "
     "e=echo; case \" $f \" in *' -echo '*) e=-echo;; esac; "
     "c=icanon; case \" $f \" in *' -icanon '*) c=-icanon;; esac; "
     "[ -n \"$f\" ] || e=unknown; echo \"F $e $c\"; "
-    "l=; read -r l </proc/$s/stat 2>/dev/null; r=${{l##*) }}; set -- $r; g=${{6:-}}; "
+    "l=; read -r l </proc/$s/stat 2>/dev/null; r=${{l##*) }}; set -- $r; g=${{6:-0}}; a=${{1:-?}}; "
+    "w=; read -r w </proc/$s/wchan 2>/dev/null; k=0; "
+    "for x in /proc/$s/fd/*; do n=${{x##*/}}; [ \"$n\" != 255 ] && [ \"$x\" -ef \"$t\" ] || continue; "
+    "o=; while read -r y z; do [ \"$y\" = flags: ] && o=$z; done </proc/$s/fdinfo/$n 2>/dev/null; "
+    "case $o in *[2367]??????) k=$((k+1));; esac; done; "
+    "[ -e /proc/$s/fd/0 ] || k=-1; echo \"S $a ${{w:-0}} $g $k\"; v=; "
     "for d in /proc/[0-9]*; do l=; read -r l <$d/stat 2>/dev/null || continue; "
     "n=${{l#*\\(}}; n=${{n%\\)*}}; r=${{l##*) }}; set -- $r; "
     "[ \"${{3:-}}\" = \"$g\" ] && [ \"${{4:-}}\" = \"$s\" ] || continue; "
-    "w=; read -r w <$d/wchan 2>/dev/null; echo \"P ${{d#/proc/}} $1 ${{w:-0}} $n\"; done; "
+    "w=; read -r w <$d/wchan 2>/dev/null; p=0; "
+    "if [ \"$d\" != /proc/$s ] && [ $d/exe -ef /proc/$s/exe ]; then "
+    "[ -n \"$v\" ] || v=$(tr '\\000' ' ' </proc/$s/cmdline 2>/dev/null); "
+    "[ \"$(tr '\\000' ' ' <$d/cmdline 2>/dev/null)\" != \"$v\" ] || p=1; fi; "
+    "echo \"P ${{d#/proc/}} $1 ${{w:-0}} $p $n\"; done; "
     "echo {end}"
 )
+WAIT_WCHANS = frozenset({"do_wait", "kernel_wait4"})
+"""Where a shell waiting for its foreground command sleeps."""
 
 
 @dataclass(frozen=True)
 class Seen:
-    """What one probe saw. ``echo`` is None when ``stty`` could not read the terminal."""
+    """What one probe saw. ``echo`` is None when ``stty`` could not read the
+    terminal; ``shell`` is (state, wchan, foreground group, copies of its
+    terminal set aside, -1 when unknown)."""
 
+    shell_pid: int
     echo: bool | None
     icanon: bool
-    members: tuple[tuple[int, str, str, str], ...]  # (pid, state, wchan, comm) of the foreground group
+    shell: tuple[str, str, int, int] | None
+    members: tuple[tuple[int, str, str, bool, str], ...]  # (pid, state, wchan, copy, comm) of the foreground group
+
+    def outside_job(self) -> bool:
+        """The shell has the terminal and no redirection of a job's command
+        is in force: whatever it reads is its own next line (a job's builtin
+        ``read`` sleeps the same way, but with fd 0 set aside)."""
+        return self.shell is not None and self.shell[2] == self.shell_pid and self.shell[3] == 0
+
+    def at_prompt(self) -> bool:
+        """The shell reads its own next line: outside a job, asleep in a
+        read of the terminal."""
+        if self.shell is None:
+            return False
+        state, wchan, _, _ = self.shell
+        return self.outside_job() and state == "S" and _base(wchan) in TTY_READ_WCHANS
+
+    def prompt_verdict(self) -> bool | None:
+        """Is the shell at its own prompt? True; False when it is not, or not
+        yet (see ``in_job``); None when this probe cannot tell (no view of
+        the shell's state or descriptors)."""
+        if self.shell is None or self.shell[3] < 0:
+            return None
+        return self.at_prompt()
+
+    def in_job(self) -> bool:
+        """Certainly not at its prompt: a redirection of a job's command is
+        in force, or another process group has the terminal."""
+        return self.shell is not None and (self.shell[3] > 0 or self.shell[2] != self.shell_pid)
+
+    def launched(self) -> bool:
+        """The shell has finished starting its foreground command: it waits
+        for it (or reads the terminal), and no member of the foreground group
+        is still a forked copy of the shell that has not ``exec``-ed (such a
+        copy still runs bash's SIGINT handler, and loses a Ctrl-C)."""
+        if self.shell is None or any(copy for _, _, _, copy, _ in self.members):
+            return False
+        state, wchan, _, _ = self.shell
+        return state == "S" and (_base(wchan) in WAIT_WCHANS or _base(wchan) in TTY_READ_WCHANS | POLL_WCHANS)
 
     def reader(self) -> tuple[int, str] | None:
         """The foreground process waiting for the terminal: asleep in a tty
-        read, or (raw mode, a line editor) in poll/select."""
-        for pid, state, wchan, comm in self.members:
+        read, or (raw mode, a line editor) in poll/select. Not the shell at
+        its own prompt (a job's line that was just abandoned)."""
+        for pid, state, wchan, _, comm in self.members:
             if state != "S":
                 continue
-            wchan = wchan.split(".", 1)[0]  # poll_schedule_timeout.constprop.0: a compiler's copy
+            if pid == self.shell_pid and self.outside_job():
+                continue  # read a moment apart: the shell line may still show it running
+            wchan = _base(wchan)
             if wchan in TTY_READ_WCHANS or (not self.icanon and wchan in POLL_WCHANS):
                 return pid, comm
         return None
 
 
+def _base(wchan: str) -> str:
+    return wchan.split(".", 1)[0]  # poll_schedule_timeout.constprop.0: a compiler's copy
+
+
 def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
-    """The local command line of the second channel, or None (``cmd:``, or
-    turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``)."""
+    """The local command line of the second channel, or None (``cmd:``
+    without ``--probe=``, or turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``)."""
     if not enabled():
         return None
     sh = ["sh"]
@@ -89,6 +155,8 @@ def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
         return [target.kind, "exec", "-i", target.container or "", *sh]
     if target.kind == "kubectl":
         return [*target.kubectl_exec("-i"), "--", *sh]
+    if target.kind == "cmd" and target.probe:
+        return list(target.probe)
     return None
 
 
@@ -138,7 +206,7 @@ class SideChannel:
         end = "DSH_END_" + secrets.token_hex(8)
         line = _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end) + "\n"
         if self._per_probe:
-            return self._probe_once(line, end)
+            return self._probe_once(line, end, shell_pid)
         with self._lock:
             try:
                 proc = self._start()
@@ -153,9 +221,9 @@ class SideChannel:
         if out is None:
             self.broken = "the probe did not answer"
             return None
-        return _parse(out.decode("utf-8", "replace"))
+        return _parse(out.decode("utf-8", "replace"), shell_pid)
 
-    def _probe_once(self, line: str, end: str) -> Seen | None:
+    def _probe_once(self, line: str, end: str, shell_pid: int) -> Seen | None:
         try:
             done = subprocess.run(
                 [*self._argv[:-1], line], stdin=subprocess.DEVNULL, capture_output=True,
@@ -170,7 +238,7 @@ class SideChannel:
         if not found:
             self.broken = f"the probe did not answer (exit code {done.returncode})"
             return None
-        return _parse(out.decode("utf-8", "replace"))
+        return _parse(out.decode("utf-8", "replace"), shell_pid)
 
     def _read_until(self, fd: int, end: bytes) -> bytes | None:
         deadline = time.monotonic() + PROBE_TIMEOUT_S
@@ -200,19 +268,22 @@ class SideChannel:
             proc.stdout.close()
 
 
-def _parse(text: str) -> Seen | None:
+def _parse(text: str, shell_pid: int) -> Seen | None:
     echo: bool | None = None
     icanon = True
+    shell: tuple[str, str, int, int] | None = None
     members = []
     seen_flags = False
     for line in text.splitlines():
-        parts = line.split(" ", 4)
+        parts = line.split(" ", 5)
         if parts[0] == "F" and len(parts) >= 3:
             seen_flags = True
             echo = None if parts[1] == "unknown" else parts[1] == "echo"
             icanon = parts[2] == "icanon"
-        elif parts[0] == "P" and len(parts) == 5 and parts[1].isdigit():
-            members.append((int(parts[1]), parts[2], parts[3], parts[4]))
+        elif parts[0] == "S" and len(parts) == 5 and parts[3].isdigit() and parts[4].lstrip("-").isdigit():
+            shell = (parts[1], parts[2], int(parts[3]), int(parts[4]))
+        elif parts[0] == "P" and len(parts) == 6 and parts[1].isdigit():
+            members.append((int(parts[1]), parts[2], parts[3], parts[4] == "1", parts[5]))
     if not seen_flags:
         return None
-    return Seen(echo, icanon, tuple(members))
+    return Seen(shell_pid, echo, icanon, shell, tuple(members))

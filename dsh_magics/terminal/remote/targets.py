@@ -26,6 +26,11 @@ CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 10
 ALIVE_COUNT = 3
 
+PROBE_OPTION = "--probe="
+"""``cmd:--probe=PROBE ARGV``: PROBE starts a POSIX ``sh`` that reads lines on
+its stdin, where the terminal's bash runs (same machine or container, same
+user): the side channel of a ``cmd:`` target (docs/remote.md)."""
+
 _HOST = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})$")
 _USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 _CONTAINER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
@@ -47,6 +52,7 @@ class Target:
     namespace: str | None = None
     pod: str | None = None
     command: tuple[str, ...] = ()
+    probe: tuple[str, ...] = ()  # cmd: the user's probe command (PROBE_OPTION), or none
 
     def __str__(self) -> str:
         return self.text
@@ -152,7 +158,7 @@ def parse_target(text: object, environ: dict[str, str] | None = None) -> Target 
 def _bad(text: str, why: str) -> InvalidArgument:
     return InvalidArgument(
         f"cannot parse target {text!r}: {why}. Use ssh://[user@]host[:port], docker://CONTAINER, "
-        "podman://CONTAINER, kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER] or cmd:ARGV",
+        "podman://CONTAINER, kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER] or cmd:[--probe=PROBE] ARGV",
         field="target",
         target=text,
     )
@@ -164,11 +170,21 @@ def _parse(text: str) -> Target:
             argv = shlex.split(text[4:])
         except ValueError as e:
             raise _bad(text, f"the command does not split into words ({e})") from None
+        probe: list[str] = []
+        if argv and argv[0].startswith(PROBE_OPTION):
+            try:
+                probe = shlex.split(argv.pop(0)[len(PROBE_OPTION) :])
+            except ValueError as e:
+                raise _bad(text, f"the probe command does not split into words ({e})") from None
+            if not probe:
+                raise _bad(text, f"{PROBE_OPTION} needs a command")
+            if shutil.which(probe[0]) is None:
+                raise _bad(text, f"the probe's {probe[0]!r} is not an executable on this machine")
         if not argv:
             raise _bad(text, "cmd: needs a command")
         if shutil.which(argv[0]) is None:
             raise _bad(text, f"{argv[0]!r} is not an executable on this machine")
-        return Target("cmd", text, command=tuple(argv))
+        return Target("cmd", text, command=tuple(argv), probe=tuple(probe))
     scheme, sep, rest = text.partition("://")
     if not sep or scheme not in ("ssh", "docker", "podman", "kubectl"):
         raise _bad(text, "unknown kind of target")
