@@ -122,8 +122,9 @@ def fresh_server_cases(tmp_path: Path) -> list[FreshCase]:
         ("bash_wait", {"job_id": "no-such-job"}, "NO_SUCH_JOB", {}),
         ("bash_exec", {"command": ":", "wait_ms": -5}, "INVALID_ARGUMENT", {}),
         ("bash_close", {"session_id": "never-opened"}, "NO_SUCH_SESSION", {}),
-        # (a program that is still there when the set-up is typed, then ends without a
-        # shell: `cmd:false` can end first, and then the engine reports SHELL_EXITED)
+        # (a client that is gone before the set-up is typed, and one still there when
+        # it is typed that then ends without a shell: both are unreachable targets)
+        ("bash_attach", {"target": "cmd:false"}, "TARGET_UNREACHABLE", {}),
         ("bash_attach", {"target": "cmd:sleep 2"}, "TARGET_UNREACHABLE", {}),
         ("bash_exec", {"command": ":"}, "SHELL_UNSUPPORTED", {"DSH_MAGICS_SHELL": str(old)}),
         ("bash_exec", {"command": ":"}, "SHELL_EXITED", {"DSH_MAGICS_SHELL": str(dying)}),
