@@ -10,7 +10,8 @@ outside this module knows which emulator it is.
 **Lazy feeding.** :meth:`Screen.feed` only queues bytes (a few hundred KiB at
 most); they are parsed when somebody looks (:meth:`snapshot`, :meth:`modes`,
 :meth:`settle`), when the queue is full, or before output with escape codes
-joins a long plain stretch. While settling, the head of a long
+joins a long plain stretch (and the terminal settles a queue holding escape
+codes when its output pauses, :attr:`escapes_queued`). While settling, the head of a long
 *plain* stretch (no ESC and no control byte other than BEL, BS, TAB, LF, CR)
 is skipped when it cannot be on screen any more: the stretch's tail is kept
 from the ``2*rows``-th line feed from its end, cut right after a ``\\r\\n``,
@@ -198,6 +199,13 @@ class Screen:
         self._pending_bytes += len(data)
         if self._pending_bytes >= SETTLE_BYTES:
             self.settle()
+
+    @property
+    def escapes_queued(self) -> bool:
+        """Does the queue hold output with escape codes? Only such output is
+        worth parsing ahead of a look: a queue of plain text alone is parsed
+        from its last ``2*rows`` lines, in well under a millisecond."""
+        return self._plain_from > 0
 
     def settle(self) -> None:
         """Parse everything queued (skipping what cannot be on screen)."""
