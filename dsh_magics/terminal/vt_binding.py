@@ -95,6 +95,9 @@ class Vt:
         lines = ffi.new(t["size"], scrollback)
         _check(lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, lines), "scrollback")
         self._free = weakref.finalize(self, _FREE, self._t)
+        # Not at exit: a reader thread may still be feeding it then, and the
+        # process's memory goes anyway.
+        self._free.atexit = False
         # No reference back to self from the callback: a cycle would leave
         # the terminal to the cyclic collector instead of freeing it at once.
         self._errors: list[BaseException] = []
