@@ -25,7 +25,7 @@ from .errors import InvalidArgument, NoSuchJob, NotRunning
 from .live_views import ViewManager, ViewSettings
 from .magic_args import parse, session_arg, usage_errors
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
-from .terminal import ReadResult, Result, TerminalInfo, default_registry
+from .terminal import ReadResult, Result, TerminalInfo, default_registry, keys
 from .terminal import validation as V
 from .terminal.api import Engine
 
@@ -397,10 +397,8 @@ class BashMagics(Magics):
         "-k",
         action="append",
         default=None,
-        help="Press a named key instead of typing text (repeat for several, pressed in order): "
-        "ctrl-c, ctrl-d, tab, esc, enter, up, down, left, right, home, end, pgup, pgdn, "
-        "backspace, delete, f1-f12, ctrl-LETTER, alt-LETTER, ... (arrows follow the "
-        "program's cursor-key mode).",
+        help="Press a named key instead of typing text (repeat for several, pressed in order; "
+        "arrows, Home and End follow the program's cursor-key mode): " + keys.describe_valid() + ".",
     )
     @argument(
         "--secret",

@@ -117,14 +117,37 @@ def is_key(name: object) -> bool:
     return isinstance(name, str) and name.lower() in _ALL
 
 
+#: Names that mean the same as another, left out of :func:`describe_valid`.
+ALIASES = {"escape": "esc", "pageup": "pgup", "pagedown": "pgdn", "ctrl-@": "ctrl-space"}
+
+
 def describe_valid() -> str:
-    """The valid names, compactly, for an error message."""
-    return (
-        "up, down, left, right, home, end, pgup, pgdn, insert, delete, backspace, "
-        "tab, shift-tab, enter, esc, space, f1-f12, ctrl-a..ctrl-z, ctrl-space, "
-        "ctrl-[, ctrl-\\, ctrl-], alt-a..alt-z, alt-0..alt-9, alt-enter, alt-backspace, "
-        "kp-0..kp-9, kp-enter, kp-plus, kp-minus, kp-star, kp-slash, kp-dot"
-    )
+    """Every valid name but the aliases, compactly (``f1-f12``,
+    ``ctrl-a..ctrl-z``), for an error message or a help text: built from the
+    tables above, so it cannot miss a key (tests/terminal/test_keys.py)."""
+    names = [n for n in VALID_KEYS if n not in ALIASES]
+    out: list[str] = []
+    i = 0
+    while i < len(names):
+        j = i
+        while j + 1 < len(names) and _next_in_range(names[j], names[j + 1]):
+            j += 1
+        if j - i >= 2:
+            sep = "-" if names[i][0] == "f" and names[i][1:].isdigit() else ".."
+            out.append(f"{names[i]}{sep}{names[j]}")
+        else:
+            out.extend(names[i : j + 1])
+        i = j + 1
+    return ", ".join(out)
+
+
+def _next_in_range(a: str, b: str) -> bool:
+    """Is ``b`` the name after ``a`` in a run like ctrl-a, ctrl-b or f1, f2?"""
+    if a[0] == b[0] == "f" and a[1:].isdigit() and b[1:].isdigit():
+        return int(b[1:]) == int(a[1:]) + 1
+    pa, _, ca = a.rpartition("-")
+    pb, _, cb = b.rpartition("-")
+    return bool(pa) and pa == pb and len(ca) == len(cb) == 1 and ca.isalnum() and ord(cb) == ord(ca) + 1
 
 
 def encode(name: str, modes: KeyModes | None = None) -> bytes:

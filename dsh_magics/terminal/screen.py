@@ -1,16 +1,18 @@
 """A terminal's screen: what a person would see on an xterm of the terminal's
 size, kept by a VT emulator fed the terminal's output.
 
-The emulator is libghostty-vt (through ``pyghostty``), chosen by measurement
-(docs/internals.md, benchmarks/bench_screen.py): it keeps the alternate screen,
-application cursor and keypad modes, wide characters, scroll regions, the
-title and per-cell styles, and parses about a hundred times faster than ``pyte``. Nothing
-outside this module knows which emulator it is.
+The emulator is libghostty-vt (through ``pyghostty``'s C binding,
+:mod:`.vt_binding`), chosen by measurement (docs/internals.md,
+benchmarks/bench_screen.py): it keeps the alternate screen, application cursor
+and keypad modes, wide characters, scroll regions, the title and per-cell
+styles, and parses about a hundred times faster than ``pyte``. Nothing outside
+this module and its binding knows which emulator it is.
 
 **Lazy feeding.** :meth:`Screen.feed` only queues bytes (a few hundred KiB at
 most); they are parsed when somebody looks (:meth:`snapshot`, :meth:`modes`,
 :meth:`settle`), when the queue is full, or before output with escape codes
-joins a long plain stretch. While settling, the head of a long
+joins a long plain stretch (and the terminal settles a queue holding escape
+codes when its output pauses, :attr:`escapes_queued`). While settling, the head of a long
 *plain* stretch (no ESC and no control byte other than BEL, BS, TAB, LF, CR)
 is skipped when it cannot be on screen any more: the stretch's tail is kept
 from the ``2*rows``-th line feed from its end, cut right after a ``\\r\\n``,
@@ -32,9 +34,9 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-import pyghostty  # type: ignore[import-untyped]
 from pyghostty import ffi, lib  # type: ignore[import-untyped]
-from pyghostty.core import init_sized  # type: ignore[import-untyped]
+
+from .vt_binding import Vt, new_sized, types
 
 #: Queue at most this many bytes before parsing them (bounds the time a
 #: snapshot takes and the memory an idle screen holds).
@@ -176,10 +178,8 @@ class Screen:
         self._cached: tuple[int, Snapshot] | None = None
         self._term = self._new_terminal(cols, rows)
 
-    def _new_terminal(self, cols: int, rows: int) -> pyghostty.Terminal:
-        term = pyghostty.Terminal(cols, rows, scrollback=SCROLLBACK_LINES)
-        term.on_reply(self._replies.extend)
-        return term
+    def _new_terminal(self, cols: int, rows: int) -> Vt:
+        return Vt(cols, rows, SCROLLBACK_LINES, self._replies.extend)
 
     # -- input -----------------------------------------------------------
 
@@ -198,6 +198,13 @@ class Screen:
         self._pending_bytes += len(data)
         if self._pending_bytes >= SETTLE_BYTES:
             self.settle()
+
+    @property
+    def escapes_queued(self) -> bool:
+        """Does the queue hold output with escape codes? Only such output is
+        worth parsing ahead of a look: a queue of plain text alone is parsed
+        from its last ``2*rows`` lines, in well under a millisecond."""
+        return self._plain_from > 0
 
     def settle(self) -> None:
         """Parse everything queued (skipping what cannot be on screen)."""
@@ -228,7 +235,7 @@ class Screen:
                 self._used_alt = True
             self._alt_tail = data[-_ALT_TAIL:]
         self._term.feed(data)
-        if not self._used_alt and self._term.get("active_screen", "int") == 1:
+        if not self._used_alt and self._term.alt_screen():
             self._used_alt = True
 
     def _skip_point(self, plain: bytes) -> int:
@@ -245,7 +252,7 @@ class Screen:
             pos = plain.rfind(b"\n", 0, pos)
         if pos <= 0:
             return 0
-        if not self._term.get("vt_ground", "bool") or not self._skip_safe():
+        if not self._term.vt_ground() or not self._skip_safe():
             return 0
         return pos + 1
 
@@ -285,7 +292,7 @@ class Screen:
         """Start a new span for :attr:`used_alt_screen` (e.g. at a job's start);
         a program still on the alternate screen keeps it set."""
         self.settle()
-        self._used_alt = self._term.get("active_screen", "int") == 1
+        self._used_alt = self._term.alt_screen()
         self._alt_tail = b""
         self._gen += 1
 
@@ -322,7 +329,7 @@ class Screen:
     def text(self) -> list[str]:
         """The visible rows as text (cheaper than a snapshot)."""
         self.settle()
-        lines = self._term.text().split("\n")
+        lines = self._term.text(self._cols, self._rows).split("\n")
         return (lines + [""] * self._rows)[: self._rows]
 
     def snapshot(self, styles: bool = False) -> Snapshot:
@@ -341,43 +348,44 @@ class Screen:
 
     def _take(self, styles: bool) -> Snapshot:
         t = self._term
-        x, y = t.cursor
+        x, y = t.cursor()
         runs = tuple(self._row_runs(r) for r in range(self._rows)) if styles else None
         if runs is not None:
             lines = tuple("".join(run.text for run in row).rstrip() for row in runs)
         else:
             lines = tuple(self.text())
-        title = t.get("title", "GhosttyString")
         return Snapshot(
             cols=self._cols,
             rows=self._rows,
             lines=lines,
             cursor_row=y,
             cursor_col=x,
-            cursor_visible=t.get("cursor_visible", "bool"),
-            alt_screen=t.get("active_screen", "int") == 1,
+            cursor_visible=t.cursor_visible(),
+            alt_screen=t.alt_screen(),
             used_alt_screen=self._used_alt,
-            title=ffi.buffer(title.ptr, title.len)[:].decode("utf-8", "replace") if title.len else "",
+            title=t.title(),
             modes=self.modes(),
             styles=runs,
         )
 
     def _row_runs(self, y: int) -> tuple[Run, ...]:
         runs: list[Run] = []
-        cell = ffi.new("GhosttyCell*")
-        wide = ffi.new("GhosttyCellWide*")
-        tag = ffi.new("GhosttyCellContentTag*")
-        palette = ffi.new("GhosttyColorPaletteIndex*")
-        rgb = ffi.new("GhosttyColorRgb*")
-        flag = ffi.new("bool*")
-        cps = ffi.new("uint32_t[16]")
-        n = ffi.new("size_t*")
-        style = init_sized("GhosttyStyle")
+        c = types()
+        cell = ffi.new(c["cell"])
+        wide = ffi.new(c["wide"])
+        tag = ffi.new(c["content_tag"])
+        palette = ffi.new(c["palette"])
+        rgb = ffi.new(c["rgb"])
+        flag = ffi.new(c["bool"])
+        cps = ffi.new(c["codepoints"])
+        n = ffi.new(c["size"])
+        style = new_sized("style")
+        ref = new_sized("grid_ref")
         text: list[str] = []
         key: _Style | None = None
         start = 0
         for x in range(self._cols):
-            ref = self._term.ref(x, y)
+            self._term.ref(x, y, ref)
             if lib.ghostty_grid_ref_cell(ref, cell) != 0:
                 continue
             lib.ghostty_cell_get(cell[0], lib.GHOSTTY_CELL_DATA_WIDE, wide)

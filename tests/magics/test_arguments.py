@@ -7,6 +7,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from dsh_magics.magics import split_options
+from dsh_magics.terminal import keys
 
 VALUED = {"--session", "-s", "--wait-ms"}
 
@@ -45,6 +46,11 @@ def test_help_is_generated_from_the_real_arguments(ip) -> None:
     with capture_output() as cap:
         ip.run_cell("%bash_exec?")
     assert "--wait-ms" in cap.stdout and "Example" in cap.stdout
+
+
+def test_the_key_help_lists_every_key_the_engine_knows(ip) -> None:
+    doc = "".join(ip.find_line_magic("bash_send").__doc__.split())  # argparse wraps the help
+    assert "".join(keys.describe_valid().split()) in doc
 
 
 def test_cell_form_is_registered(ip) -> None:

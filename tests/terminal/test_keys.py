@@ -93,6 +93,30 @@ def test_invalid_names_are_listed_without_raising():
         keys.encode("dwn")
 
 
+def _expand(described: str) -> list[str]:
+    """The names a describe_valid() text stands for (its ranges spelled out)."""
+    out: list[str] = []
+    for part in described.split(", "):
+        if ".." in part:
+            a, b = part.split("..")
+            prefix = a[:-1]
+            out += [prefix + chr(c) for c in range(ord(a[-1]), ord(b[-1]) + 1)]
+        elif part[0] == "f" and "-" in part and part[1].isdigit():
+            a, b = part.split("-")
+            out += [f"f{n}" for n in range(int(a[1:]), int(b[1:]) + 1)]
+        else:
+            out.append(part)
+    return out
+
+
+def test_the_described_names_are_exactly_the_keys_but_aliases():
+    described = _expand(keys.describe_valid())
+    assert len(described) == len(set(described))
+    assert set(described) == set(keys.VALID_KEYS) - set(keys.ALIASES)
+    for alias, name in keys.ALIASES.items():
+        assert keys.encode(alias) == keys.encode(name) and keys.encode(alias, APP) == keys.encode(name, APP)
+
+
 def test_several_keys_in_order():
     assert keys.encode_all(["down", "down", "enter"], APP) == b"\x1bOB\x1bOB\r"
 

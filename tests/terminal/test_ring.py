@@ -51,3 +51,23 @@ def test_huge_line_is_wrapped_and_memory_stays_bounded():
     total = sum(len(line) for line in r.get(0)[0])
     assert total <= 2_000_000
     assert r.next_line > 100
+
+
+def test_any_split_into_feeds_gives_the_lines_of_the_whole():
+    """CR LF lines take a one-split fast path; mixed with bare LF, lone CR
+    and backspace, cut anywhere (a CR LF too), the lines are the same."""
+    import random
+
+    pieces = ["ab", "\r\n", "\n", "\r", "\b", "x", "\u00e9"]
+    for seed in range(500):
+        rnd = random.Random(seed)
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 50)))
+        cuts = sorted(rnd.sample(range(len(text) + 1), min(len(text) + 1, rnd.randint(0, 5))))
+        whole, split = Ring(8), Ring(8)
+        whole.feed(text)
+        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
+            split.feed(text[a:b])
+        assert (split.get(0), split.next_line) == (whole.get(0), whole.next_line), (seed, text, cuts)
+        split.finish_partial()
+        whole.finish_partial()
+        assert split.get(0) == whole.get(0), (seed, text, cuts)

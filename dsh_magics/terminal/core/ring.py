@@ -47,14 +47,25 @@ class Ring:
             text = "\r" + text
         if not text:
             return
+        crs = 0  # CRs of CR LF pairs still in ``text``
         if "\r" in text:
-            text = text.replace("\r\n", "\n")
             if text.endswith("\r"):
                 # It may be the first half of a "\r\n" split across reads.
                 self._pending_cr = True
                 text = text[:-1]
-        slow = "\r" in text or "\b" in text
-        pieces = text.split("\n")
+            crlf = text.count("\r\n")
+            if crlf == text.count("\r") == text.count("\n"):
+                # Every line ends with CR LF (a PTY's usual output): one split.
+                pieces = text.split("\r\n")
+                slow = "\b" in text
+                crs = crlf
+            else:
+                text = text.replace("\r\n", "\n")
+                pieces = text.split("\n")
+                slow = "\r" in text or "\b" in text
+        else:
+            pieces = text.split("\n")
+            slow = "\b" in text
         last = pieces.pop()
         if pieces:
             first = self._overwrite(self.partial, self._cursor, pieces[0])[0]
@@ -65,7 +76,7 @@ class Ring:
             self.partial, self._cursor = self._overwrite("", 0, last)
         else:
             self.partial, self._cursor = self._overwrite(self.partial, self._cursor, last)
-        self._approx_chars += len(text)
+        self._approx_chars += len(text) - crs
         if len(self.partial) > self.max_line_chars:
             self._wrap_partial()
         if self._approx_chars > self.max_chars:
