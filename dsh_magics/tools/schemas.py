@@ -11,6 +11,7 @@ from typing import Any
 
 from ..terminal import validation as V
 from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
+from ..terminal.keys import describe_valid
 from ..terminal.validation import MAX_PATTERN_CHARS
 from .truncate import OUTPUT_BUDGET_CHARS
 
@@ -402,10 +403,8 @@ SPECS: dict[str, ToolSpec] = {
                     "Named keys to press in order, in one call, instead of text or key, e.g. "
                     '["down", "down", "enter"] to pick the third item of a menu. Arrows, home '
                     "and end go out as the program's terminal mode expects (application cursor "
-                    "keys). Names: up, down, left, right, home, end, pgup, pgdn, insert, delete, "
-                    "backspace, tab, shift-tab, enter, esc, space, f1-f12, ctrl-a..ctrl-z, "
-                    "alt-a..alt-z, alt-0..alt-9, kp-0..kp-9, kp-enter. An unknown name is "
-                    "refused with INVALID_ARGUMENT listing the valid ones.",
+                    f"keys). Names: {describe_valid()}. An unknown name is refused with "
+                    "INVALID_ARGUMENT listing the valid ones.",
                     min_length=1,
                     max_length=MAX_KEYS,
                 ),
