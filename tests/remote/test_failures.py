@@ -35,10 +35,14 @@ def test_connection_refused_after_sshd_stopped(tmp_path, ssh_options):
     assert "Connection refused" in err.message
 
 
-def test_wrong_key(sshd, ssh_options):
+@pytest.mark.parametrize("side", ["1", "0"], ids=["own-connection", "no-side-channel"])
+def test_wrong_key(sshd, ssh_options, monkeypatch, side):
+    # with a side channel the engine's own connection (ssh -N) is refused,
+    # without one the terminal's ssh: the same words come back
+    monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", side)
     ssh_options(sshd.client_config("wrong", key="id_other"))
-    err = _unreachable(sshd.target, "wrongkey")
-    assert "Permission denied" in err.message
+    err = _unreachable(sshd.target, f"wrongkey{side}")
+    assert "Permission denied" in err.message and "before a shell was ready (exit code 255)" in err.message
 
 
 def test_unknown_host_key(sshd, ssh_options):
@@ -66,7 +70,9 @@ def test_remote_shell_killed_mid_job(open_remote):
     r = job.result
     assert r.status == "shell_exited"
     assert r.output.startswith("before\n"), "output up to the end is kept"
-    assert "Connection to 127.0.0.1 closed" in r.note
+    # ssh's own words: "Shared connection to ... closed." (a session over the
+    # engine's control connection; "Connection to ..." without a side channel)
+    assert "connection to 127.0.0.1 closed." in r.note.lower()
     assert term.dead and not alive(term.pid)
 
 
