@@ -14,7 +14,7 @@ from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.local.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import CONFIG, run, start_sshd
+from tests.remote.conftest import CONFIG, connection_processes, run, start_sshd
 
 
 def _unreachable(target: str, session: str) -> TargetUnreachable:
@@ -74,6 +74,8 @@ def test_remote_shell_killed_mid_job(open_remote):
     # engine's control connection; "Connection to ..." without a side channel)
     assert "connection to 127.0.0.1 closed." in r.note.lower()
     assert term.dead and not alive(term.pid)
+    # the engine's connection and the side channel went with it, before any close()
+    wait_until(lambda: not connection_processes(term), timeout=10, msg="ssh processes left")
 
 
 def test_network_drop_mid_job(open_remote, sshd, ssh_options):
@@ -94,6 +96,7 @@ def test_network_drop_mid_job(open_remote, sshd, ssh_options):
         assert r.output.startswith("line1\nline2\nline3\n")
         assert "not responding" in r.note
         assert term.dead and not alive(term.pid)
+        wait_until(lambda: not connection_processes(term), timeout=10, msg="ssh processes left")
     finally:
         for pid in mine:
             try:

@@ -17,6 +17,7 @@ from dsh_magics.terminal.local.procs import alive, descendants
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target, side_channel
 from tests.conftest import pids_with_env, wait_until
 from tests.containers import Box
+from tests.remote.conftest import connection_processes
 
 
 @pytest.fixture(params=["ssh", "podman"])
@@ -119,20 +120,6 @@ def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
     assert probe[-1] == "exec sh" and "-T" in probe and "-tt" not in probe
 
 
-def _ssh_processes(control_dir: str) -> list[int]:
-    """Live local processes of one terminal's ssh connection (its control path is in their argv)."""
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                argv = f.read()
-        except (OSError, ValueError):
-            continue
-        if name.isdigit() and control_dir.encode() in argv and alive(int(name)):
-            found.append(int(name))
-    return found
-
-
 def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote) -> None:
     """The side channel's session stays open, and yet `exit` in the terminal
     ends it at once: the terminal's ssh is a client of the engine's own
@@ -145,12 +132,12 @@ def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote) -> N
     term.send("1")
     assert job.wait(20)
     control = term.transport.control_dir
-    assert control is not None and len(_ssh_processes(control)) == 3  # master, terminal, side channel
+    assert control is not None and len(connection_processes(term)) == 3  # master, terminal, side channel
     job = term.exec("exit 3")
     assert job.wait(20) and job.result.status == "shell_exited" and job.result.exit_code == 3
     # no keep-alive timeout, no close(): it ended because its remote shell did
     wait_until(lambda: term.dead, timeout=20, msg="the terminal did not end with its remote shell")
-    wait_until(lambda: not _ssh_processes(control), timeout=20, msg="ssh processes of the terminal left")
+    wait_until(lambda: not connection_processes(term), timeout=20, msg="ssh processes of the terminal left")
     assert pids_with_env("DSH_MAGICS_SESSION", term.session_id) == []
     term.close()
     assert not os.path.exists(control)

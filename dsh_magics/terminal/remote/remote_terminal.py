@@ -169,7 +169,7 @@ class RemoteTerminal(TerminalBase):
                 return
             core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
-        if self.side is not None:
+        if self.side is not None and self.master is None:
             self.side.close()
         if idle and self.transport.pid is not None:
             # bash hangs up its jobs and exits; the client then exits alone.
@@ -186,7 +186,7 @@ class RemoteTerminal(TerminalBase):
         self.transport.close_fds()
         self.transport.close_process()
         if self.master is not None:
-            self.master.stop()  # last: the server hangs up what is left of the sessions
+            self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
 
     def _reap(self, timeout: float) -> None:
@@ -226,9 +226,17 @@ class RemoteTerminal(TerminalBase):
         if self.master is not None:
             # ssh: the remote shell is gone, so is the rest of the connection
             # (tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
-            if self.side is not None:
-                self.side.close()
-            self.master.stop()
+            self._end_connection()
+
+    def _end_connection(self) -> None:
+        """ssh: stop the engine's connection (the server hangs up every
+        session over it), then end the side channel's client, whose session
+        went with it. Ended, not waited for: a client that had not reached
+        the control socket yet would open a connection of its own."""
+        assert self.master is not None
+        self.master.stop()
+        if self.side is not None:
+            self.side.close(grace=0.0)
 
     # ------------------------------------------------------------------
     # state

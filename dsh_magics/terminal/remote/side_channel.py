@@ -247,9 +247,10 @@ class SideChannel:
         out, _, self._buf = self._buf.partition(end + b"\n")
         return out
 
-    def close(self) -> None:
+    def close(self, grace: float = 2.0) -> None:
         """End the channel: its ``sh`` reads the end of its input and exits,
-        and its client with it. Later probes answer None."""
+        and its client with it; a client still there after ``grace`` seconds
+        is ended. Later probes answer None."""
         with self._life:
             self._closed = True
             proc, self._proc = self._proc, None
@@ -258,10 +259,17 @@ class SideChannel:
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            proc.wait(timeout=2.0)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         # a probe on its way has read the end of the output by now; then its descriptor goes
         if proc.stdout is not None and self._lock.acquire(timeout=PROBE_TIMEOUT_S):
             try:
