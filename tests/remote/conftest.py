@@ -209,12 +209,8 @@ def open_remote(sshd) -> Iterator:
             assert not alive(pid), "the client process outlived close()"
 
 
-def connection_processes(term: RemoteTerminal) -> list[int]:
-    """Live local processes of an ssh terminal's connection: the engine's
-    control master, the terminal's ssh and the side channel's (the private
-    control path is in their argv)."""
-    control = term.transport.control_dir
-    assert control is not None
+def processes_with_arg(text: str) -> list[int]:
+    """Live local processes with ``text`` in their command line."""
     found = []
     for name in os.listdir("/proc"):
         try:
@@ -222,9 +218,18 @@ def connection_processes(term: RemoteTerminal) -> list[int]:
                 argv = f.read()
         except (OSError, ValueError):
             continue
-        if name.isdigit() and control.encode() in argv and alive(int(name)):
+        if name.isdigit() and text.encode() in argv and alive(int(name)):
             found.append(int(name))
     return found
+
+
+def connection_processes(term: RemoteTerminal) -> list[int]:
+    """Live local processes of an ssh terminal's connection: the engine's
+    control master, the terminal's ssh and the side channel's (the private
+    control path is in their argv)."""
+    control = term.transport.control_dir
+    assert control is not None
+    return processes_with_arg(control)
 
 
 def run(term: RemoteTerminal, command: str, timeout: float = 20.0):
