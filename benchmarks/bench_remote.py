@@ -14,6 +14,10 @@ uses your own ssh setup (agent, config) for both contenders.
 - Throughput of ``seq 1 N``: the terminal (through the remote PTY and the
   in-band transport) against ``ssh ... seq 1 N`` read from a pipe, MB/s of
   seq's output, best of 3.
+- The side channel (also alone with ``--side-channel-only``): the round
+  trip with it on and off, probes while idle and during a job quiet every
+  second, Ctrl-C to settled with it on and off, one probe, and start-up and
+  ``close()`` of a terminal with it on and off.
 """
 
 from __future__ import annotations
