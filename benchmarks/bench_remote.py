@@ -14,6 +14,10 @@ uses your own ssh setup (agent, config) for both contenders.
 - Throughput of ``seq 1 N``: the terminal (through the remote PTY and the
   in-band transport) against ``ssh ... seq 1 N`` read from a pipe, MB/s of
   seq's output, best of 3.
+- The side channel (also alone with ``--side-channel-only``): the round
+  trip with it on and off, probes while idle and during a job quiet every
+  second, Ctrl-C to settled with it on and off, one probe, and start-up and
+  ``close()`` of a terminal with it on and off.
 """
 
 from __future__ import annotations
@@ -118,29 +122,53 @@ def measure(target: str, quick: bool = False) -> dict:
     }
 
 
-def measure_side_channel(target: str, quick: bool = False) -> dict:
-    """The side channel's cost: the round trip of `true` with it on and off
-    (interleaved; idle costs nothing, so the ratio should be ~1, and no
-    probe is made during them or while idle: counted), an interrupt with it
-    on and off (a launch check and a prompt check: two probes), and the
-    probes a 10 s job makes whose output goes quiet every second (at most
-    one per quiet spell: 10)."""
-    n = 100 if quick else 400
-    n_int = 10 if quick else 30
-    terms = {}
+def _open(target: str, mode: str, name: str) -> RemoteTerminal:
+    """A terminal with the side channel on or off (``DSH_MAGICS_SIDE_CHANNEL``)."""
     old = os.environ.get(ENV_SIDE_CHANNEL)
+    os.environ[ENV_SIDE_CHANNEL] = "1" if mode == "on" else "0"
     try:
-        for mode in ("on", "off"):
-            os.environ[ENV_SIDE_CHANNEL] = "1" if mode == "on" else "0"
-            terms[mode] = RemoteTerminal(
-                f"bench-side-{mode}", TerminalConfig(login=False, max_lines=1000), parse_target(target),
-                job_table=jobs.JobTable(),
-            )
+        return RemoteTerminal(
+            name, TerminalConfig(login=False, max_lines=1000), parse_target(target), job_table=jobs.JobTable()
+        )
     finally:
         if old is None:
             os.environ.pop(ENV_SIDE_CHANNEL, None)
         else:
             os.environ[ENV_SIDE_CHANNEL] = old
+
+
+def measure_start(target: str, quick: bool = False) -> dict:
+    """Start-up of an ``ssh://`` terminal, from the call to a shell ready
+    for its first job, with the side channel on (over ssh: the engine's own
+    connection, then the terminal's session over it) and off (the
+    terminal's ssh alone), interleaved; and ``close``."""
+    n = 6 if quick else 15
+    start: dict[str, list[float]] = {"on": [], "off": []}
+    close: dict[str, list[float]] = {"on": [], "off": []}
+    for i in range(n):
+        for mode in ("on", "off") if i % 2 == 0 else ("off", "on"):
+            t = time.perf_counter()
+            term = _open(target, mode, f"bench-start-{mode}-{i}")
+            start[mode].append((time.perf_counter() - t) * 1000)
+            close[mode].append(_ms(term.close))
+    return {
+        "start_ms": {m: round(statistics.median(v), 1) for m, v in start.items()},
+        "start_ratio": round(statistics.median(start["on"]) / statistics.median(start["off"]), 3),
+        "close_ms": {m: round(statistics.median(v), 1) for m, v in close.items()},
+        "samples": n,
+    }
+
+
+def measure_side_channel(target: str, quick: bool = False) -> dict:
+    """The side channel's cost: the round trip of `true` with it on and off
+    (interleaved; idle costs nothing, so the ratio should be ~1, and no
+    probe is made during them or while idle: counted), an interrupt with it
+    on and off (a launch check and a prompt check), and the probes a 10 s
+    job makes whose output goes quiet every second (at most one per quiet
+    spell: 10)."""
+    n = 100 if quick else 400
+    n_int = 10 if quick else 30
+    terms = {mode: _open(target, mode, f"bench-side-{mode}") for mode in ("on", "off")}
     try:
         def rt(term: RemoteTerminal) -> None:
             job = term.exec("true")
@@ -213,6 +241,7 @@ def measure_side_channel(target: str, quick: bool = False) -> dict:
         "quiet_job": {"seconds": 10, "quiet_spells": spells, "probes": probes},
         "probe_ms": round(probe_ms, 1),
         "samples": n,
+        "load_avg": os.getloadavg(),
     }
 
 
@@ -221,7 +250,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--target", help="an ssh:// target of your own (default: a private sshd on 127.0.0.1)")
-    ap.add_argument("--side-channel-only", action="store_true", help="only the side channel's cost")
+    ap.add_argument("--side-channel-only", action="store_true", help="only the side channel's cost (and start-up)")
     args = ap.parse_args()
     server = None
     if args.target:
@@ -235,6 +264,7 @@ def main() -> None:
     try:
         res = {} if args.side_channel_only else measure(target, quick=args.quick)
         res["side_channel"] = measure_side_channel(target, quick=args.quick)
+        res["start"] = measure_start(target, quick=args.quick)
     finally:
         if server is not None:
             server.stop()
@@ -268,7 +298,13 @@ def main() -> None:
     )
     q = sc["quiet_job"]
     print(f"a {q['seconds']} s job quiet every second ({q['quiet_spells']} quiet spells): {q['probes']} probes")
-    print(f"one probe (a session over the engine's control connection): {sc['probe_ms']} ms")
+    print(f"one probe (a round trip to the side channel's sh): {sc['probe_ms']} ms  (load avg {sc['load_avg'][0]:.2f})")
+    st = res["start"]
+    print(
+        f"start-up to a ready shell: side channel on {st['start_ms']['on']} ms, off {st['start_ms']['off']} ms "
+        f"-> ratio {st['start_ratio']} (median of {st['samples']}); close: on {st['close_ms']['on']} ms, "
+        f"off {st['close_ms']['off']} ms"
+    )
 
 
 if __name__ == "__main__":

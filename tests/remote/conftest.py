@@ -209,6 +209,29 @@ def open_remote(sshd) -> Iterator:
             assert not alive(pid), "the client process outlived close()"
 
 
+def processes_with_arg(text: str) -> list[int]:
+    """Live local processes with ``text`` in their command line."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read()
+        except (OSError, ValueError):
+            continue
+        if name.isdigit() and text.encode() in argv and alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def connection_processes(term: RemoteTerminal) -> list[int]:
+    """Live local processes of an ssh terminal's connection: the engine's
+    control master, the terminal's ssh and the side channel's (the private
+    control path is in their argv)."""
+    control = term.transport.control_dir
+    assert control is not None
+    return processes_with_arg(control)
+
+
 def run(term: RemoteTerminal, command: str, timeout: float = 20.0):
     job = term.exec(command)
     assert job.wait(timeout), f"job did not finish within {timeout}s: {command[:80]!r}: {term.snapshot(job)}"

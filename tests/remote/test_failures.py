@@ -14,7 +14,7 @@ from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.local.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import CONFIG, run, start_sshd
+from tests.remote.conftest import CONFIG, connection_processes, processes_with_arg, run, start_sshd
 
 
 def _unreachable(target: str, session: str) -> TargetUnreachable:
@@ -35,10 +35,14 @@ def test_connection_refused_after_sshd_stopped(tmp_path, ssh_options):
     assert "Connection refused" in err.message
 
 
-def test_wrong_key(sshd, ssh_options):
+@pytest.mark.parametrize("side", ["1", "0"], ids=["own-connection", "no-side-channel"])
+def test_wrong_key(sshd, ssh_options, monkeypatch, side):
+    # with a side channel the engine's own connection (ssh -N) is refused,
+    # without one the terminal's ssh: the same words come back
+    monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", side)
     ssh_options(sshd.client_config("wrong", key="id_other"))
-    err = _unreachable(sshd.target, "wrongkey")
-    assert "Permission denied" in err.message
+    err = _unreachable(sshd.target, f"wrongkey{side}")
+    assert "Permission denied" in err.message and "before a shell was ready (exit code 255)" in err.message
 
 
 def test_unknown_host_key(sshd, ssh_options):
@@ -66,8 +70,12 @@ def test_remote_shell_killed_mid_job(open_remote):
     r = job.result
     assert r.status == "shell_exited"
     assert r.output.startswith("before\n"), "output up to the end is kept"
-    assert "Connection to 127.0.0.1 closed" in r.note
+    # ssh's own words: "Shared connection to ... closed." (a session over the
+    # engine's control connection; "Connection to ..." without a side channel)
+    assert "connection to 127.0.0.1 closed." in r.note.lower()
     assert term.dead and not alive(term.pid)
+    # the engine's connection and the side channel went with it, before any close()
+    wait_until(lambda: not connection_processes(term), timeout=10, msg="ssh processes left")
 
 
 def test_network_drop_mid_job(open_remote, sshd, ssh_options):
@@ -88,12 +96,65 @@ def test_network_drop_mid_job(open_remote, sshd, ssh_options):
         assert r.output.startswith("line1\nline2\nline3\n")
         assert "not responding" in r.note
         assert term.dead and not alive(term.pid)
+        wait_until(lambda: not connection_processes(term), timeout=10, msg="ssh processes left")
     finally:
         for pid in mine:
             try:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
+
+
+_ENGINE = """
+import sys
+from dsh_magics import jobs
+from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+term = RemoteTerminal("killed-engine", TerminalConfig(login=False), parse_target(sys.argv[1]), job_table=jobs.JobTable())
+job = term.exec("read -p 'x? ' x", tty=True)
+while term.info().awaiting_input is None:  # (the test's deadline is on its read below)
+    term.wait_output(term.output_seq, 1.0)
+assert term.side is not None and term.side.pid is not None and term.watch.probes > 0
+print(term.transport.control_dir, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_engine_leaves_no_ssh_process(sshd):
+    """The engine's process dies (SIGKILL) with a job waiting for input: the
+    kernel hangs up its connection and the terminal's ssh (they are its
+    children with PR_SET_PDEATHSIG), and the side channel's client ends with
+    the connection. Only the private directory is left (nothing runs to
+    remove it)."""
+    import select
+    import shutil
+    import subprocess
+    import sys
+
+    engine = subprocess.Popen(
+        [sys.executable, "-c", _ENGINE, sshd.target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    control = ""
+    try:
+        assert engine.stdout is not None
+        assert select.select([engine.stdout], [], [], 60)[0], "the engine did not start its terminal"
+        control = engine.stdout.readline().strip()
+        assert control.startswith("/"), "the engine did not start its terminal"
+
+        assert len(processes_with_arg(control)) == 3  # the connection, the terminal's ssh, the side channel's
+        engine.kill()
+        engine.wait(10)
+        wait_until(lambda: not processes_with_arg(control), timeout=10, msg="ssh processes outlived the engine")
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait(10)
+        if engine.stdout is not None:
+            engine.stdout.close()
+        if engine.stdin is not None:
+            engine.stdin.close()
+        if control.startswith("/"):
+            shutil.rmtree(control, ignore_errors=True)
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,11 @@ import pytest
 
 from dsh_magics import jobs
 from dsh_magics.errors import SecretInput
+from dsh_magics.terminal.local.procs import alive, descendants
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target, side_channel
-from tests.conftest import wait_until
+from tests.conftest import pids_with_env, wait_until
 from tests.containers import Box
+from tests.remote.conftest import connection_processes
 
 
 @pytest.fixture(params=["ssh", "podman"])
@@ -101,27 +103,84 @@ def test_cmd_without_a_probe_says_unavailable_and_needs_allow_unknown_prompt(ope
     assert term.info().awaiting_input is None
 
 
-def test_probe_argv_never_uses_the_users_control_socket() -> None:
+def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
     target = parse_target("ssh://me@example.org:2222")
     assert target is not None
-    argv = side_channel.probe_argv(target, "/tmp/dsh-ssh-x")
-    assert argv is not None
-    # ssh keeps the first value of an option: the engine's come before the user's
-    assert argv.index("ControlPath=/tmp/dsh-ssh-x/c") < argv.index("--")
-    assert argv[-1] == "exec sh" and "-T" in argv and "-tt" not in argv
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", "-o ControlMaster=auto -o ControlPath=~/.ssh/cm-%r@%h")
+    master = target.master_argv("/tmp/dsh-ssh-x")
     main = target.argv(login=False, control_dir="/tmp/dsh-ssh-x")
-    assert main[main.index("ControlMaster=yes") - 1] == "-o"
+    probe = side_channel.probe_argv(target, "/tmp/dsh-ssh-x")
+    assert probe is not None
+    # ssh keeps the first value of an option: the engine's come before the user's
+    for argv, mode in ((master, "yes"), (main, "no"), (probe, "no")):
+        assert argv.index("ControlPath=/tmp/dsh-ssh-x/c") < argv.index("ControlPath=~/.ssh/cm-%r@%h")
+        assert argv.index(f"ControlMaster={mode}") < argv.index("ControlMaster=auto")
+    # the master runs no session; the side channel's has no terminal
+    assert "-N" in master and master[-1] == "example.org"
+    assert probe[-1] == "exec sh" and "-T" in probe and "-tt" not in probe
 
 
-def test_ssh_shell_exit_is_seen_after_a_probe(open_remote) -> None:
+def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote) -> None:
+    """The side channel's session stays open, and yet `exit` in the terminal
+    ends it at once: the terminal's ssh is a client of the engine's own
+    connection, not its master, so no other session keeps it up; the side
+    channel and the connection go with it, before any close()."""
     term = open_remote(session="exit")
     job = term.exec("read -p 'n? ' n; echo got $n", tty=True)
     _awaiting(term, job)
-    assert term.watch.probes >= 1
+    assert term.side is not None and term.side.pid is not None and alive(term.side.pid)
     term.send("1")
     assert job.wait(20)
+    control = term.transport.control_dir
+    assert control is not None and len(connection_processes(term)) == 3  # master, terminal, side channel
     job = term.exec("exit 3")
-    assert job.wait(20) and term.dead
+    assert job.wait(20) and job.result.status == "shell_exited" and job.result.exit_code == 3
+    # no keep-alive timeout, no close(): it ended because its remote shell did
+    wait_until(lambda: term.dead, timeout=20, msg="the terminal did not end with its remote shell")
+    wait_until(lambda: not connection_processes(term), timeout=20, msg="ssh processes of the terminal left")
+    assert pids_with_env("DSH_MAGICS_SESSION", term.session_id) == []
+    term.close()
+    assert not os.path.exists(control)
+
+
+def _children(pid: int) -> set[int]:
+    return {p for p in descendants(pid) if _stat(p)[1] == pid}
+
+
+def _stat(pid: int) -> tuple[str, int | None]:
+    """(comm, ppid) of a live process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            head, _, tail = f.read().rpartition(")")
+        return head.partition("(")[2], int(tail.split()[1])
+    except (OSError, ValueError, IndexError):
+        return "", None
+
+
+def test_ssh_side_channel_is_one_long_lived_session(open_remote, sshd) -> None:
+    """Over a job that goes quiet several times, every probe goes to the same
+    `sh`, in one session over the terminal's one connection."""
+    connections = _children(sshd.proc.pid)
+    term = open_remote(session="longlived")
+    mine = _children(sshd.proc.pid) - connections
+    assert len(mine) == 1, "one connection carries the terminal and its side channel"
+    side = term.side
+    assert side is not None
+    before = term.watch.probes
+    job = term.exec("for i in 1 2 3 4 5; do echo $i; sleep 0.5; done")
+    seen = set()
+    while not job.done:
+        probes = term.watch.probes
+        wait_until(lambda n=probes: term.watch.probes > n or job.done, timeout=20)
+        # the remote end of the side channel (sshd's sessions run here)
+        shells = tuple(p for p in descendants(sshd.proc.pid) if _stat(p)[0] == "sh")
+        seen.add((side.pid, shells))
+    assert job.wait(20) and job.result.exit_code == 0
+    assert term.watch.probes - before >= 3, "several probes"
+    assert len(seen) == 1, f"the side channel changed between probes: {seen}"
+    ((pid, shells),) = seen
+    assert pid is not None and alive(pid) and len(shells) == 1
+    assert _children(sshd.proc.pid) - connections == mine
 
 
 def test_the_remote_bash_reports_its_version_and_an_old_one_is_refused(remote: RemoteTerminal) -> None:

@@ -10,6 +10,7 @@ import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
@@ -26,8 +27,16 @@ from .targets import Target
 # thread ends.
 _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-remote-spawner")
 
+T = TypeVar("T")
 
-def _child_setup() -> None:
+
+def in_spawner(start: Callable[[], T]) -> T:
+    """Run ``start`` (which forks a client with :func:`child_setup`) on the spawner thread."""
+    return _spawner.submit(start).result()
+
+
+def child_setup() -> None:
+    """In a client's child: it is hung up when this process dies."""
     try:
         import ctypes
 
@@ -64,18 +73,15 @@ class Client:
         """Start the client and the reader thread (TARGET_UNREACHABLE when
         the client program cannot start)."""
         argv = self.target.argv(login=self.config.login, control_dir=self.control_dir)
-        env = dict(os.environ)
-        env["TERM"] = "dumb"
-        env["DSH_MAGICS_TOKEN"] = self.token
-        env["DSH_MAGICS_SESSION"] = self.session_id
+        env = self.environment()
 
         def go() -> PtyProcess:
             return PtyProcess.spawn(
-                argv, env=env, echo=False, dimensions=(self.config.rows, self.config.cols), preexec_fn=_child_setup
+                argv, env=env, echo=False, dimensions=(self.config.rows, self.config.cols), preexec_fn=child_setup
             )
 
         try:
-            self.proc = proc = _spawner.submit(go).result()
+            self.proc = proc = in_spawner(go)
         except Exception as e:  # noqa: BLE001 - e.g. the client program is missing
             self.close_fds()
             raise TargetUnreachable(
@@ -94,6 +100,15 @@ class Client:
 
         self._reader = threading.Thread(target=loop, name=f"dsh-remote-{self.session_id}", daemon=True)
         self._reader.start()
+
+    def environment(self) -> dict[str, str]:
+        """The environment of the terminal's local processes: its token marks them (cmd: targets'
+        descendants, the ssh control master)."""
+        env = dict(os.environ)
+        env["TERM"] = "dumb"
+        env["DSH_MAGICS_TOKEN"] = self.token
+        env["DSH_MAGICS_SESSION"] = self.session_id
+        return env
 
     def type(self, text: str) -> None:
         data = text.encode("utf-8", "surrogateescape")

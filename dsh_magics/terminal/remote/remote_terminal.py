@@ -25,6 +25,7 @@ from ..local import bash_version
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband, side_channel
 from .connection import Client, last_words
+from .control_master import ControlMaster
 from .job_stream import InbandStream
 from .keyboard import RemoteKeyboard
 from .prompt_watch import PromptWatch
@@ -66,10 +67,13 @@ class RemoteTerminal(TerminalBase):
             size=(config.cols, config.rows),
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
+        # ssh with a side channel: both sessions go over the engine's own connection
+        self.master: ControlMaster | None = None
         if target.kind == "ssh" and side_channel.enabled():
             self.transport.control_dir = side_channel.new_control_dir()
+            self.master = ControlMaster(session_id, target, self.transport.control_dir, self.transport.environment())
         argv = side_channel.probe_argv(target, self.transport.control_dir)
-        self.side = side_channel.SideChannel(argv, per_probe=target.kind == "ssh") if argv else None
+        self.side = side_channel.SideChannel(argv) if argv else None
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
         self.stream = InbandStream(
             self.core, self.transport.type_later, self.watch.job_output, self.watch.confirm_prompt
@@ -80,6 +84,13 @@ class RemoteTerminal(TerminalBase):
     # ------------------------------------------------------------------
     # lifecycle
     def _start(self, cwd: str | None) -> None:
+        started = time.monotonic()
+        if self.master is not None:
+            try:
+                self.master.connect(self.config.start_timeout)
+            except BaseException:
+                self.close()
+                raise
         self.transport.spawn(
             reader.Handlers(
                 closed=lambda: self.core.closed and self.core.dead,
@@ -100,7 +111,7 @@ class RemoteTerminal(TerminalBase):
                 # any start that found no shell, with the client's exit code
                 # (tests/remote/test_failures.py::test_a_client_that_ends_at_once_is_unreachable).
                 pass
-            ready = core.ready.wait(self.config.start_timeout)
+            ready = core.ready.wait(max(0.0, self.config.start_timeout - (time.monotonic() - started)))
         except BaseException:
             self.close()
             raise
@@ -124,6 +135,10 @@ class RemoteTerminal(TerminalBase):
         self.stream.started()
         self._check_version()
         self.watch.located(*self.stream.where)
+        if self.master is not None and self.side is not None:
+            # its session opens meanwhile (sshd runs the user's shell and rc
+            # file first), so the first probe is a round trip too
+            self.side.open()
 
     def _check_version(self) -> None:
         """SHELL_UNSUPPORTED for a remote bash older than the local engine needs."""
@@ -154,8 +169,8 @@ class RemoteTerminal(TerminalBase):
                 return
             core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
-        if self.side is not None:
-            self.side.close()  # first: an ssh control master waits for its sessions
+        if self.side is not None and self.master is None:
+            self.side.close()
         if idle and self.transport.pid is not None:
             # bash hangs up its jobs and exits; the client then exits alone.
             try:
@@ -170,6 +185,8 @@ class RemoteTerminal(TerminalBase):
         self.transport.join_reader()
         self.transport.close_fds()
         self.transport.close_process()
+        if self.master is not None:
+            self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
 
     def _reap(self, timeout: float) -> None:
@@ -193,6 +210,10 @@ class RemoteTerminal(TerminalBase):
         self._reap(2.0)
         with core.lock:
             said = self.stream.client_gone()
+            if self.master is not None:
+                # what the connection's own ssh said after start-up (a timeout, a reset)
+                words = self.master.said(since_ready=True)
+                said = " / ".join(w for w in (said, words) if w)
             run = core.running
             if run is not None:
                 note = f"the connection to {self.target} ended (exit code {core.exit_code})"
@@ -202,6 +223,20 @@ class RemoteTerminal(TerminalBase):
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
         core.deliver()
         self._mark_dead()
+        if self.master is not None:
+            # ssh: the remote shell is gone, so is the rest of the connection
+            # (tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
+            self._end_connection()
+
+    def _end_connection(self) -> None:
+        """ssh: stop the engine's connection (the server hangs up every
+        session over it), then end the side channel's client, whose session
+        went with it. Ended, not waited for: a client that had not reached
+        the control socket yet would open a connection of its own."""
+        assert self.master is not None
+        self.master.stop()
+        if self.side is not None:
+            self.side.close(grace=0.0)
 
     # ------------------------------------------------------------------
     # state

@@ -2,10 +2,10 @@
 runs, which looks at its terminal from outside (never by typing on it: a
 typed probe would land in a password prompt).
 
-It is one long-lived ``sh`` reading one probe per line (docker, podman,
-kubectl: a second ``exec`` into the same container or pod), or one session
-per probe over the engine's own control connection (ssh); ``cmd:`` has one
-only when the user names its command (``--probe=``). A probe reads the
+It is one long-lived ``sh`` reading one probe per line: a second ``exec``
+into the same container or pod (docker, podman, kubectl), a second session
+over the engine's own control connection (ssh, :mod:`.control_master`);
+``cmd:`` has one only when the user names its command (``--probe=``). A probe reads the
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
 It costs one round trip and runs only when a running job went quiet
@@ -147,10 +147,8 @@ def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
     if target.kind == "ssh":
         if control_dir is None:
             return None
-        argv = target.argv(login=False)
-        # the main ssh argv up to the host, with the engine's control socket
-        cut = argv.index("--")
-        return [argv[0], "-T", *control_options(control_dir, master=False), *argv[2:cut], "--", target.host or "", "exec sh"]
+        # a session over the engine's control connection, with no terminal
+        return [*target.ssh_argv("-T", control_options(control_dir, master=False)), "exec sh"]
     if target.kind in ("docker", "podman"):
         return [target.kind, "exec", "-i", target.container or "", *sh]
     if target.kind == "kubectl":
@@ -175,28 +173,43 @@ def remove_control_dir(path: str | None) -> None:
 
 class SideChannel:
     """The long-lived second channel of one remote terminal. ``probe`` is
-    called from one watcher thread at a time; ``probes`` counts round trips."""
+    called from one watcher thread at a time; ``probes`` counts round trips.
+    Its process starts at the first probe, or earlier with ``open``."""
 
-    def __init__(self, argv: list[str], per_probe: bool = False) -> None:
+    def __init__(self, argv: list[str]) -> None:
         self._argv = argv
-        # ssh: one session over the control connection per probe, closed at
-        # once: an open session would keep the master (the terminal's own
-        # connection) alive after the remote shell exits
-        # (tests/remote/test_remote_prompts.py::test_ssh_shell_exit_is_seen_after_a_probe)
-        self._per_probe = per_probe
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one probe at a time
+        self._life = threading.Lock()  # start vs close
+        self._closed = False
         self._buf = b""
         self.probes = 0
         self.broken: str | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """The local process of the channel (ssh, podman, ...), once started."""
+        proc = self._proc
+        return proc.pid if proc is not None else None
+
+    def open(self) -> None:
+        """Start the channel's process now (a session over ssh takes a
+        while: the server runs the user's shell, with its rc file, first)."""
+        try:
+            self._start()
+        except OSError as e:
+            self.broken = str(e)
+
     def _start(self) -> subprocess.Popen[bytes]:
-        if self._proc is None:
-            self._proc = subprocess.Popen(
-                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        return self._proc
+        with self._life:
+            if self._closed:
+                raise OSError("the side channel is closed")
+            if self._proc is None:
+                self._proc = subprocess.Popen(
+                    self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            return self._proc
 
     def probe(self, tty: str, shell_pid: int) -> Seen | None:
         """One round trip; None when the channel does not answer (then it
@@ -205,8 +218,6 @@ class SideChannel:
             return None
         end = "DSH_END_" + secrets.token_hex(8)
         line = _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end) + "\n"
-        if self._per_probe:
-            return self._probe_once(line, end, shell_pid)
         with self._lock:
             try:
                 proc = self._start()
@@ -223,23 +234,6 @@ class SideChannel:
             return None
         return _parse(out.decode("utf-8", "replace"), shell_pid)
 
-    def _probe_once(self, line: str, end: str, shell_pid: int) -> Seen | None:
-        try:
-            done = subprocess.run(
-                [*self._argv[:-1], line], stdin=subprocess.DEVNULL, capture_output=True,
-                timeout=PROBE_TIMEOUT_S, start_new_session=True,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            self.broken = str(e)
-            return None
-        with self._lock:
-            self.probes += 1
-        out, found, _ = done.stdout.partition(end.encode() + b"\n")
-        if not found:
-            self.broken = f"the probe did not answer (exit code {done.returncode})"
-            return None
-        return _parse(out.decode("utf-8", "replace"), shell_pid)
-
     def _read_until(self, fd: int, end: bytes) -> bytes | None:
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         while end + b"\n" not in self._buf:
@@ -253,19 +247,35 @@ class SideChannel:
         out, _, self._buf = self._buf.partition(end + b"\n")
         return out
 
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
+    def close(self, grace: float = 2.0) -> None:
+        """End the channel: its ``sh`` reads the end of its input and exits,
+        and its client with it; a client still there after ``grace`` seconds
+        is ended. Later probes answer None."""
+        with self._life:
+            self._closed = True
+            proc, self._proc = self._proc, None
         if proc is None:
             return
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            proc.wait(timeout=2.0)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        # a probe on its way has read the end of the output by now; then its descriptor goes
+        if proc.stdout is not None and self._lock.acquire(timeout=PROBE_TIMEOUT_S):
+            try:
+                proc.stdout.close()
+            finally:
+                self._lock.release()
 
 
 def _parse(text: str, shell_pid: int) -> Seen | None:

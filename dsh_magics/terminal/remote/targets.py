@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -25,6 +26,9 @@ ENV_SSH = "DSH_MAGICS_SSH"
 CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 10
 ALIVE_COUNT = 3
+
+MASTER_READY = "dsh-magics-control-ready"
+"""What the engine's control master prints once its socket listens."""
 
 PROBE_OPTION = "--probe="
 """``cmd:--probe=PROBE ARGV``: PROBE starts a POSIX ``sh`` that reads lines on
@@ -64,32 +68,48 @@ class Target:
 
         ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
         own terminal) or ``bash --noprofile --norc -i``. ``control_dir`` (ssh):
-        the connection is also the master of the engine's own control socket
-        there, which the side channel shares."""
+        the session goes over the engine's own control connection there
+        (:meth:`master_argv`), which the side channel shares."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
-            extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
-            control = control_options(control_dir, master=True) if control_dir is not None else []
-            argv = [env.get(ENV_SSH) or "ssh", "-tt", *control, *extra]
-            argv += [
-                "-o", "BatchMode=yes",
-                "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-                "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
-                "-o", f"ServerAliveCountMax={ALIVE_COUNT}",
-            ]  # fmt: skip
-            if self.port is not None:
-                argv += ["-p", str(self.port)]
-            if self.user is not None:
-                argv += ["-l", self.user]
+            control = control_options(control_dir, master=False) if control_dir is not None else []
             # The remote side runs this through the user's login shell with
             # -c; `exec` leaves bash alone on the session's terminal.
-            return [*argv, "--", self.host or "", "exec " + " ".join(bash)]
+            return [*self.ssh_argv("-tt", control, env), "exec " + " ".join(bash)]
         if self.kind in ("docker", "podman"):
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
         if self.kind == "kubectl":
             return [*self.kubectl_exec("-it"), "--", *bash]
         return list(self.command)
+
+    def master_argv(self, control_dir: str, environ: Mapping[str, str] | None = None) -> list[str]:
+        """ssh: the engine's own control connection, which runs no session
+        (``-N``) and holds the control socket in ``control_dir``; the
+        terminal's ssh and the side channel's are its clients. Once the
+        socket listens, ssh runs its ``LocalCommand``, which prints
+        ``MASTER_READY`` on its stdout."""
+        ready = ["-o", "PermitLocalCommand=yes", "-o", f"LocalCommand=echo {MASTER_READY}"]
+        return self.ssh_argv("-N", [*control_options(control_dir, master=True), *ready], environ)
+
+    def ssh_argv(self, mode: str, control: list[str], env: Mapping[str, str] | None = None) -> list[str]:
+        """``ssh MODE CONTROL [DSH_MAGICS_SSH_OPTIONS] DEFAULTS [-p] [-l] -- host``
+        (a remote command goes after it). The engine's options come first:
+        ssh keeps the first value of each."""
+        env = os.environ if env is None else env
+        extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
+        argv = [env.get(ENV_SSH) or "ssh", mode, *control, *extra]
+        argv += [
+            "-o", "BatchMode=yes",
+            "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
+            "-o", f"ServerAliveCountMax={ALIVE_COUNT}",
+        ]  # fmt: skip
+        if self.port is not None:
+            argv += ["-p", str(self.port)]
+        if self.user is not None:
+            argv += ["-l", self.user]
+        return [*argv, "--", self.host or ""]
 
     def kubectl_exec(self, flags: str) -> list[str]:
         """``kubectl [--context C] exec FLAGS -n NS POD [-c CONTAINER]``: the
@@ -106,7 +126,8 @@ class Target:
 def control_options(control_dir: str, master: bool) -> list[str]:
     """ssh options for the engine's own control connection: a socket in a
     private directory (the user's control sockets are never used). They come
-    before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win."""
+    before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win. The master
+    (:meth:`Target.master_argv`) lives until the engine stops it."""
     path = os.path.join(control_dir, "c")
     return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", "ControlPersist=no"]
 
