@@ -118,21 +118,23 @@ async def wire_streams() -> AsyncIterator[tuple[Lines, Wire] | tuple[None, None]
         yield None, None
         return
     reader = asyncio.StreamReader(limit=MAX_LINE)
+    # The file objects own the two fds from here on: closing them (or their
+    # transports) closes the fds once, never a number the process reused.
+    pipe_in = os.fdopen(private_in, "rb", buffering=0)
+    pipe_out = os.fdopen(private_out, "wb", buffering=0)
     read_transport: Any = None
     write_transport: Any = None
     try:
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(private_in, "rb", buffering=0)
-        )
-        write_transport, drain = await loop.connect_write_pipe(_Drain, os.fdopen(private_out, "wb", buffering=0))
+        read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe_in)
+        write_transport, drain = await loop.connect_write_pipe(_Drain, pipe_out)
     except (ValueError, OSError):
         # Not a pipe, socket or character device (a file): the SDK's way.
-        for t, fd in ((read_transport, private_in), (write_transport, private_out)):
+        for t, f in ((read_transport, pipe_in), (write_transport, pipe_out)):
             if t is not None:
                 t.close()
             else:
                 with suppress(OSError):
-                    os.close(fd)
+                    f.close()
         yield None, None
         return
     restore = _divert()
