@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import random
 import sys
-import textwrap
 
 import pytest
 
 from dsh_magics.terminal import keys
 from dsh_magics.terminal.screen import Screen, marked_text
+from tests.programs import MENU
 from tests.terminal.ptyprog import COLS, ROWS, Prog
 
 
@@ -77,31 +77,6 @@ def test_top_header_then_q(shell):
     assert not snap.modes.app_cursor
 
 
-MENU = textwrap.dedent(
-    """
-    import curses
-    ITEMS = ["react", "vue", "svelte", "vanilla"]
-    def main(win):
-        curses.curs_set(0)
-        win.keypad(True)
-        sel = 0
-        while True:
-            win.addstr(0, 0, "? Select a framework")
-            for i, item in enumerate(ITEMS):
-                win.addstr(2 + i, 2, item, curses.A_REVERSE if i == sel else curses.A_NORMAL)
-            win.refresh()
-            k = win.getch()
-            if k == curses.KEY_DOWN:
-                sel = min(sel + 1, len(ITEMS) - 1)
-            elif k == curses.KEY_UP:
-                sel = max(sel - 1, 0)
-            elif k in (10, 13, curses.KEY_ENTER):
-                return ITEMS[sel]
-    print("picked:", curses.wrapper(main))
-    """
-)
-
-
 def test_curses_menu_keypad_turns_on_app_cursor_and_keys_follow(shell, tmp_path):
     (tmp_path / "menu.py").write_text(MENU)
     shell.send(f"{sys.executable} menu.py\r")
@@ -114,7 +89,7 @@ def test_curses_menu_keypad_turns_on_app_cursor_and_keys_follow(shell, tmp_path)
     text = marked_text(snap)
     assert "\u27e6react\u27e7" not in text and "  react" in text
     shell.key("enter")
-    shell.wait_text("picked: svelte")
+    shell.wait_text("picked svelte")
     assert not shell.screen.snapshot().alt_screen
     assert not shell.screen.modes().app_cursor
 
