@@ -295,3 +295,37 @@ def test_the_portable_layer_names_every_fresh_shells_terminal() -> None:
             assert portable.tty_path(pid) == procfs.tty_path(pid) is not None
     finally:
         reg.close_all()
+
+
+def test_a_reader_on_a_terminal_opened_later_is_found(procfs: ModuleType) -> None:
+    """A job reading a terminal that was opened after the process first asked
+    psutil for one is still found (psutil's terminal table is read once per
+    process; the portable layer used it, and the tty prompt tests failed in CI
+    under DSH_MAGICS_PROCFS=0 when the shell's pts was newer than the table)."""
+    from dsh_magics.terminal.local.proclayer import portable
+
+    psutil.Process(os.getpid()).terminal()  # psutil reads its table of /dev now
+    held = [os.openpty() for _ in range(16)]  # fill pts numbers freed before that
+    reg = Registry(login=False)
+    try:
+        for k in range(8):
+            session = f"pt-later-{os.getpid()}-{k}"
+            reg.attach(session)
+            pid = reg.info(session).pid
+            assert pid is not None
+            if psutil.Process(pid).terminal() is None:
+                break  # a terminal psutil does not know: the case in question
+        term = reg._terms[session]
+        job = reg.exec(session, "head -n1 /dev/tty")
+        try:
+            tty = procfs.tty_path(pid)
+            found = wait_until(lambda: procfs.tty_waiter(pid, _fg(term), tty), 10)
+            assert portable.tty_path(pid) == tty
+            assert portable.tty_waiter(pid, _fg(term), portable.tty_path(pid)) == found
+        finally:
+            _interrupt(reg, session, job.id)
+    finally:
+        reg.close_all()
+        for master, slave in held:
+            os.close(master)
+            os.close(slave)

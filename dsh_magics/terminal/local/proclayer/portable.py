@@ -282,23 +282,24 @@ def cwd(pid: int) -> str | None:
         return None
 
 
-def tty_path(shell_pid: int) -> str | None:
-    """The shell's controlling terminal: psutil's answer, else ``ps -o tty=``.
-    psutil's ``terminal()`` of a shell that answered its ready probe is often
-    None here (measured: 7 of 10 fresh shells), and without the path the echo
-    gate let the engine's typed line show (tests/reliability/
-    test_concurrency.py::test_sixteen_busy_terminals_then_refusal_then_nothing_left
-    with DSH_MAGICS_PROCFS=0)."""
-    try:
-        found = psutil.Process(shell_pid).terminal()
-    except (psutil.Error, OSError):
-        return None
-    if found:
-        return str(found)
-    out = (_ps(["-o", "tty=", "-p", str(shell_pid)]) or "").strip()
+def _tty_of(pid: int) -> str | None:
+    """The controlling terminal of ``pid`` from ``ps -o tty=``, as a path.
+    Not psutil's ``terminal()``: it maps device numbers through a table of
+    ``/dev`` it reads once per process and never again, so a terminal opened
+    after that first call is None (pinned by tests/portable/
+    test_portable_layer.py::test_a_reader_on_a_terminal_opened_later_is_found)."""
+    out = (_ps(["-o", "tty=", "-p", str(pid)]) or "").strip()
     if not out or out in ("?", "??"):
         return None
     return out if out.startswith("/") else "/dev/" + out
+
+
+def tty_path(shell_pid: int) -> str | None:
+    """The shell's controlling terminal (:func:`_tty_of`); without the path
+    the echo gate let the engine's typed line show (tests/reliability/
+    test_concurrency.py::test_sixteen_busy_terminals_then_refusal_then_nothing_left
+    with DSH_MAGICS_PROCFS=0)."""
+    return _tty_of(shell_pid)
 
 
 def tty_waiter(shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
@@ -309,8 +310,4 @@ def tty_waiter(shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
     pid = terminal_reader(shell_pid, fg_pgrp)
     if pid is None or tty is None:
         return pid
-    try:
-        own = psutil.Process(pid).terminal()
-    except (psutil.Error, OSError):
-        return None
-    return pid if own == tty else None
+    return pid if _tty_of(pid) == tty else None
