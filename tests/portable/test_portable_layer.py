@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from types import ModuleType
 
 import psutil
@@ -280,6 +281,17 @@ def test_the_prompt_count_is_taken_at_the_prompt(
         reg.close_all()
 
 
+def _fresh_shells(reg: Registry, name: str, count: int = 8) -> Iterator[tuple[str, int]]:
+    """Start ``count`` shells one after another, all kept open (each on a
+    new pts): (session, shell pid) of each."""
+    for k in range(count):
+        session = f"{name}-{os.getpid()}-{k}"
+        reg.attach(session)
+        pid = reg.info(session).pid
+        assert pid is not None
+        yield session, pid
+
+
 def test_the_portable_layer_names_every_fresh_shells_terminal() -> None:
     """Each fresh shell's controlling terminal is known to the portable layer,
     and it is the one /proc names (psutil alone returned None for most)."""
@@ -287,11 +299,7 @@ def test_the_portable_layer_names_every_fresh_shells_terminal() -> None:
 
     reg = Registry(login=False)
     try:
-        for k in range(8):
-            session = f"pt-tty-{os.getpid()}-{k}"
-            reg.attach(session)
-            pid = reg.info(session).pid
-            assert pid is not None
+        for _session, pid in _fresh_shells(reg, "pt-tty"):
             assert portable.tty_path(pid) == procfs.tty_path(pid) is not None
     finally:
         reg.close_all()
@@ -308,13 +316,10 @@ def test_a_reader_on_a_terminal_opened_later_is_found(procfs: ModuleType) -> Non
     held = [os.openpty() for _ in range(16)]  # fill pts numbers freed before that
     reg = Registry(login=False)
     try:
-        for k in range(8):
-            session = f"pt-later-{os.getpid()}-{k}"
-            reg.attach(session)
-            pid = reg.info(session).pid
-            assert pid is not None
-            if psutil.Process(pid).terminal() is None:
+        for shell in _fresh_shells(reg, "pt-later"):
+            if psutil.Process(shell[1]).terminal() is None:
                 break  # a terminal psutil does not know: the case in question
+        session, pid = shell
         term = reg._terms[session]
         job = reg.exec(session, "head -n1 /dev/tty")
         try:
