@@ -26,7 +26,9 @@ CELLS = {
         f"pathlib.Path('paged.txt').write_text(''.join({ROW!r}.format(i) + '\\n' for i in range(1, 200)))"
     ),
     "less": "j = %bash_exec --tty less paged.txt",
-    "screen": "%bash_screen",
+    # less draws a moment after its job starts: wait for its screen first, or
+    # the snapshot can be of a blank screen (failed once in a CI dry run).
+    "screen": "r = %bash_wait --until-screen 'row-019' --timeout-ms 30000\n%bash_screen",
     "panel": "p = %bash_panel\np",
     "control": (
         "from IPython.display import HTML\n"
