@@ -20,6 +20,8 @@ import re
 import shutil
 import signal
 import sys
+import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,6 +96,15 @@ def _release_fifo(path: Path, text: str = "go") -> None:
         os.close(fd)
 
 
+def _thread_stacks() -> str:
+    """Where each thread of this process is now (for a failure message)."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(
+        f"--- {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame)[-6:])
+        for ident, frame in sys._current_frames().items()
+    )
+
+
 @contextmanager
 def bystander_running(reg: Registry, tmp_path: Path) -> Iterator[None]:
     """Keep a job running in another terminal for the duration of the block,
@@ -113,7 +124,13 @@ def bystander_running(reg: Registry, tmp_path: Path) -> Iterator[None]:
     assert reg.info(BYSTANDER).status == "busy"
     _release_fifo(fifo)
     res = reg.wait(job.id, timeout=20)
-    assert (res.status, res.exit_code, res.output) == ("completed", 0, "by-start\nby-end-go-kept\n"), res.to_dict()
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "by-start\nby-end-go-kept\n"), (
+        # Once in a CI dry run the bystander's job stayed "running" with only
+        # by-start, its shell back reading the terminal: say what the ring
+        # holds and where every thread is, should it happen again.
+        f"{res.to_dict()}\nthe terminal's last lines: {reg.read(BYSTANDER, last=5).lines}\n"
+        f"threads:\n{_thread_stacks()}"
+    )
     assert reg.info(BYSTANDER).pid == pid
     assert run(reg, BYSTANDER, "echo by-next").output == "by-next\n"
 
