@@ -76,17 +76,32 @@ def wchans(pids: list[int]) -> dict[int, str]:
     """Wait channel of each pid (``-`` when running), from one ``ps``.
     Linux suffixes such as ``.constprop.0`` are dropped. Empty if ``ps``
     cannot be run."""
+    return {pid: wchan for pid, (wchan, _tty) in _wchans_and_ttys(pids).items()}
+
+
+def _wchans_and_ttys(pids: list[int]) -> dict[int, tuple[str, str | None]]:
+    """Wait channel (as :func:`wchans`) and controlling terminal (as
+    :func:`_tty_of`) of each pid, from one ``ps``."""
     if not pids:
         return {}
-    out = _ps(["-o", "pid=", "-o", "wchan=", "-p", ",".join(str(p) for p in pids)])
+    # The wait channel last: ps cuts a column other than the last to its
+    # default width (``do_wai`` for ``do_wait``).
+    out = _ps(["-o", "pid=", "-o", "tty=", "-o", "wchan=", "-p", ",".join(str(p) for p in pids)])
     if out is None:
         return {}
-    found: dict[int, str] = {}
+    found: dict[int, tuple[str, str | None]] = {}
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and parts[0].isdigit():
-            found[int(parts[0])] = parts[1].split(".", 1)[0]
+        if len(parts) >= 3 and parts[0].isdigit():
+            found[int(parts[0])] = (parts[2].split(".", 1)[0], _tty_path(parts[1]))
     return found
+
+
+def _tty_path(name: str) -> str | None:
+    """``ps``'s terminal column as a path (None for no terminal)."""
+    if not name or name in ("?", "??"):
+        return None
+    return name if name.startswith("/") else "/dev/" + name
 
 
 def _child_map() -> dict[int, list[int]]:
@@ -231,6 +246,12 @@ def sigint_taken(shell_pid: int, pgrp: int) -> bool:
 
 
 def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
+    return _reader_and_tty(shell_pid, pgrp)[0]
+
+
+def _reader_and_tty(shell_pid: int, pgrp: int) -> tuple[int | None, str | None]:
+    """The member of ``pgrp`` below the shell blocked reading a terminal, and
+    its controlling terminal, from one ``ps``."""
     tree = _child_map()
     queue, seen, members = list(tree.get(shell_pid, ())), 0, []
     while queue and seen < _MAX_SCAN:
@@ -243,12 +264,13 @@ def terminal_reader(shell_pid: int, pgrp: int) -> int | None:
             continue
         queue.extend(tree.get(pid, ()))
     if not members:
-        return None
-    channels = wchans(members)
+        return None, None
+    rows = _wchans_and_ttys(members)
     for pid in members:
-        if channels.get(pid) in TTY_READ_WCHANS:
-            return pid
-    return None
+        row = rows.get(pid)
+        if row is not None and row[0] in TTY_READ_WCHANS:
+            return pid, row[1]
+    return None, None
 
 
 def input_state(pid: int) -> str:
@@ -288,10 +310,7 @@ def _tty_of(pid: int) -> str | None:
     ``/dev`` it reads once per process and never again, so a terminal opened
     after that first call is None (pinned by tests/portable/
     test_portable_layer.py::test_a_reader_on_a_terminal_opened_later_is_found)."""
-    out = (_ps(["-o", "tty=", "-p", str(pid)]) or "").strip()
-    if not out or out in ("?", "??"):
-        return None
-    return out if out.startswith("/") else "/dev/" + out
+    return _tty_path((_ps(["-o", "tty=", "-p", str(pid)]) or "").strip())
 
 
 def tty_path(shell_pid: int) -> str | None:
@@ -307,7 +326,7 @@ def tty_waiter(shell_pid: int, fg_pgrp: int, tty: str | None) -> int | None:
     a process whose controlling terminal is ``tty``. A ``select``, ``poll``
     or ``epoll`` wait (``python3 -i``, ``node``) sleeps in the same channel
     as one on a socket, so it is not reported: weaker than ``procfs``."""
-    pid = terminal_reader(shell_pid, fg_pgrp)
+    pid, own = _reader_and_tty(shell_pid, fg_pgrp)
     if pid is None or tty is None:
         return pid
-    return pid if _tty_of(pid) == tty else None
+    return pid if own == tty else None
