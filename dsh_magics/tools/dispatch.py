@@ -11,14 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
 from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
 from ..terminal import Engine, Result, TerminalInfo, default_registry, waits
 from ..terminal import validation as V
 from ..terminal.result import iso_time
 from ..terminal.screen import marked_text, snapshot_from_dict
+from .argcheck import Checker, Violation
 from .output_schemas import INTERNAL_ERROR_CODE
 from .schemas import (
     DEFAULT_SEND_WAIT_MS,
@@ -31,7 +29,7 @@ from .truncate import MIN_BUDGET_CHARS, OUTPUT_BUDGET_CHARS, bound
 
 log = logging.getLogger(__name__)
 
-_VALIDATORS = {name: Draft202012Validator(validation_schema(name)) for name in TOOL_NAMES}
+_CHECKERS = {name: Checker(validation_schema(name)) for name in TOOL_NAMES}
 _PARAM_TYPES = {name: {p.name: p.type for p in spec.params} for name, spec in SPECS.items()}
 _MAX_MESSAGE_CHARS = 1000
 #: Arguments the engine checks itself: a schema violation on one of them is
@@ -115,7 +113,7 @@ def _parse(name: str, arguments: Any) -> dict[str, Any]:
             f"arguments: expected a JSON object, got {_json_type(arguments)}", field="arguments"
         )
     errors = sorted(
-        _VALIDATORS[name].iter_errors(arguments), key=lambda e: (len(e.path), list(e.path))
+        _CHECKERS[name].violations(arguments), key=lambda e: (len(e.path), list(e.path))
     )
     if errors:
         described = [_describe(name, e) for e in errors[:3]]
@@ -127,14 +125,14 @@ def _parse(name: str, arguments: Any) -> dict[str, Any]:
     }
 
 
-def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
+def _describe(tool: str, error: Violation) -> tuple[str, str]:
     """(field, message) for one violation; the message starts with the field."""
     path = list(error.path)
-    kind = error.validator
+    kind = error.keyword
     if not path:
-        instance = error.instance if isinstance(error.instance, dict) else {}
+        instance = error.value if isinstance(error.value, dict) else {}
         if kind == "required":
-            missing = [k for k in error.validator_value if k not in instance]
+            missing = [k for k in error.expected if k not in instance]
             field = missing[0] if missing else "arguments"
             return field, f"{field}: missing; {tool} requires it"
         if kind == "additionalProperties":
@@ -143,10 +141,10 @@ def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
             field = _short(str(extra[0])) if extra else "arguments"
             takes = ", ".join(allowed) or "no arguments"
             return field, f"{field}: unknown argument; {tool} takes {takes}"
-        return "arguments", f"arguments: {_short(error.message, 200)}"
+        return "arguments", f"arguments: fails the schema's {kind!r} ({_short(repr(error.expected), 80)})"
     field = ".".join(str(p) for p in path)
-    value = error.instance
-    schema = error.schema if isinstance(error.schema, dict) else {}
+    value = error.value
+    schema = error.schema
     engine_check = _ENGINE_CHECKS.get(field)
     if engine_check is not None and kind != "type":
         try:
@@ -154,25 +152,31 @@ def _describe(tool: str, error: ValidationError) -> tuple[str, str]:
         except InvalidArgument as e:
             return field, f"{field}: {e.message}"  # the engine's wording, as for any other caller
     if kind == "type":
-        return field, f"{field}: expected {error.validator_value}, got {_json_type(value)}"
+        return field, f"{field}: expected {error.expected}, got {_json_type(value)}"
     if kind in ("minimum", "maximum"):
         low, high = schema.get("minimum"), schema.get("maximum")
         rng = (
             f"from {low} to {high}"
             if low is not None and high is not None
-            else f"{kind} {error.validator_value}"
+            else f"{kind} {error.expected}"
         )
         return field, f"{field}: must be {rng}, got {_short(repr(value), 40)}"
     if kind == "minLength":
-        if error.validator_value == 1:
+        if error.expected == 1:
             return field, f"{field}: must not be empty"
-        return field, f"{field}: must be at least {error.validator_value} characters"
+        return field, f"{field}: must be at least {error.expected} characters"
     if kind == "maxLength":
-        return (
-            field,
-            f"{field}: is {len(value)} characters long; the limit is {error.validator_value}",
-        )
-    return field, f"{field}: {_short(error.message, 200)}"
+        return field, f"{field}: is {len(value)} characters long; the limit is {error.expected}"
+    if kind == "enum":
+        options = ", ".join(str(o) for o in error.expected)
+        return field, f"{field}: must be one of {_short(options, 300)}; got {_short(repr(value), 40)}"
+    if kind == "minItems":
+        if error.expected == 1:
+            return field, f"{field}: must not be empty"
+        return field, f"{field}: must have at least {error.expected} items"
+    if kind == "maxItems":
+        return field, f"{field}: has {len(value)} items; the limit is {error.expected}"
+    return field, f"{field}: fails the schema's {kind!r} ({_short(repr(error.expected), 80)})"
 
 
 def _checked(check: Callable[[Any, str], Any], value: Any, field: str) -> Any:
