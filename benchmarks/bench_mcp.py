@@ -15,13 +15,18 @@ absolute times).
   call's overhead above it is this server's share (tool dispatch, result
   text, pydantic models, the client's output validation, timed on its own).
   Target: ``bash_exec`` over MCP <= ping + direct + 0.3 ms.
-- a bare server of the same SDK (one no-op tool, no output schema), pinged
-  and called on its own connection in the same rounds: what any ``tools/call``
-  costs with this SDK beyond a ping, before a server does anything; and the
-  same server returning a canned ``bash_exec`` result under its output schema.
-- the direct call again, each one after an idle pause as long as a ping's
-  round trip: over MCP the engine is idle that long between two calls, and a
-  call after a pause costs more than one right after the last (wake-ups).
+- a bare server of the same SDK on the same stdio transport (one no-op tool,
+  no output schema), pinged and called on its own connection in the same
+  rounds: what any ``tools/call`` costs with this SDK beyond a ping, before a
+  server does anything; the same server returning a canned ``bash_exec``
+  result under its output schema; and that result after its handler blocks as
+  long as the direct call takes (a call of the same length with no terminal
+  behind it: on a virtual machine a process that sleeps longer wakes slower,
+  and the client sleeps through the whole call).
+- the direct call again, each one after an idle pause as long as the engine
+  sits idle between two MCP calls (the call over MCP less the direct call, at
+  least a ping's round trip, measured before the rounds): a call after a pause
+  costs more than one right after the last (wake-ups).
 
 Both backends: in-process (``--in-process`` against a ``Registry`` here) and
 the terminal host (the server in host mode against a ``HostClient`` here, on
@@ -41,7 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -101,18 +106,25 @@ def bare_server() -> None:
 
     from dsh_magics.mcp.render import render
     from dsh_magics.mcp.result_schema import output_schema
+    from dsh_magics.mcp.wire import wire_streams
 
     empty = {"type": "object", "properties": {}}
+    pause = {"type": "object", "properties": {"pause_ms": {"type": "number"}}}
     listed = [
         types.Tool(name="noop", input_schema=empty),
         types.Tool(name="canned", input_schema=empty, output_schema=output_schema("bash_exec")),
+        types.Tool(name="canned_after", input_schema=pause, output_schema=output_schema("bash_exec")),
     ]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
-        if params.name == "canned":
+        if params.name == "canned_after":
+            # blocks the event loop's thread, as this server's engine call does
+            # on a warm terminal (the work a benchmark stands in for, not a wait)
+            time.sleep(float((params.arguments or {}).get("pause_ms", 0)) / 1000)
+        if params.name in ("canned", "canned_after"):
             text = types.TextContent(type="text", text=render("bash_exec", CANNED))
             return types.CallToolResult(content=[text], structured_content=dict(CANNED))
         return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
@@ -121,7 +133,10 @@ def bare_server() -> None:
     server.middleware = []  # no OpenTelemetry span either, as in dsh-magics mcp
 
     async def serve() -> None:
-        async with stdio_server() as (read, write):
+        # the same transport as dsh-magics mcp (mcp/wire.py), so the two floors compare
+        async with wire_streams() as (stdin, stdout), stdio_server(
+            cast(Any, stdin), cast(Any, stdout)
+        ) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(serve)
@@ -148,6 +163,7 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
             "validate_exec",
             "noop_bare",
             "canned_bare",
+            "canned_after_bare",
             "ping_bare",
         )
     }
@@ -188,7 +204,14 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
             # Over MCP the engine is idle between two calls for about a ping's
             # round trip (the result going back, the next request coming):
             # the direct call is also measured after that long idle.
-            idle_s = statistics.median(await _samples_ms(s.send_ping, 50)) / 1000
+            # a canned result after as long a pause as the direct call takes
+            pause_ms = statistics.median(await _samples_ms(direct_call(EXEC), 50))
+            canned_after = {"pause_ms": pause_ms}
+            # Between two MCP calls the engine sits idle for the rest of the
+            # round trip: the call over MCP less the engine call, at least a ping.
+            over_mcp_ms = statistics.median(await _samples_ms(mcp_call(EXEC), 50))
+            ping_ms = statistics.median(await _samples_ms(s.send_ping, 50))
+            idle_s = max(ping_ms, over_mcp_ms - pause_ms) / 1000
             # Each figure in a short tight run, the runs in alternation: load that
             # comes and goes hits all alike, and each call is measured warm, as an
             # agent's calls in a row are (call-by-call interleaving measured every
@@ -202,6 +225,7 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
                 ("ping_mcp", s.send_ping, 0.0),
                 ("noop_bare", lambda: bare.call_tool("noop", {}), 0.0),
                 ("canned_bare", lambda: bare.call_tool("canned", {}), 0.0),
+                ("canned_after_bare", lambda: bare.call_tool("canned_after", canned_after), 0.0),
                 ("ping_bare", bare.send_ping, 0.0),
             ]
             for _ in range(rounds):
@@ -237,6 +261,13 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
         # what this server adds beyond that and the direct call
         "own_share_ms": med["exec_mcp"] - med["exec_direct_idle"] - med["ping_mcp"]
         - (med["canned_bare"] - med["ping_bare"]),
+        "pause_ms": pause_ms,
+        # ... and with the result coming after as long a pause as the direct call
+        "sdk_result_after_pause_ms": med["canned_after_bare"] - med["ping_bare"] - pause_ms,
+        # what this server adds beyond a bare server's call of the same length
+        # (the direct call after the idle an MCP round trip leaves the engine)
+        "own_share_same_length_ms": med["exec_mcp"] - med["ping_mcp"] - med["exec_direct_idle"]
+        - (med["canned_after_bare"] - med["ping_bare"] - pause_ms),
     }
 
 
@@ -307,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             f" {r['above_floor_ms']:+.3f} ms (target <= +0.3 ms)"
         )
         print(
-            f"  the direct call after {r['idle_s'] * 1000:.2f} ms idle (a ping's round trip, as"
+            f"  the direct call after {r['idle_s'] * 1000:.2f} ms idle (as long as the engine is idle"
             f" between two MCP calls): {m['exec_direct_idle']:.3f} ms ({r['idle_cost_ms']:+.3f} ms);"
             f" over MCP / (ping + that) = {r['ratio_to_idle_floor']:.2f}x,"
             f" {r['above_idle_floor_ms']:+.3f} ms"
@@ -322,6 +353,12 @@ def main(argv: list[str] | None = None) -> int:
             f" {m['canned_bare']:.3f} ms ({r['sdk_result_ms']:+.3f} ms over its ping); what"
             f" remains for this server beyond that and the direct call after idle:"
             f" {r['own_share_ms']:+.3f} ms"
+        )
+        print(
+            f"  ... that result after its handler blocks {r['pause_ms']:.3f} ms (as long as the"
+            f" direct call): {m['canned_after_bare']:.3f} ms, {r['sdk_result_after_pause_ms']:+.3f} ms"
+            f" over its ping and the pause; what remains for this server beyond a bare call of"
+            f" the same length and the direct call after idle: {r['own_share_same_length_ms']:+.3f} ms"
         )
     if "loadavg" in res:
         print("load average after: " + " ".join(f"{x:.2f}" for x in res["loadavg"]))
