@@ -22,6 +22,8 @@ class Handlers:
     on_due: Callable[[], None]  # the deadline has passed
     on_gone: Callable[[], None]  # the process is gone (called once)
     on_idle: Callable[[], None] = lambda: None  # output stopped: nothing more to read right now
+    #: The loop failed while the terminal was open (called once; None: the error propagates).
+    on_failed: Callable[[BaseException], None] | None = None
 
 
 class WakePipe:
@@ -55,7 +57,29 @@ def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
     """Read ``proc``'s PTY until the shell is gone (``on_gone`` once) or the
     terminal is closed; ``on_due`` runs when ``next_due()`` (a monotonic
     deadline of the running job: an interrupt or quiet check) has passed.
-    Without a pidfd, the shell's exit shows as EOF, or a 0.5 s look."""
+    Without a pidfd, the shell's exit shows as EOF, or a 0.5 s look.
+
+    If reading fails while the terminal is open (a descriptor closed under
+    it, an error in a handler), ``on_failed`` gets the error: once nothing
+    reads the PTY no job could settle, and a terminal that looked alive
+    would make every wait run out its time (tests/terminal/test_reader_failure.py)."""
+    try:
+        _loop(proc, pidfd, wake, h)
+    except BaseException as e:  # noqa: BLE001 - handed to the terminal, which ends itself
+        if h.on_failed is None or h.closed():
+            raise
+        h.on_failed(e)
+
+
+def failure(error: BaseException) -> str:
+    """The first words of a note about a failed reader (bounded)."""
+    text = f"{type(error).__name__}: {error}"
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"the terminal's reader failed ({text})"
+
+
+def _loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
     fd = proc.fd
     watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
     fresh = False  # data was read since the last ``on_idle``
@@ -69,7 +93,9 @@ def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
                 h.on_idle()  # e.g. parse the screen before anybody looks
                 readable, _, _ = select.select(watch, [], [], timeout)
         except (OSError, ValueError):
-            return
+            if h.closed():
+                return  # the terminal closed its descriptors under the select
+            raise
         if wake in readable:
             try:
                 os.read(wake, 4096)

@@ -3,6 +3,7 @@ status, and settle the running job as SHELL_EXITED."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from ..core import reader
@@ -11,6 +12,8 @@ from ..result import SHELL_EXITED
 from . import procs
 from .local_shell import LocalShell
 from .scratch import close_fd
+
+log = logging.getLogger(__name__)
 
 
 def on_shell_gone(core: JobCore, transport: LocalShell, on_data: Callable[[bytes], None]) -> None:
@@ -41,3 +44,17 @@ def reap(core: JobCore, transport: LocalShell, timeout: float) -> None:
     code, sig = procs.reap(transport.proc, transport.token, timeout)
     with core.lock:
         core.exit_code, core.exit_signal = code, sig
+
+
+def on_reader_failed(core: JobCore, transport: LocalShell, error: BaseException) -> None:
+    """The reader failed while the terminal was open: nothing reads its PTY
+    any more, so no job could settle. End the shell and everything it
+    started, and settle the running job saying why, as when the shell exits
+    (pinned by tests/terminal/test_reader_failure.py)."""
+    log.error("session %s: the terminal's reader failed", core.session_id, exc_info=error)
+    why = reader.failure(error)
+    pid = transport.proc.pid if transport.proc is not None else None
+    procs.kill_tree(pid, transport.token)
+    reap(core, transport, timeout=2.0)
+    core.mark_dead(note=f"{why}; its shell was ended; the next command starts a fresh shell")
+

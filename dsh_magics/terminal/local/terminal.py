@@ -264,6 +264,7 @@ class Terminal(TerminalBase):
             on_due=self._on_due,
             on_gone=lambda: shell_end.on_shell_gone(self.core, self.transport, self._on_pty),
             on_idle=self.core.idle,
+            on_failed=lambda e: shell_end.on_reader_failed(self.core, self.transport, e),
         )
         reader.loop(self.transport.proc, self.transport.pidfd, wake, handlers)
 

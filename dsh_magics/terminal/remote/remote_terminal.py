@@ -9,6 +9,7 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import time
@@ -30,6 +31,8 @@ from .job_stream import InbandStream
 from .keyboard import RemoteKeyboard
 from .prompt_watch import PromptWatch
 from .targets import Target
+
+log = logging.getLogger(__name__)
 
 
 def too_old(version: str | None) -> str | None:
@@ -99,6 +102,7 @@ class RemoteTerminal(TerminalBase):
                 on_due=self._on_due,
                 on_gone=self._on_client_gone,
                 on_idle=self.core.idle,
+                on_failed=self._on_reader_failed,
             )
         )
         core = self.core
@@ -226,6 +230,25 @@ class RemoteTerminal(TerminalBase):
         if self.master is not None:
             # ssh: the remote shell is gone, so is the rest of the connection
             # (tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
+            self._end_connection()
+
+    def _on_reader_failed(self, error: BaseException) -> None:
+        """Nothing reads the client's PTY any more, so no job could settle:
+        end the client and everything it started, and settle the running job
+        saying why, as when the connection ends (pinned by
+        tests/terminal/test_reader_failure.py)."""
+        log.error("session %s: the terminal's reader failed", self.session_id, exc_info=error)
+        core = self.core
+        self.transport.kill_tree(grace=0.5)
+        self._reap(2.0)
+        with core.lock:
+            run = core.running
+            if run is not None:
+                note = f"{reader.failure(error)}; its connection was ended; the next command opens a new connection"
+                core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
+        core.deliver()
+        self._mark_dead()
+        if self.master is not None:
             self._end_connection()
 
     def _end_connection(self) -> None:
