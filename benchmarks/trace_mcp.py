@@ -2,7 +2,8 @@
 ``bench_mcp.py`` section): timestamps on both sides of the stdio pipe, one clock.
 
 ``python benchmarks/trace_mcp.py [--in-process | --host NAME ...] [--calls N]``
-starts ``dsh-magics mcp`` with the given options under a wrapper that only
+starts ``dsh-magics mcp`` with the given options (a host named with ``--host``
+is stopped at the end) under a wrapper that only
 records when a request line is read, when this server's handler starts and
 ends, around the engine call, and when the reply is written; the SDK's own
 client sends the calls and pings and records when it sent and got each. The
@@ -17,6 +18,7 @@ import bisect
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -175,13 +177,29 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--calls", type=int, default=1500)
     args, server_argv = ap.parse_known_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dsh-trace-") as tmp:
-        marks_path = os.path.join(tmp, "marks.json")
-        sent, pings = asyncio.run(_client(server_argv or ["--in-process"], marks_path, args.calls))
-        with open(marks_path) as f:
-            marks = [(name, t) for name, t in json.load(f)]
+    host = _host_named(server_argv)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dsh-trace-") as tmp:
+            marks_path = os.path.join(tmp, "marks.json")
+            sent, pings = asyncio.run(_client(server_argv or ["--in-process"], marks_path, args.calls))
+            with open(marks_path) as f:
+                marks = [(name, t) for name, t in json.load(f)]
+    finally:
+        if host is not None:  # the server leaves its host running, as it should; a benchmark must not
+            subprocess.run([sys.executable, "-m", "dsh_magics.cli", "host", "stop", *host], check=False)
     _report(marks, sent, pings)
     return 0
+
+
+def _host_named(server_argv: list[str]) -> list[str] | None:
+    """``host stop``'s arguments for the host the server is told to use, if any."""
+    opts = argparse.ArgumentParser(add_help=False)
+    opts.add_argument("--host")
+    opts.add_argument("--host-dir")
+    known, _ = opts.parse_known_args(server_argv)
+    if known.host is None:
+        return None
+    return ["--name", known.host, *(["--dir", known.host_dir] if known.host_dir else [])]
 
 
 if __name__ == "__main__":

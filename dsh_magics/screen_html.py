@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .render import LITERAL
-from .terminal.screen import Colour, Modes, Run, Snapshot
+from .terminal.snapshot import Colour, Modes, Run, Snapshot
 
 DEFAULT_FG = "#1f2328"
 DEFAULT_BG = "#ffffff"

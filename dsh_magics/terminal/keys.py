@@ -1,5 +1,5 @@
 """Named keys and the bytes an xterm sends for them, in the terminal's
-current modes (a screen's :class:`~dsh_magics.terminal.screen.Modes`).
+current modes (a screen's :class:`~dsh_magics.terminal.snapshot.Modes`).
 
 After a program turns on application cursor keys (DECCKM, ``ESC [ ? 1 h``,
 which curses' ``keypad()`` does), the arrows, Home and End are sent as

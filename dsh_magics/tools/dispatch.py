@@ -15,7 +15,7 @@ from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
 from ..terminal import Engine, Result, TerminalInfo, default_registry, waits
 from ..terminal import validation as V
 from ..terminal.result import iso_time
-from ..terminal.screen import marked_text, snapshot_from_dict
+from ..terminal.snapshot import marked_text, snapshot_from_dict
 from .argcheck import Checker, Violation
 from .output_schemas import INTERNAL_ERROR_CODE
 from .schemas import (

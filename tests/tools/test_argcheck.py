@@ -76,12 +76,13 @@ def test_a_keyword_it_does_not_know_is_refused_when_built() -> None:
         Checker({"type": "object", "additionalProperties": {"type": "string"}})
 
 
-def test_the_tools_and_the_mcp_server_start_without_jsonschema() -> None:
+def test_the_tools_and_the_mcp_server_start_without_jsonschema_or_the_emulator() -> None:
     """Importing jsonschema costs over a second where rfc3987-syntax is
-    installed (benchmarks/README.md, bench_startup.py)."""
+    installed, the emulator's binding 0.15-0.35 s, and none of these needs
+    them before a terminal starts here (benchmarks/README.md, bench_startup.py)."""
     code = (
-        "import sys, dsh_magics.tools, dsh_magics.mcp.server, dsh_magics.magics;"
-        "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax') if m in sys.modules))"
+        "import sys, dsh_magics.tools, dsh_magics.mcp.server, dsh_magics.magics, dsh_magics.host;"
+        "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax', 'pyghostty') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

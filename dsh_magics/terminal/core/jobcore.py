@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import jobs
 from ...errors import NotRunning, SessionBusy, ShellExited
 from ..result import DEAD, SHELL_EXITED, ReadResult, Result
-from ..screen import Screen
 from .altscreen import AltScreenGate
 from .cleaner import Cleaner
 from .jobview import Running, final_result, orphan_result, read_result, running_result
 from .markers import MarkerScanner
 from .ring import Ring
+
+if TYPE_CHECKING:
+    from ..screen import Screen
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -52,7 +54,13 @@ class JobCore:
         self.ring = Ring(max_lines)
         self.cleaner = Cleaner()
         self.scanner = scanner
-        self.screen = Screen(*size)  # what an xterm of the terminal's size shows
+        # Imported here, when the first terminal starts: the emulator's binding
+        # parses its C declarations on import (0.15-0.35 s), and a process that
+        # only drives terminals in a host never needs it (bench_startup.py;
+        # tests/tools/test_argcheck.py::test_the_tools_and_the_mcp_server_start_without_jsonschema_or_the_emulator).
+        from ..screen import Screen
+
+        self.screen: Screen = Screen(*size)  # what an xterm of the terminal's size shows
         self.alt = AltScreenGate()  # output drawn on the alternate screen skips the ring
         self.used_full_screen = False  # the running job entered the alternate screen
         self.full_screen: tuple[str, ...] | None = None  # what it showed last, settled
