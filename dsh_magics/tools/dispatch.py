@@ -161,21 +161,17 @@ def _describe(tool: str, error: Violation) -> tuple[str, str]:
             else f"{kind} {error.expected}"
         )
         return field, f"{field}: must be {rng}, got {_short(repr(value), 40)}"
-    if kind == "minLength":
+    if kind in ("minLength", "minItems"):
         if error.expected == 1:
             return field, f"{field}: must not be empty"
-        return field, f"{field}: must be at least {error.expected} characters"
-    if kind == "maxLength":
-        return field, f"{field}: is {len(value)} characters long; the limit is {error.expected}"
+        least = f"be at least {error.expected} characters" if kind == "minLength" else f"have at least {error.expected} items"
+        return field, f"{field}: must {least}"
+    if kind in ("maxLength", "maxItems"):
+        size = f"is {len(value)} characters long" if kind == "maxLength" else f"has {len(value)} items"
+        return field, f"{field}: {size}; the limit is {error.expected}"
     if kind == "enum":
         options = ", ".join(str(o) for o in error.expected)
         return field, f"{field}: must be one of {_short(options, 300)}; got {_short(repr(value), 40)}"
-    if kind == "minItems":
-        if error.expected == 1:
-            return field, f"{field}: must not be empty"
-        return field, f"{field}: must have at least {error.expected} items"
-    if kind == "maxItems":
-        return field, f"{field}: has {len(value)} items; the limit is {error.expected}"
     return field, f"{field}: fails the schema's {kind!r} ({_short(repr(error.expected), 80)})"
 
 
