@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
+from ..terminal.core import fdwait
 from ..terminal.local import procs
 from . import protocol as P
 from .runtime import (
@@ -165,7 +165,7 @@ def _read_ready(fd: int, timeout: float) -> str:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return ""
-        ready, _, _ = select.select([fd], [], [], remaining)
+        ready = fdwait.readable([fd], remaining)
         if not ready:
             continue
         chunk = os.read(fd, 256)
@@ -244,7 +244,7 @@ def _wait_gone(pid: int, timeout: float) -> bool:
         pidfd = None
     try:
         if pidfd is not None:
-            ready, _, _ = select.select([pidfd], [], [], timeout)
+            ready = fdwait.readable([pidfd], timeout)
             return bool(ready) or not procs.alive(pid)
         deadline = time.monotonic() + timeout
         while procs.alive(pid):

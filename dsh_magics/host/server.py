@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import secrets
-import select
 import signal
 import socket
 import struct
@@ -21,6 +20,7 @@ from typing import Any
 
 from .. import errors, jobs
 from ..terminal import Engine, Registry, Result
+from ..terminal.core import fdwait
 from ..terminal.local import procs
 from . import protocol as P
 from .pages import PageTable
@@ -285,12 +285,12 @@ class HostServer:
             if self.watch_pid is not None and watch_fd is None and not procs.alive(self.watch_pid):
                 self.stop(f"the watched process {self.watch_pid} is gone")
             while not self._stopping.is_set():
-                fds: list[socket.socket | int] = [self._listener, self._stop_r]
+                fds: list[int] = [self._listener.fileno(), self._stop_r]
                 if watch_fd is not None:
                     fds.append(watch_fd)
                 timeout = SOCKET_CHECK if watch_fd is not None or self.watch_pid is None else 1.0
                 try:
-                    ready, _, _ = select.select(fds, [], [], timeout)
+                    ready = fdwait.readable(fds, timeout)
                 except InterruptedError:
                     continue
                 if not ready and not self._socket_is_ours():
@@ -305,7 +305,7 @@ class HostServer:
                 if watch_fd is None and self.watch_pid is not None and not procs.alive(self.watch_pid):
                     self.stop(f"the Jupyter server (pid {self.watch_pid}) exited")
                     break
-                if self._listener in ready:
+                if self._listener.fileno() in ready:
                     self._accept()
         finally:
             if watch_fd is not None:

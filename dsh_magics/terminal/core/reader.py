@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import errno
 import os
-import select
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from . import fdwait
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,11 @@ def _loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
         due = h.next_due()
         timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
         try:
-            readable, _, _ = select.select(watch, [], [], 0.0 if fresh else timeout)
+            readable = fdwait.readable(watch, 0.0 if fresh else timeout)
             if fresh and not readable:
                 fresh = False
                 h.on_idle()  # e.g. parse the screen before anybody looks
-                readable, _, _ = select.select(watch, [], [], timeout)
+                readable = fdwait.readable(watch, timeout)
         except (OSError, ValueError):
             if h.closed():
                 return  # the terminal closed its descriptors under the select
@@ -130,7 +131,7 @@ def drain(fd: int, on_data: Callable[[bytes], None], within: float = 0.2) -> Non
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
-            r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            r = fdwait.readable([fd], max(0.0, deadline - time.monotonic()))
             if not r:
                 return
             data = os.read(fd, 65536)

@@ -3,11 +3,11 @@ the quiet check that notes a job waiting for typed input (docs/interactive.md)."
 
 from __future__ import annotations
 
-import select
 import time
 
 from ... import jobs
 from .. import interaction
+from ..core import fdwait
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import new_nonce
@@ -107,7 +107,7 @@ def _unread_output(fd: int) -> bool:
     process, e.g. ``ps`` on the portable layer, lets a prompt arrive meanwhile;
     pinned by tests/terminal/test_terminal_input.py under DSH_MAGICS_PROCFS=0.)"""
     try:
-        return bool(select.select([fd], [], [], 0)[0])
+        return bool(fdwait.readable([fd], 0))
     except (OSError, ValueError):
         return False
 

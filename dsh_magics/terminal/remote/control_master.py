@@ -13,12 +13,12 @@ test_ssh_exit_ends_the_terminal_with_the_side_channel_open)."""
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import threading
 import time
 
 from ...errors import TargetUnreachable
+from ..core import fdwait
 from .connection import child_setup, in_spawner, last_words
 from .targets import MASTER_READY, Target
 
@@ -135,7 +135,7 @@ def _read_line(fd: int, line: bytes, deadline: float) -> bool | None:
     buf = b""
     while (b"\n" + line + b"\n") not in b"\n" + buf:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if left <= 0 or not fdwait.readable([fd], left):
             return None
         chunk = os.read(fd, 4096)
         if not chunk:

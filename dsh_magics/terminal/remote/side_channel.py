@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import select
 import shlex
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..core import fdwait
 from .targets import Target, control_options
 
 ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
@@ -238,7 +238,7 @@ class SideChannel:
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         while end + b"\n" not in self._buf:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not fdwait.readable([fd], left):
                 return None
             chunk = os.read(fd, 65536)
             if not chunk:
