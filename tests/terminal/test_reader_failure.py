@@ -11,6 +11,8 @@ import time
 import pytest
 
 from dsh_magics import jobs
+from dsh_magics.errors import ShellExited, TargetUnreachable
+from dsh_magics.terminal import Registry
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core import reader
 from dsh_magics.terminal.local.procs import alive
@@ -119,3 +121,36 @@ def test_an_error_in_select(closed):
         assert failed == []
     else:
         assert len(failed) == 1 and isinstance(failed[0], (OSError, ValueError)), failed
+
+
+def _always_failing(self: object, data: bytes) -> None:
+    raise RuntimeError("injected by the test")
+
+
+def test_a_reader_that_fails_during_start_up_is_named_in_the_error(monkeypatch):
+    from dsh_magics.terminal.local.terminal import Terminal
+
+    monkeypatch.setattr(Terminal, "_on_pty", _always_failing)
+    reg = Registry(login=False)
+    session = f"rf-start-{time.monotonic_ns()}"
+    try:
+        with pytest.raises(ShellExited) as e:
+            reg.exec(session, "true", wait_ms=20_000)
+        assert str(e.value.message).startswith(_NOTE), e.value.message
+        assert pids_with_env("DSH_MAGICS_SESSION", session) == []
+    finally:
+        reg.close_all()
+
+
+def test_a_remote_reader_that_fails_during_start_up_is_named_in_the_error(monkeypatch):
+    monkeypatch.setattr(InbandStream, "on_pty", _always_failing)
+    session = f"rf-remote-start-{time.monotonic_ns()}"
+    with pytest.raises(TargetUnreachable) as e:
+        RemoteTerminal(
+            session,
+            TerminalConfig(login=False, start_timeout=20.0),
+            parse_target("cmd:bash --noprofile --norc -i"),
+            job_table=jobs.JobTable(),
+        )
+    assert _NOTE in e.value.message, e.value.message
+    assert pids_with_env("DSH_MAGICS_SESSION", session) == []

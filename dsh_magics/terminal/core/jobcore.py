@@ -67,6 +67,9 @@ class JobCore:
         self.running: Running | None = None
         self.output_seq = 0
         self.dead = False
+        #: Why the terminal died, when the engine ended it itself (a failed
+        #: reader): start-up reports it rather than an exit code.
+        self.failure: str | None = None
         self.closed = False
         self.exit_code: int | None = None
         self.exit_signal: int | None = None

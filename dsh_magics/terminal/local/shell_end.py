@@ -53,8 +53,8 @@ def on_reader_failed(core: JobCore, transport: LocalShell, error: BaseException)
     (pinned by tests/terminal/test_reader_failure.py)."""
     log.error("session %s: the terminal's reader failed", core.session_id, exc_info=error)
     why = reader.failure(error)
+    core.failure = why
     pid = transport.proc.pid if transport.proc is not None else None
     procs.kill_tree(pid, transport.token)
     reap(core, transport, timeout=2.0)
     core.mark_dead(note=f"{why}; its shell was ended; the next command starts a fresh shell")
-

@@ -117,7 +117,7 @@ class Terminal(TerminalBase):
         if not ready or self.core.dead:
             exited = self.core.dead  # before close(), which kills a shell that hangs
             self.close()
-            why = f"the shell exited during start-up (exit code {self.core.exit_code})" if exited else (
+            why = (self.core.failure or f"the shell exited during start-up (exit code {self.core.exit_code})") if exited else (
                 f"the shell did not finish start-up within {self.config.start_timeout:g}s "
                 "(is the login profile slow, or waiting for input? DSH_MAGICS_LOGIN=0 skips it)"
             )

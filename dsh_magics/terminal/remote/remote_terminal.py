@@ -128,7 +128,9 @@ class RemoteTerminal(TerminalBase):
             exited = core.dead
             self.close()
             said = last_words(bytes(self.stream.startup_raw))
-            if exited:
+            if exited and core.failure:
+                why = f"{self.target}: {core.failure}"
+            elif exited:
                 why = f"{self.target}: the connection ended before a shell was ready (exit code {core.exit_code})"
             else:
                 why = f"{self.target}: no shell answered within {self.config.start_timeout:g}s"
@@ -239,12 +241,13 @@ class RemoteTerminal(TerminalBase):
         tests/terminal/test_reader_failure.py)."""
         log.error("session %s: the terminal's reader failed", self.session_id, exc_info=error)
         core = self.core
+        core.failure = reader.failure(error)
         self.transport.kill_tree(grace=0.5)
         self._reap(2.0)
         with core.lock:
             run = core.running
             if run is not None:
-                note = f"{reader.failure(error)}; its connection was ended; the next command opens a new connection"
+                note = f"{core.failure}; its connection was ended; the next command opens a new connection"
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
         core.deliver()
         self._mark_dead()
