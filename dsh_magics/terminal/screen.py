@@ -36,14 +36,7 @@ from typing import Any
 
 from pyghostty import ffi, lib  # type: ignore[import-untyped]
 
-from .snapshot import (  # noqa: F401 - marked_text and snapshot_from_dict: re-exported
-    Colour,
-    Modes,
-    Run,
-    Snapshot,
-    marked_text,
-    snapshot_from_dict,
-)
+from .snapshot import Colour, Modes, Run, Snapshot
 from .vt_binding import Vt, new_sized, types
 
 #: Queue at most this many bytes before parsing them (bounds the time a

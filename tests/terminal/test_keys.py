@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from dsh_magics.terminal import interaction, keys
-from dsh_magics.terminal.screen import Modes
+from dsh_magics.terminal.snapshot import Modes
 from tests.terminal.ptyprog import Prog
 
 APP = Modes(app_cursor=True, app_keypad=True)

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from dsh_magics.terminal import keys
-from dsh_magics.terminal.screen import Screen, marked_text
+from dsh_magics.terminal.screen import Screen
+from dsh_magics.terminal.snapshot import marked_text
 from tests.programs import MENU
 from tests.terminal.ptyprog import COLS, ROWS, Prog
 
