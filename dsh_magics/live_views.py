@@ -242,7 +242,7 @@ def _wait_note(res: Result) -> str | None:
     if res.reason == "matched":
         return f"matched line {res.match_line}: {res.match_text}"
     if res.reason == "idle":
-        return "no output for the --idle-ms spell; the job keeps running"
+        return "no output for the --idle spell; the job keeps running"
     return res.note
 
 

@@ -1,27 +1,70 @@
-"""What every magic shares: the ``--session`` option and one way to report bad input.
+"""What every magic shares: one way to read a magic's line, the ``--session`` option,
+the ``seconds`` type, and one way to report bad input.
 
-Declared once, as IPython's ``script_args`` is for its script magics, so the magics cannot drift.
+The options are declared with IPython's ``@magic_arguments``/``@argument`` (which also
+write each magic's help), as IPython's script magics do; this module reads the line:
+
+* words are split and unquoted as a shell does (``shlex``): ``--cwd "/tmp/a b"``,
+  ``--session 'my build'`` and ``--cwd /tmp/a\\ b`` all give the bare value;
+* an option must be written in full: an unknown one (a prefix, a typo, an old name)
+  is a one-line error that names the magic's options, never a silent guess;
+* ``-h``/``--help`` prints the magic's usage and options instead of running it;
+* a magic whose line ends in free text (``%bash_exec``'s command, ``%bash_send``'s
+  text) gets that text back from the first word that is not an option (or after
+  ``--``), exactly as typed, to use verbatim or split itself.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
+import math
+import re
+import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, parse_argstring
+from IPython.core.magic_arguments import argument
 
 from .errors import DshError, InvalidArgument
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 SESSION_HELP = "Session id (default: this notebook's)."
+HELP_OPTIONS = ("-h", "--help")
+# argparse actions that take no value
+_FLAG_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
+_NUMBER = re.compile(r"-\d+(\.\d*)?|-\.\d+")
+
+
+class HelpShown(Exception):
+    """``--help`` was given: the magic prints its help and does nothing else."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
 
 
 def session_arg(help: str = SESSION_HELP) -> Callable[[F], F]:  # noqa: A002 - argparse's name
     """The ``--session/-s`` option (a decorator, under ``@magic_arguments()``)."""
     return argument("--session", "-s", default=None, help=help)  # type: ignore[no-any-return]
+
+
+def seconds(text: str) -> float:
+    """The one rule for durations in the magics: seconds, as a number (``10``, ``0.5``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number such as 10 or 0.5), got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
+def to_ms(value: float | None) -> int | None:
+    """Seconds as the engine's milliseconds."""
+    return None if value is None else int(round(value * 1000))
 
 
 def usage_line(exc: DshError) -> UsageError:
@@ -30,22 +73,154 @@ def usage_line(exc: DshError) -> UsageError:
 
 
 def usage_errors(fn: F) -> F:
-    """Engine and argument errors become one ``UsageError`` line, never a traceback."""
+    """Engine and argument errors become one ``UsageError`` line, never a traceback;
+    ``--help`` prints the help and returns None."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except HelpShown as h:
+            print(h.text)
+            return None
         except DshError as e:
             raise usage_line(e) from None
 
     return wrapper  # type: ignore[return-value]
 
 
-def parse(magic: Callable[..., Any], line: str) -> Any:
-    """``parse_argstring`` whose argparse errors carry the stable code too."""
+# ----------------------------------------------------------------------
+# reading the line
+def _name(magic: Callable[..., Any]) -> str:
+    return "%" + getattr(magic, "__name__", "magic")
+
+
+def option_table(magic: Callable[..., Any]) -> dict[str, bool]:
+    """Each option string of a magic -> whether it takes a value, from the
+    ``@argument`` declarations IPython keeps on the function."""
+    table: dict[str, bool] = dict.fromkeys(HELP_OPTIONS, False)
+    for deco in reversed(getattr(magic, "decorators", ())):
+        names = [a for a in getattr(deco, "args", ()) if isinstance(a, str) and a.startswith("-")]
+        kwds = getattr(deco, "kwds", {})
+        takes_value = kwds.get("action", "store") not in _FLAG_ACTIONS and kwds.get("nargs") != 0
+        for n in names:
+            table[n] = takes_value
+    return table
+
+
+def _word_end(s: str, i: int) -> int:
+    """Where the shell word starting at ``i`` ends (quotes and backslashes as POSIX sh)."""
+    quote = None
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if quote == "'":
+            if c == "'":
+                quote = None
+        elif quote == '"':
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = None
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            quote = c
+        elif c.isspace():
+            break
+        i += 1
+    return min(i, n)
+
+
+def _skip_space(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _unquote(magic: Callable[..., Any], raw: str) -> str:
     try:
-        return parse_argstring(magic, line)
-    except UsageError as e:
-        name = getattr(magic, "__name__", "magic")
-        raise InvalidArgument(f"%{name}: {e}") from None
+        words = shlex.split(raw)
+    except ValueError as e:  # "No closing quotation", "No escaped character"
+        raise InvalidArgument(f"{_name(magic)}: {e} in {raw!r}") from None
+    return "".join(words)
+
+
+def split_words(magic: Callable[..., Any], text: str) -> list[str]:
+    """``text`` split and unquoted as a shell does (one-line error on an open quote)."""
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise InvalidArgument(f"{_name(magic)}: {e}") from None
+
+
+def _unknown(magic: Callable[..., Any], word: str, table: dict[str, bool]) -> InvalidArgument:
+    known = ", ".join(o for o in table if o.startswith("--") and o != "--help")
+    shown = word if len(word) <= 40 else word[:40] + "…"
+    return InvalidArgument(
+        f"{_name(magic)}: unknown option {shown} (its options: {known or 'none'}; --help explains them)"
+    )
+
+
+def _check_option(magic: Callable[..., Any], word: str, table: dict[str, bool]) -> bool:
+    """Is ``word`` a known option that needs the next word as its value?"""
+    name, eq, _ = word.partition("=") if word.startswith("--") else (word, "", "")
+    if name not in table:
+        raise _unknown(magic, word, table)
+    if name in HELP_OPTIONS:
+        raise HelpShown(_help(magic))
+    return table[name] and not eq
+
+
+def _help(magic: Callable[..., Any]) -> str:
+    parser = getattr(magic, "parser", None)
+    return parser.format_help() if parser is not None else (magic.__doc__ or "")
+
+
+def _parse_words(magic: Callable[..., Any], words: list[str]) -> Any:
+    parser: argparse.ArgumentParser = magic.parser  # type: ignore[attr-defined]
+    parser.allow_abbrev = False  # a prefix is never taken for an option
+    try:
+        return parser.parse_args(words)
+    except UsageError as e:  # IPython's parser raises this instead of exiting
+        raise InvalidArgument(f"{_name(magic)}: {e}") from None
+
+
+def parse(magic: Callable[..., Any], line: str) -> Any:
+    """The magic's arguments from its whole line (every word shell-split)."""
+    table = option_table(magic)
+    words = split_words(magic, line)
+    value_next = False
+    for w in words:
+        if value_next:
+            value_next = False
+        elif w == "--":
+            break
+        elif w.startswith("-") and len(w) > 1 and not _NUMBER.fullmatch(w):
+            value_next = _check_option(magic, w, table)
+    return _parse_words(magic, words)
+
+
+def parse_with_rest(magic: Callable[..., Any], line: str) -> tuple[Any, str]:
+    """The options at the start of the line, and the rest exactly as typed.
+
+    Options end at the first word not starting with ``-``, or at ``--``; an
+    option's value (``--session 'my build'``) is the next shell word.
+    """
+    table = option_table(magic)
+    words: list[str] = []
+    i = _skip_space(line, 0)
+    while i < len(line) and line[i] == "-":
+        j = _word_end(line, i)
+        word = _unquote(magic, line[i:j])
+        i = _skip_space(line, j)
+        if word == "--":
+            break
+        words.append(word)
+        if _check_option(magic, word, table):
+            if i >= len(line):
+                raise InvalidArgument(f"{_name(magic)}: option {word} expects a value")
+            j = _word_end(line, i)
+            words.append(_unquote(magic, line[i:j]))
+            i = _skip_space(line, j)
+    return _parse_words(magic, words), line[i:]

@@ -23,70 +23,19 @@ from . import display as dsp
 from . import jobs
 from .errors import InvalidArgument, NoSuchJob, NotRunning
 from .live_views import ViewManager, ViewSettings
-from .magic_args import parse, session_arg, usage_errors
+from .magic_args import (
+    parse,
+    parse_with_rest,
+    seconds,
+    session_arg,
+    split_words,
+    to_ms,
+    usage_errors,
+)
 from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
 from .terminal import ReadResult, Result, TerminalInfo, default_registry, keys
 from .terminal import validation as V
 from .terminal.api import Engine
-
-# Options of %bash_exec that take a value; everything after the options is
-# the command, passed to bash verbatim (quotes, pipes and all).
-_EXEC_VALUED = {"--session", "-s", "--wait-ms"}
-# Options of %bash_send that take a value; the rest of the line is the text.
-_SEND_VALUED = {"--session", "-s", "--wait-ms", "--key", "-k"}
-
-
-def split_options(line: str, valued: set[str]) -> tuple[str, str]:
-    """Split ``--opt v --flag rest of line`` into the option part and the rest.
-
-    The rest is returned exactly as typed, so bash sees the user's quoting.
-    Options end at the first word not starting with ``-``, or at ``--``.
-    """
-    i, n = 0, len(line)
-    opts: list[str] = []
-    while True:
-        while i < n and line[i].isspace():
-            i += 1
-        if i >= n or line[i] != "-":
-            break
-        j = _word_end(line, i)
-        word = line[i:j]
-        i = j
-        if word == "--":
-            break
-        opts.append(word)
-        if word in valued:
-            while i < n and line[i].isspace():
-                i += 1
-            j = _word_end(line, i)
-            if j > i:
-                opts.append(line[i:j])
-            i = j
-    while i < n and line[i].isspace():
-        i += 1
-    return " ".join(opts), line[i:]
-
-
-def _unquote(value: str | None) -> str | None:
-    """IPython's argument split keeps the quotes around a quoted value."""
-    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
-def _word_end(s: str, i: int) -> int:
-    quote = None
-    while i < len(s):
-        c = s[i]
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c.isspace():
-            break
-        i += 1
-    return i
 
 
 @magics_class
@@ -254,11 +203,8 @@ class BashMagics(Magics):
         Example: %bash_attach --session gpu --target ssh://gpu-box
         """
         args = parse(self.bash_attach, line)
-        target = args.target
-        if target and len(target) > 1 and target[0] == target[-1] and target[0] in "'\"":
-            target = target[1:-1]  # IPython's argument split keeps the quotes
         return self.registry.attach(
-            self._session(args.session), cwd=args.cwd, recreate=args.recreate, target=target
+            self._session(args.session), cwd=args.cwd, recreate=args.recreate, target=args.target
         )
 
     @line_cell_magic
@@ -266,10 +212,11 @@ class BashMagics(Magics):
     @magic_arguments()
     @session_arg()
     @argument(
-        "--wait-ms",
-        type=int,
+        "--timeout",
+        type=seconds,
         default=None,
-        help="Wait up to N ms; return the result if the job finished, else the job handle.",
+        metavar="SECONDS",
+        help="Wait up to SECONDS (e.g. 0.5); return the result if the job finished, else the job handle.",
     )
     @argument(
         "--wait",
@@ -294,14 +241,11 @@ class BashMagics(Magics):
         Examples:
             j = %bash_exec make -j2          # job handle; the output area stays live
             %bash_exec --wait pytest -q      # streams like a shell cell
-            r = %bash_exec --wait-ms 500 ls  # Result if done within 500 ms
+            r = %bash_exec --timeout 0.5 ls  # Result if done within 0.5 s
         """
-        opts, rest = split_options(line, _EXEC_VALUED)
-        args = parse(self.bash_exec, opts)
-        if args.wait and args.wait_ms is not None:
-            raise InvalidArgument("use either --wait or --wait-ms, not both")
-        if args.wait_ms is not None and args.wait_ms < 0:
-            raise InvalidArgument("--wait-ms must be >= 0")
+        args, rest = parse_with_rest(self.bash_exec, line)
+        if args.wait and args.timeout is not None:
+            raise InvalidArgument("use either --wait or --timeout, not both")
         if cell is not None:
             if rest.strip():
                 raise InvalidArgument(
@@ -327,7 +271,7 @@ class BashMagics(Magics):
                 return self._wait_streaming(started, None, interrupt_now=True)
             assert isinstance(job, jobs.Job)
             return self._wait_streaming(job, None)
-        out = self.registry.exec(session, command, wait_ms=args.wait_ms, tty=args.tty)
+        out = self.registry.exec(session, command, wait_ms=to_ms(args.timeout), tty=args.tty)
         if isinstance(out, Result):
             return out
         handle = self._handle(out)
@@ -342,10 +286,11 @@ class BashMagics(Magics):
         "job_id", nargs="?", default=None, help="Job id (default: the latest job of the session)."
     )
     @argument(
-        "--timeout-ms",
-        type=int,
+        "--timeout",
+        type=seconds,
         default=None,
-        help="Give up waiting after N ms (the job keeps running).",
+        metavar="SECONDS",
+        help="Give up waiting after SECONDS (e.g. 10 or 0.5); the job keeps running.",
     )
     @argument(
         "--until",
@@ -360,7 +305,11 @@ class BashMagics(Magics):
         "full-screen program showing something (vim's '-- INSERT --', a menu item).",
     )
     @argument(
-        "--idle-ms", type=int, default=None, help="Return once no output came for N ms."
+        "--idle",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="Return once no output came for SECONDS.",
     )
     @session_arg("Without a job id: wait for this session's latest job.")
     @usage_errors
@@ -368,23 +317,20 @@ class BashMagics(Magics):
         """Wait for a job, streaming its output; returns its Result.
 
         Returns early when the job waits for typed input (answer it with
-        %bash_send), when --until matches a line not returned before, or after --idle-ms
-        without output; the Result's reason says which. On timeout the Result
+        %bash_send), when --until matches a line not returned before, or after --idle
+        seconds without output; the Result's reason says which. On timeout the Result
         says timed_out=True and the job keeps running. Ctrl-C (the stop
         button) interrupts the job itself.
 
-        Examples: r = %bash_wait --timeout-ms 2000
+        Examples: r = %bash_wait --timeout 2
                   r = %bash_wait --until 'Serving HTTP'   # then r.match_text
                   %bash_wait --until-screen '-- INSERT --'  # vim in insert mode
         """
         args = parse(self.bash_wait, line)
-        if args.timeout_ms is not None and args.timeout_ms < 0:
-            raise InvalidArgument("--timeout-ms must be >= 0")
         job = self._find_job(args.job_id, args.session)
-        timeout = None if args.timeout_ms is None else args.timeout_ms / 1000.0
-        until, until_screen = _unquote(args.until), _unquote(args.until_screen)
+        idle_ms = None if args.idle is None else max(1, to_ms(args.idle) or 0)
         return self._wait_streaming(
-            job, timeout, until=until, idle_ms=args.idle_ms, until_screen=until_screen
+            job, args.timeout, until=args.until, idle_ms=idle_ms, until_screen=args.until_screen
         )
 
     @line_magic
@@ -406,27 +352,37 @@ class BashMagics(Magics):
         help="Ask for the text with hidden entry (like getpass): it is never shown or recorded.",
     )
     @argument(
-        "--wait-ms", type=int, default=None, help="Wait up to N ms for the job to react (default 2000)."
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="Wait up to SECONDS for the job to react (default 2).",
     )
-    @argument("text", nargs="*", help="The text to type (the rest of the line, verbatim).")
+    @argument(
+        "text",
+        nargs="*",
+        help="The text to type: the rest of the line, split and unquoted as a shell does "
+        "(%%bash_send 'a  b' types a  b; to type a quote, quote it: %%bash_send \"it's\").",
+    )
     @usage_errors
     def bash_send(self, line: str) -> Result:
         """Type into the running job's terminal, as at its keyboard; returns
         what the terminal showed after it (the job's Result so far).
 
+        The text is split and unquoted as a shell does: %bash_send 'y' types y,
+        and quotes that should be typed are quoted (%bash_send "print('hi')").
+
         Examples:
             %bash_exec --tty python3 -i
             %bash_send print(6 * 7)
+            %bash_send "print('a  b')"   # types print('a  b')
             %bash_send --key ctrl-d
             %bash_send --key down --key down --key enter   # a menu's third item
             %bash_send --secret          # a password prompt: asks with hidden entry
         """
-        opts, rest = split_options(line, _SEND_VALUED)
-        args = parse(self.bash_send, opts)
-        if args.wait_ms is not None and args.wait_ms < 0:
-            raise InvalidArgument("--wait-ms must be >= 0")
+        args, rest = parse_with_rest(self.bash_send, line)
         session = self._session(args.session)
-        text: str | None = rest
+        text: str | None = " ".join(split_words(self.bash_send, rest))
         if args.key is not None:
             if rest.strip() or args.secret:
                 raise InvalidArgument("--key presses keys: give no text (and no --secret) with it")
@@ -443,7 +399,7 @@ class BashMagics(Magics):
             key=args.key[0] if args.key and len(args.key) == 1 else None,
             keys=args.key if args.key and len(args.key) > 1 else None,
             enter=not args.no_enter,
-            wait_ms=2000 if args.wait_ms is None else args.wait_ms,
+            wait_ms=2000 if args.timeout is None else to_ms(args.timeout),
             source="person",
             secret=args.secret,
         )

@@ -180,7 +180,7 @@ WRONG = {
     "error code": "It raises `NO_SUCH_CODE_EVER`.",
 }
 RIGHT = (
-    "`%bash_wait --session S --until RE --timeout-ms 5` and `%%bash_exec --wait`\n"
+    "`%bash_wait --session S --until RE --timeout 0.005` and `%%bash_exec --wait`\n"
     "`BashMagics.live_tail`; `DSH_MAGICS_LOGIN`; errors: `SESSION_BUSY`, `PROMPT_COMMAND`\n"
     '`bash_exec {"command": "ls", "wait_ms": 10}`, `timeout_ms`\n'
     "| `wait(job_id, timeout=None)` | waits |\n"

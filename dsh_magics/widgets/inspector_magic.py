@@ -33,7 +33,10 @@ def _parser() -> _Parser:
     from ..harness import ERAS
 
     p = _Parser(
-        prog="%bash_schema", description="Inspect the harness bash tool schema.", add_help=True
+        prog="%bash_schema",
+        description="Inspect the harness bash tool schema.",
+        add_help=True,
+        allow_abbrev=False,
     )
     p.add_argument("--source", choices=("live", "model"), default=None)
     p.add_argument("--version", default=None, help="published package version for live")

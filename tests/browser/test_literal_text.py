@@ -30,14 +30,14 @@ MATH = "mjx-container, .MathJax, .MathJax_Display, .MathJax_Preview, math"
 
 CELLS = {
     "load": "%load_ext dsh_magics",
-    "result": f"%bash_exec --wait-ms 20000 echo '{LIT}'",
+    "result": f"%bash_exec --timeout 20 echo '{LIT}'",
     # the job waits at a gate the test opens once the live area showed its first line
     "job": f"%bash_exec --session bg echo '{LIT}'; cat job.gate; echo 'job $done$'",
     "wait": f"%bash_exec --wait echo '{LIT}'",
     "read": "%bash_read --lines 3",
     "cwd": (
         f"import os\nos.makedirs({DIRNAME!r}, exist_ok=True)\n"
-        f"%bash_exec --session lit --wait-ms 20000 cd '{DIRNAME}' && echo '{LIT}'"
+        f"%bash_exec --session lit --timeout 20 cd '{DIRNAME}' && echo '{LIT}'"
     ),
     "list": "%bash_list",
     "panel": "p = %bash_panel --session lit\np",

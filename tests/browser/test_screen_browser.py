@@ -28,7 +28,7 @@ CELLS = {
     "less": "j = %bash_exec --tty less paged.txt",
     # less draws a moment after its job starts: wait for its screen first, or
     # the snapshot can be of a blank screen (failed once in a CI dry run).
-    "screen": "r = %bash_wait --until-screen 'row-019' --timeout-ms 30000\n%bash_screen",
+    "screen": "r = %bash_wait --until-screen 'row-019' --timeout 30\n%bash_screen",
     "panel": "p = %bash_panel\np",
     "control": (
         "from IPython.display import HTML\n"

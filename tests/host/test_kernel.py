@@ -100,7 +100,7 @@ def test_terminal_survives_kernel_restart_and_dies_with_the_server(host_dir: str
         kernel_pids = [server.start("nb", notebook)["pid"]]
         out = server.run("nb", "%load_ext dsh_magics\nimport dsh_magics.host as h\nprint(h.current_mode().name)")
         assert out.strip() == f"jupyter-{server.pid}"
-        server.run("nb", "%bash_exec --wait-ms 10000 cd /tmp && export MARK=kept && f() { echo fn-$1; }")
+        server.run("nb", "%bash_exec --timeout 10 cd /tmp && export MARK=kept && f() { echo fn-$1; }")
         out = server.run("nb", "j = %bash_exec sleep 5; echo survived\nprint(j.id)")
         job_id = out.strip().splitlines()[-1]
         assert job_id.startswith("bash-")
@@ -118,13 +118,13 @@ def test_terminal_survives_kernel_restart_and_dies_with_the_server(host_dir: str
             timeout=30,
         )
         assert out.strip() == "'survived\\n' completed 0 True"
-        out = server.run("nb", 'r = %bash_exec --wait-ms 10000 echo "$PWD $MARK $(f x)"\nprint(r.output, end="")')
+        out = server.run("nb", 'r = %bash_exec --timeout 10 echo "$PWD $MARK $(f x)"\nprint(r.output, end="")')
         assert out == "/tmp kept fn-x\n"
 
         # Another notebook of the same server addresses that terminal by id.
         kernel_pids.append(server.start("other", str(tmp_path / "other.ipynb"))["pid"])
         server.run("other", "%load_ext dsh_magics")
-        out = server.run("other", f'r = %bash_exec --session {sid} --wait-ms 10000 echo "$MARK"\nprint(r.output, end="")')
+        out = server.run("other", f'r = %bash_exec --session {sid} --timeout 10 echo "$MARK"\nprint(r.output, end="")')
         assert out == "kept\n"
 
         # The server dies: the host closes every terminal and exits.

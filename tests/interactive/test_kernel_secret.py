@@ -26,9 +26,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
 
 def test_secret_is_asked_hidden_and_never_shown(kernel: Kernel) -> None:
     kernel.run("%bash_exec --tty read -s -p 'Password: ' pw; echo; echo \"len=${#pw}\"")
-    ex = kernel.run("r = %bash_wait --timeout-ms 20000\nprint(r.reason, r.awaiting_input['secret'])")
+    ex = kernel.run("r = %bash_wait --timeout 20\nprint(r.reason, r.awaiting_input['secret'])")
     assert ex.stream().strip() == "awaiting_input True"
-    msg_id = kernel.kc.execute("s = %bash_send --secret --wait-ms 20000", allow_stdin=True)
+    msg_id = kernel.kc.execute("s = %bash_send --secret --timeout 20", allow_stdin=True)
     try:
         req = kernel.kc.get_stdin_msg(timeout=30)
     except queue.Empty:

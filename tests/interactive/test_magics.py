@@ -1,5 +1,5 @@
 """The interaction magics in IPython: %bash_exec --tty, %bash_send (text,
---no-enter, --key), %bash_wait --until/--idle-ms and awaiting input; errors
+--no-enter, --key), %bash_wait --until/--idle and awaiting input; errors
 are one line. --secret is tested in a real kernel (test_kernel_secret.py)."""
 
 from __future__ import annotations
@@ -44,15 +44,15 @@ def line(ip: Any, magic: str, text: str) -> Any:
 @needs_select_detection
 def test_a_repl_driven_from_the_notebook(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     line(ip, "bash_exec", "--tty python3 -i -q")
-    waited = line(ip, "bash_wait", "--timeout-ms 20000")
+    waited = line(ip, "bash_wait", "--timeout 20")
     assert isinstance(waited, Result) and waited.reason == "awaiting_input"
     assert waited.awaiting_input["prompt"] == ">>> " and "%bash_send" in (waited.note or "")
-    out = line(ip, "bash_send", "--wait-ms 20000 print('a' * 3)")
+    out = line(ip, "bash_send", "--timeout 20 \"print('a' * 3)\"")
     assert out.reason == "awaiting_input" and "aaa\n>>> " in out.output
-    line(ip, "bash_send", "--no-enter --wait-ms 100 x = 4")
-    line(ip, "bash_send", "--wait-ms 20000")  # just Enter
-    assert "16" in line(ip, "bash_send", "--wait-ms 20000 print(x * x)").output
-    done = line(ip, "bash_send", "--key ctrl-d --wait-ms 20000")
+    line(ip, "bash_send", "--no-enter --timeout 0.1 x = 4")
+    line(ip, "bash_send", "--timeout 20")  # just Enter
+    assert "16" in line(ip, "bash_send", "--timeout 20 print(x * x)").output
+    done = line(ip, "bash_send", "--key ctrl-d --timeout 20")
     assert done.status == "completed" and done.exit_code == 0
     inputs = [(r["source"], r["text"], r["key"]) for r in done.inputs]
     assert inputs == [
@@ -67,7 +67,7 @@ def test_a_repl_driven_from_the_notebook(ip: Any, capsys: pytest.CaptureFixture[
 def test_wait_until_a_server_says_it_serves(ip: Any) -> None:
     line(ip, "bash_exec", "python3 -m http.server 0 --bind 127.0.0.1")
     try:
-        res = line(ip, "bash_wait", "--until 'Serving HTTP' --timeout-ms 30000")
+        res = line(ip, "bash_wait", "--until 'Serving HTTP' --timeout 30")
         assert res.reason == "matched" and res.status == "running"
         port = int(re.search(r"port (\d+)", res.match_text).group(1))  # type: ignore[union-attr]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
@@ -78,9 +78,9 @@ def test_wait_until_a_server_says_it_serves(ip: Any) -> None:
 
 def test_idle_and_errors_are_one_line(ip: Any) -> None:
     line(ip, "bash_exec", "echo x; sleep 30")
-    assert line(ip, "bash_wait", "--idle-ms 300 --timeout-ms 20000").reason == "idle"
+    assert line(ip, "bash_wait", "--idle 0.3 --timeout 20").reason == "idle"
     with pytest.raises(UsageError, match=r"^INVALID_ARGUMENT: until is not a valid regular expression"):
-        line(ip, "bash_wait", "--until '(' --timeout-ms 100")
+        line(ip, "bash_wait", "--until '(' --timeout 0.1")
     with pytest.raises(UsageError, match=r"^INVALID_ARGUMENT: key 'f13'"):
         line(ip, "bash_send", "--key f13")
     line(ip, "bash_interrupt", "")

@@ -6,34 +6,37 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from dsh_magics.magics import split_options
+from dsh_magics import magic_args
 from dsh_magics.terminal import keys
-
-VALUED = {"--session", "-s", "--wait-ms"}
 
 
 @pytest.mark.parametrize(
-    ("line", "opts", "rest"),
+    ("line", "session", "rest"),
     [
-        ("echo hi", "", "echo hi"),
-        ("--wait echo 'a  b' | tr a b", "--wait", "echo 'a  b' | tr a b"),
-        ("--session build --wait-ms 50 make -j2", "--session build --wait-ms 50", "make -j2"),
-        ("-s 'my session' ls -la", "-s 'my session'", "ls -la"),
-        ("--session=x -- -weird-command --flag", "--session=x", "-weird-command --flag"),
-        ('  --wait   printf "%s\\n" "x  y"  ', "--wait", 'printf "%s\\n" "x  y"  '),
-        ("", "", ""),
-        ("--wait", "--wait", ""),
+        ("echo hi", None, "echo hi"),
+        ("--wait echo 'a  b' | tr a b", None, "echo 'a  b' | tr a b"),
+        ("--session build --timeout 0.05 make -j2", "build", "make -j2"),
+        ("-s 'my session' ls -la", "my session", "ls -la"),
+        ('--session "my build" ls', "my build", "ls"),
+        ("--session my\\ build ls", "my build", "ls"),
+        ("--session=x -- -weird-command --flag", "x", "-weird-command --flag"),
+        ('  --wait   printf "%s\\n" "x  y"  ', None, 'printf "%s\\n" "x  y"  '),
+        ("", None, ""),
+        ("--wait", None, ""),
     ],
 )
-def test_split_options_keeps_the_command_verbatim(line: str, opts: str, rest: str) -> None:
-    assert split_options(line, VALUED) == (opts, rest)
+def test_options_are_shell_words_and_the_command_stays_verbatim(
+    ip, line: str, session: str | None, rest: str
+) -> None:
+    args, got = magic_args.parse_with_rest(ip.find_line_magic("bash_exec"), line)
+    assert (args.session, got) == (session, rest)
 
 
 def test_help_is_generated_from_the_real_arguments(ip) -> None:
     for name, options in {
         "bash_attach": ["--session", "--cwd", "--recreate", "--target"],
-        "bash_exec": ["--session", "--wait-ms", "--wait"],
-        "bash_wait": ["--timeout-ms", "job_id"],
+        "bash_exec": ["--session", "--timeout", "--wait"],
+        "bash_wait": ["--timeout", "--idle", "job_id"],
         "bash_read": ["--session", "--lines"],
         "bash_interrupt": ["--session"],
         "bash_close": ["--session", "--all"],
@@ -45,7 +48,7 @@ def test_help_is_generated_from_the_real_arguments(ip) -> None:
             assert opt in doc, (name, opt)
     with capture_output() as cap:
         ip.run_cell("%bash_exec?")
-    assert "--wait-ms" in cap.stdout and "Example" in cap.stdout
+    assert "--timeout" in cap.stdout and "Example" in cap.stdout
 
 
 def test_the_key_help_lists_every_key_the_engine_knows(ip) -> None:
@@ -60,14 +63,16 @@ def test_cell_form_is_registered(ip) -> None:
 @pytest.mark.parametrize(
     ("magic", "line", "needle"),
     [
-        ("bash_exec", "--wait --wait-ms 5 echo x", "INVALID_ARGUMENT"),
-        ("bash_exec", "--wait-ms -1 echo x", "INVALID_ARGUMENT"),
-        ("bash_exec", "--wait-ms soon echo x", "invalid int value"),
-        ("bash_exec", "--bogus echo x", "unrecognized arguments"),
+        ("bash_exec", "--wait --timeout 5 echo x", "INVALID_ARGUMENT"),
+        ("bash_exec", "--timeout -1 echo x", "expected seconds >= 0"),
+        ("bash_exec", "--timeout soon echo x", "expected seconds"),
+        ("bash_exec", "--bogus echo x", "unknown option --bogus"),
+        ("bash_exec", "--session", "expects a value"),
         ("bash_exec", "--wait", "no command given"),
         ("bash_exec", "--session 'a/b' echo x", "INVALID_ARGUMENT"),
         ("bash_wait", "no-such-job-id", "NO_SUCH_JOB"),
-        ("bash_wait", "--timeout-ms -3", "INVALID_ARGUMENT"),
+        ("bash_wait", "--timeout -3", "INVALID_ARGUMENT"),
+        ("bash_wait", "--until 'open", "No closing quotation"),
         ("bash_read", "--session never-opened-here", "NO_SUCH_SESSION"),
         ("bash_read", "--lines -1", "INVALID_ARGUMENT"),
         ("bash_close", "--all --session x", "INVALID_ARGUMENT"),
@@ -76,6 +81,7 @@ def test_cell_form_is_registered(ip) -> None:
         ("bash_attach", "--session x-attach --cwd /no/such/dir/anywhere", "INVALID_ARGUMENT"),
         ("bash_attach", "--session x-target --target gopher://nowhere", "INVALID_ARGUMENT"),
         ("bash_list", "extra", "unrecognized arguments"),
+        ("bash_send", "--wait 5 y", "unknown option --wait"),
     ],
 )
 def test_bad_input_is_a_usage_error(ip, magic: str, line: str, needle: str) -> None:
@@ -111,7 +117,7 @@ def test_the_command_reaches_bash_as_typed_without_ipython_expansion(ip) -> None
     syntax (``$i`` in a loop, ``$$``): %bash_exec opts out of it."""
     ip.user_ns["dsh_i"] = "from-python"
     line = "dsh_i=from-bash; echo $dsh_i '{dsh_i} $$x$$ \\(y\\)'"
-    res = ip.run_cell(f"r = %bash_exec --wait-ms 10000 {line}")
+    res = ip.run_cell(f"r = %bash_exec --timeout 10 {line}")
     assert res.success
     r = ip.user_ns["r"]
     assert r.command == line
@@ -154,7 +160,7 @@ def test_attach_target_opens_the_shell_there(ip) -> None:
         # %bash_list and the panel show where the shell runs (both use render.where)
         assert "cmd:bash --noprofile --norc -i" in render.info_text(info)
         assert "cmd:bash --noprofile --norc -i" in render.terminals_html([info])
-        r = ip.run_line_magic("bash_exec", f"--session {sid} --wait-ms 20000 echo remote-ok")
+        r = ip.run_line_magic("bash_exec", f"--session {sid} --timeout 20 echo remote-ok")
         assert r.output == "remote-ok\n" and r.exit_code == 0
     finally:
         ip.run_line_magic("bash_close", f"--session {sid}")

@@ -29,7 +29,7 @@ def _formatters(ip: Any) -> list[Any]:
 
 def test_reload_keeps_the_terminals_and_replaces_the_magics(ip, session: str) -> None:
     before = magics_of(ip)
-    ip.run_line_magic("bash_exec", "--wait-ms 10000 export DSH_RELOAD=survives")
+    ip.run_line_magic("bash_exec", "--timeout 10 export DSH_RELOAD=survives")
     pid = ip.run_line_magic("bash_attach", "").pid
     with capture_output():
         ip.run_line_magic("reload_ext", "dsh_magics")
@@ -44,7 +44,7 @@ def test_reload_keeps_the_terminals_and_replaces_the_magics(ip, session: str) ->
     after.default_session = session
     after.live_display = "off"
     assert ip.run_line_magic("bash_attach", "").pid == pid
-    assert ip.run_line_magic("bash_exec", "--wait-ms 10000 echo $DSH_RELOAD").output == "survives\n"
+    assert ip.run_line_magic("bash_exec", "--timeout 10 echo $DSH_RELOAD").output == "survives\n"
 
 
 def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> None:
@@ -84,7 +84,7 @@ def test_loading_twice_is_harmless(ip, session: str) -> None:
         )
         == 1
     )
-    assert ip.run_line_magic("bash_exec", "--wait-ms 10000 echo once").output == "once\n"
+    assert ip.run_line_magic("bash_exec", "--timeout 10 echo once").output == "once\n"
 
 
 def test_config_traits_are_settable_with_percent_config(ip, session: str) -> None:

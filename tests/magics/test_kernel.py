@@ -158,7 +158,7 @@ def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, gate: G
 
 def test_wait_with_timeout_leaves_the_job_running(kernel: Kernel) -> None:
     kernel.run("%bash_exec sleep 30")
-    kernel.run("r = %bash_wait --timeout-ms 200")
+    kernel.run("r = %bash_wait --timeout 0.2")
     assert kernel.value("r.timed_out, r.status, r.exit_code") == "True running None"
     ex = kernel.run("%bash_interrupt")
     assert "interrupted" in ex.text()
@@ -191,7 +191,7 @@ def test_kernel_interrupt_sends_ctrl_c_to_the_job(kernel: Kernel, form: str) -> 
     # same shell, still usable
     assert kernel.run("t = %bash_list\nprint([i.pid for i in t])").stream() == before
     assert (
-        kernel.run("a = %bash_exec --wait-ms 10000 echo alive\nprint(a.output.strip())")
+        kernel.run("a = %bash_exec --timeout 10 echo alive\nprint(a.output.strip())")
         .stream()
         .strip()
         == "alive"
@@ -207,14 +207,14 @@ def test_errors_are_one_line(kernel: Kernel) -> None:
         ln for ln in ex.stream("stderr").splitlines() if ln.startswith("UsageError: SESSION_BUSY")
     ]
     kernel.run("%bash_interrupt")
-    ex = kernel.run("%bash_wait --timeout-ms soon", ok=False)
+    ex = kernel.run("%bash_wait --timeout soon", ok=False)
     assert "UsageError" in ex.text() and "Traceback" not in ex.text()
 
 
 def test_named_sessions_and_close_all(kernel: Kernel) -> None:
     kernel.run("%bash_exec --session k-second --wait export WHO=second")
-    kernel.run("a = %bash_exec --session k-second --wait-ms 10000 echo $WHO")
-    kernel.run("b = %bash_exec --wait-ms 10000 echo ${WHO:-unset}")
+    kernel.run("a = %bash_exec --session k-second --timeout 10 echo $WHO")
+    kernel.run("b = %bash_exec --timeout 10 echo ${WHO:-unset}")
     assert kernel.value("a.output.strip(), b.output.strip()") == "second unset"
     listing = kernel.run("%bash_list").text()
     assert "k-second" in listing

@@ -138,7 +138,7 @@ def test_the_panel_shows_the_screen_while_less_runs(ip: Any, session: str, paged
 def test_the_panel_screen_box_shows_an_idle_terminal_screen(ip: Any, session: str) -> None:
     from dsh_magics.widgets.panel import Panel
 
-    ip.run_line_magic("bash_exec", "--wait-ms 20000 echo 'idle $x$ <i>'")
+    ip.run_line_magic("bash_exec", "--timeout 20 echo 'idle $x$ <i>'")
     p = Panel(magics_of(ip).registry, session)
     try:
         assert p.view.output.screen is None  # idle, box unticked: the lines
@@ -225,9 +225,9 @@ def test_bash_wait_until_screen_returns_when_the_screen_shows_it(ip: Any, paged:
     j, _ = paged
     with capture_output():
         ip.run_line_magic("bash_send", "--no-enter G")
-        r = ip.run_line_magic("bash_wait", "--until-screen 'row-19[0-9] .*<i>' --timeout-ms 20000")
+        r = ip.run_line_magic("bash_wait", "--until-screen 'row-19[0-9] .*<i>' --timeout 20")
     assert r.reason == "matched" and not r.timed_out and not j.done, r
     assert r.match_text.startswith("row-19") and "the screen shows: row-19" in r.note
     with capture_output() as cap:
-        ip.run_cell("%bash_wait --until-screen '(' --timeout-ms 100")
+        ip.run_cell("%bash_wait --until-screen '(' --timeout 0.1")
     assert cap.stderr.strip().startswith("UsageError: INVALID_ARGUMENT:"), cap.stderr

@@ -67,9 +67,9 @@ def test_wait_accepts_a_unique_prefix(ip) -> None:
 
 
 def test_wait_ms_returns_the_result_when_fast_and_the_handle_when_slow(ip) -> None:
-    fast = ip.run_line_magic("bash_exec", "--wait-ms 10000 echo quick")
+    fast = ip.run_line_magic("bash_exec", "--timeout 10 echo quick")
     assert isinstance(fast, Result) and fast.output == "quick\n"
-    slow = ip.run_line_magic("bash_exec", "--wait-ms 50 sleep 30")
+    slow = ip.run_line_magic("bash_exec", "--timeout 0.05 sleep 30")
     assert isinstance(slow, JobHandle) and not slow.done
     slow.interrupt()
     assert slow.wait(10).status == "interrupted"
@@ -88,7 +88,7 @@ def test_wait_timeout_returns_a_running_snapshot_and_the_job_continues(ip) -> No
     j = ip.run_line_magic("bash_exec", "echo started; sleep 30")
     wait_until(lambda: "started" in j.output, 10)
     with capture_output():
-        r = ip.run_line_magic("bash_wait", "--timeout-ms 100")
+        r = ip.run_line_magic("bash_wait", "--timeout 0.1")
     assert r.timed_out and r.status == "running" and r.exit_code is None
     assert r.output == "started\n" and "timed out" in (r.note or "")
     assert not j.done
@@ -97,7 +97,7 @@ def test_wait_timeout_returns_a_running_snapshot_and_the_job_continues(ip) -> No
     assert res.status == "interrupted" and res.exit_code == 130
     assert j.done
     # the terminal survived the interrupt
-    assert ip.run_line_magic("bash_exec", "--wait-ms 10000 echo alive").output == "alive\n"
+    assert ip.run_line_magic("bash_exec", "--timeout 10 echo alive").output == "alive\n"
     assert cap.stderr == ""
 
 
@@ -109,7 +109,7 @@ def test_interrupt_on_an_idle_terminal_says_so(ip) -> None:
 
 
 def test_result_reprs_show_status_exit_duration_and_a_counted_tail(ip) -> None:
-    r = ip.run_line_magic("bash_exec", "--wait-ms 10000 seq 1 100; (exit 2)")
+    r = ip.run_line_magic("bash_exec", "--timeout 10 seq 1 100; (exit 2)")
     # The extension's formatters draw it (the engine's dataclass has no reprs).
     bundle, _ = ip.display_formatter.format(r)
     text, html = bundle["text/plain"], bundle["text/html"]
@@ -184,7 +184,7 @@ def test_streamed_result_is_not_printed_twice(ip) -> None:
 
 
 def test_read_returns_the_retained_output(ip) -> None:
-    ip.run_line_magic("bash_exec", "--wait-ms 10000 printf 'r1\\nr2\\nr3\\n'")
+    ip.run_line_magic("bash_exec", "--timeout 10 printf 'r1\\nr2\\nr3\\n'")
     rr = ip.run_line_magic("bash_read", "--lines 2")
     assert isinstance(rr, ReadResult) and rr.lines == ["r2", "r3"]
     fmt, _ = ip.display_formatter.format(rr)
@@ -215,11 +215,11 @@ def test_list_marks_the_default_session_and_shows_named_ones(ip, session: str) -
 
 def test_attach_recreate_gives_a_fresh_shell(ip) -> None:
     before = ip.run_line_magic("bash_attach", "").pid
-    ip.run_line_magic("bash_exec", "--wait-ms 10000 export DSH_GONE=1")
+    ip.run_line_magic("bash_exec", "--timeout 10 export DSH_GONE=1")
     after = ip.run_line_magic("bash_attach", "--recreate")
     assert after.pid != before
     assert (
-        ip.run_line_magic("bash_exec", "--wait-ms 10000 echo ${DSH_GONE:-unset}").output
+        ip.run_line_magic("bash_exec", "--timeout 10 echo ${DSH_GONE:-unset}").output
         == "unset\n"
     )
     assert (
@@ -283,7 +283,7 @@ def test_a_wait_on_a_prompt_returns_and_says_how_to_answer(ip) -> None:
     j = ip.run_line_magic("bash_exec", "echo asking; read -r secret </dev/tty")
     wait_until(lambda: "asking" in j.output, 10)
     with capture_output() as cap:
-        r = ip.run_line_magic("bash_wait", "--timeout-ms 20000")
+        r = ip.run_line_magic("bash_wait", "--timeout 20")
     assert not r.timed_out and r.status == "running" and r.reason == "awaiting_input"
     assert "waits for input" in r.note and "%bash_send" in r.note, r.note
     assert "waits for input" in cap.stdout + str(r)

@@ -98,7 +98,7 @@ def check(nb: nbformat.NotebookNode) -> None:
     assert "job: bash-" in _text(_cell(nb, "total = sum"))
 
     # 3. polling, reading, the final result
-    assert "(True, 'running', ['step " in _text(_cell(nb, "r = %bash_wait --timeout-ms"))
+    assert "(True, 'running', ['step " in _text(_cell(nb, "r = %bash_wait --timeout"))
     assert "step" in _text(_cell(nb, "%bash_read"))
     done = _text(_cell(nb, "r = %bash_wait\n"))
     assert re.search(r"completed 0 \d+\.\ds 9 lines", done) and "'completed'" in done
@@ -116,10 +116,10 @@ def check(nb: nbformat.NotebookNode) -> None:
     assert "* [quickstart.ipynb-" in listing and "  [build] idle" in listing
 
     # 7. answering prompts: a REPL, a y/N, a password only a person types
-    assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout-ms 10000\nw.reason"))
+    assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout 10\nw.reason"))
     assert "42" in _text(_cell(nb, "%bash_send print(6 * 7)"))
     assert "you said: y" in _text(_cell(nb, "%bash_send y"))
-    refused = _text(_cell(nb, "from dsh_magics import tools\n\nw = %bash_wait --timeout-ms 10000"))
+    refused = _text(_cell(nb, "from dsh_magics import tools\n\nw = %bash_wait --timeout 10"))
     assert "'secret': True" in refused and "SECRET_INPUT" in refused
     answered = _text(_cell(nb, "p.select(w.session_id)"))
     assert "got 7 characters" in answered and "[secret]" in answered
