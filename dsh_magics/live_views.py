@@ -119,19 +119,31 @@ class ViewManager:
         until: str | None = None,
         idle_ms: int | None = None,
         until_screen: str | None = None,
+        after_send: tuple[int, float] | None = None,
     ) -> Result:
         """Stream the job (a live view, or stdout in plain IPython) while the
         engine's wait decides when to return (settled, matched, idle,
-        awaiting input, timeout). Arguments are checked by the caller."""
+        awaiting input, timeout). Arguments are checked by the caller.
+
+        ``after_send`` is (output counter, seconds) when the input wait the
+        job is in was already reported by ``%bash_send``: the program is
+        still acting on those keys (vim takes ~0.1 s to exit after ``:q!``),
+        so that input wait does not end this one until the job prints or
+        ends, or that many seconds pass."""
         deadline = None if timeout is None else time.monotonic() + timeout
         stop = threading.Event()
         ended: list[Any] = []
 
         def waiter() -> None:
             try:
+                if after_send is not None:
+                    seq, grace = after_send
+                    limit = grace if deadline is None else min(grace, max(0.0, deadline - time.monotonic()))
+                    self.registry.wait_output(job.owner, seq, limit)
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 ended.append(
                     self.registry.wait(
-                        job.id, timeout, until=until, idle_ms=idle_ms, until_screen=until_screen
+                        job.id, left, until=until, idle_ms=idle_ms, until_screen=until_screen
                     )
                 )
             except BaseException as e:  # noqa: BLE001 - reported by the streaming side
@@ -172,7 +184,7 @@ class ViewManager:
             if why is not None and not job.done and not interrupted and why.reason != "timeout":
                 result = dataclasses.replace(
                     result,
-                    reason=why.reason,
+                    reason=magic_reason(why),
                     match_line=why.match_line,
                     match_text=why.match_text,
                     awaiting_input=why.awaiting_input or result.awaiting_input,
@@ -183,7 +195,13 @@ class ViewManager:
                 timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
                 # A note the engine put on the job (waiting for typed input) says why.
                 note = f"{timed_out}. {result.note}" if result.note else timed_out
-                result = dataclasses.replace(result, note=note)
+                result = dataclasses.replace(result, note=note, reason="timeout", timed_out=True)
+            elif interrupted:
+                result = dataclasses.replace(result, reason="interrupted")
+            elif job.done:
+                result = dataclasses.replace(result, reason="settled")
+            if result.reason is None:  # e.g. the wait was stopped a second time
+                result = dataclasses.replace(result, reason="settled" if job.done else "timeout")
             if job.done:
                 self.finalize(job)
             elif view is not None:
@@ -227,6 +245,14 @@ class ViewManager:
         for t in self._threads:
             t.join(timeout=1.0)
         self._threads = []
+
+
+def magic_reason(res: Result) -> str | None:
+    """The engine's reason as the magics name it: a match is ``until`` (a
+    line of output) or ``until_screen`` (a row of the screen)."""
+    if res.reason == "matched":
+        return "until" if res.match_line is not None else "until_screen"
+    return res.reason
 
 
 def _wait_note(res: Result) -> str | None:

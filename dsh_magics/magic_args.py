@@ -21,6 +21,7 @@ import functools
 import math
 import re
 import shlex
+import subprocess
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -65,6 +66,63 @@ def seconds(text: str) -> float:
 def to_ms(value: float | None) -> int | None:
     """Seconds as the engine's milliseconds."""
     return None if value is None else int(round(value * 1000))
+
+
+class JobFailed(subprocess.CalledProcessError):
+    """A job the magic waited for ended badly (non-zero exit, interrupted, shell gone).
+
+    Raised as IPython's ``%%bash`` raises ``CalledProcessError``, so *Run All*
+    stops there; shown as one line (no traceback): the exit code and the job's
+    last lines. ``.result`` is the job's Result; ``--no-raise-error`` returns it instead.
+    """
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(result.exit_code if result.exit_code is not None else -1, result.command)
+        self.result = result
+
+    def __str__(self) -> str:
+        r = self.result
+        if r.status == "completed":
+            what = f"exit code {r.exit_code}"
+        elif r.status == "interrupted":
+            what = "interrupted" + (f" (exit code {r.exit_code})" if r.exit_code is not None else "")
+        else:
+            what = r.status.replace("_", " ")
+        last = [ln.strip() for ln in r.output.splitlines() if ln.strip()][-3:]
+        tail = " ⏎ ".join(ln if len(ln) <= 120 else ln[:120] + "…" for ln in last)
+        cmd = command_header(r.command, 60)
+        return f"`{cmd}` failed: {what}" + (f"; last lines: {tail}" if tail else "; no output")
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython and ipykernel show these lines instead of a traceback."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+def command_header(command: str, width: int = 80) -> str:
+    """A command for a one-line header: its first line, "…" if more follows or it is cut."""
+    lines = command.strip("\n").splitlines() or [""]
+    first = lines[0].rstrip()
+    more = len(lines) > 1
+    if len(first) > width:
+        first, more = first[: width - 1].rstrip(), True
+    return first + (" …" if more else "")
+
+
+def raise_if_failed(result: Any, raise_error: bool) -> Any:
+    """The result, or :class:`JobFailed` for a job that ended badly."""
+    if raise_error and result.done and not result.ok:
+        raise JobFailed(result)
+    return result
+
+
+NO_RAISE_HELP = "Return the result of a job that failed instead of raising (Run All then carries on)."
+
+
+def no_raise_arg() -> Callable[[F], F]:
+    """``--no-raise-error``, as IPython's script magics spell it."""
+    return argument(  # type: ignore[no-any-return]
+        "--no-raise-error", action="store_false", dest="raise_error", help=NO_RAISE_HELP
+    )
 
 
 def usage_line(exc: DshError) -> UsageError:

@@ -5,8 +5,10 @@ Parses arguments, picks the session, decides how a job shows itself; loading is 
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
+import re
 from typing import Any
 
 from IPython.core.magic import (
@@ -17,15 +19,18 @@ from IPython.core.magic import (
     no_var_expand,
 )
 from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.utils.text import FullEvalFormatter
 from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
 from . import display as dsp
 from . import jobs
-from .errors import InvalidArgument, NoSuchJob, NotRunning
+from .errors import DshError, InvalidArgument, NoSuchJob, NotRunning
 from .live_views import ViewManager, ViewSettings
 from .magic_args import (
+    no_raise_arg,
     parse,
     parse_with_rest,
+    raise_if_failed,
     seconds,
     session_arg,
     split_words,
@@ -36,6 +41,10 @@ from .notebook_identity import NotebookIdentity, identify, kernel_connection_fil
 from .terminal import ReadResult, Result, TerminalInfo, default_registry, keys
 from .terminal import validation as V
 from .terminal.api import Engine
+
+# How long a %bash_wait right after %bash_send lets the program act on the
+# keys before an input wait already reported by the send ends the wait.
+SEND_SETTLE_S = 2.0
 
 
 @magics_class
@@ -85,6 +94,9 @@ class BashMagics(Magics):
         self.views = views if views is not None else ViewManager(self.registry, lambda **kw: None)
         self._identity: NotebookIdentity | None = None
         self._pending_once: list[dsp._DisplayOnce] = []
+        # job id -> the output counter when %bash_send returned with the job
+        # waiting for input again (see _wait_streaming's after_send)
+        self._sent: dict[str, int] = {}
 
     # ------------------------------------------------------------------
     # identity and modes
@@ -160,12 +172,20 @@ class BashMagics(Magics):
         idle_ms: int | None = None,
         until_screen: str | None = None,
     ) -> Result:
-        if job.done:
-            return job.result  # type: ignore[no-any-return]
         V.until(until)  # a bad regex is one line, before any display
         V.until_screen(until_screen)
         V.idle_ms(idle_ms)
+        sent = self._sent.pop(job.id, None)
+        if job.done:
+            return dataclasses.replace(job.result, reason="settled")
+        if until is not None:
+            seen = self._match_so_far(job, until)
+            if seen is not None:
+                return seen
         settings = self.view_settings
+        after_send = None
+        if sent is not None:
+            after_send = (sent, SEND_SETTLE_S)
         result = self.views.wait_streaming(
             job,
             timeout,
@@ -174,10 +194,36 @@ class BashMagics(Magics):
             until=until,
             idle_ms=idle_ms,
             until_screen=until_screen,
+            after_send=after_send,
         )
         out = dsp.StreamedResult.from_result(result, None)
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
         return out
+
+    def _match_so_far(self, job: jobs.Job, until: str) -> Result | None:
+        """``--until`` looks at all of the job's output: a line that already
+        matches (a re-run cell, a line printed before the wait) returns at once."""
+        try:
+            start = self.registry.result(job.id, tail_lines=0).start_line
+            rr = self.registry.read(job.owner, since=start)
+        except DshError:
+            return None
+        rx = re.compile(until)
+        lines = list(rr.lines) + ([rr.partial] if rr.partial else [])
+        for i, text in enumerate(lines):
+            if rx.search(text):
+                res = dataclasses.replace(
+                    dsp.snapshot(self.registry, job),
+                    reason="until",
+                    timed_out=False,
+                    match_line=rr.first_line + i,
+                    match_text=text[:1000],
+                )
+                res.note = f"matched line {res.match_line}: {res.match_text}"
+                if res.done:  # it ended meanwhile: say so
+                    res = dataclasses.replace(res, reason="settled", note=None)
+                return res
+        return None
 
     # ------------------------------------------------------------------
     # the magics
@@ -228,6 +274,14 @@ class BashMagics(Magics):
         action="store_true",
         help="Give the command the terminal as stdin (REPLs, y/N prompts; answer with %%bash_send).",
     )
+    @argument(
+        "--expand",
+        "-e",
+        action="store_true",
+        help="Expand {expr} with Python values first, as IPython's ! does ({{ and }} for a "
+        "literal brace); $VAR stays bash's.",
+    )
+    @no_raise_arg()
     @argument("command", nargs="*", help="The bash command (the rest of the line, verbatim).")
     @usage_errors
     def bash_exec(self, line: str, cell: str | None = None) -> Any:
@@ -257,6 +311,8 @@ class BashMagics(Magics):
             command = rest
         if not command.strip():
             raise InvalidArgument("no command given (usage: %bash_exec [options] command...)")
+        if args.expand:
+            command = self._expand(command)
         session = self._session(args.session)
         if args.wait:
             before = self.registry.latest_job(session)
@@ -268,12 +324,13 @@ class BashMagics(Magics):
                 if started is None or started is before:
                     print("Interrupted before the command started.")
                     return None
-                return self._wait_streaming(started, None, interrupt_now=True)
+                res = self._wait_streaming(started, None, interrupt_now=True)
+                return raise_if_failed(res, args.raise_error)
             assert isinstance(job, jobs.Job)
-            return self._wait_streaming(job, None)
+            return raise_if_failed(self._wait_streaming(job, None), args.raise_error)
         out = self.registry.exec(session, command, wait_ms=to_ms(args.timeout), tty=args.tty)
         if isinstance(out, Result):
-            return out
+            return raise_if_failed(dataclasses.replace(out, reason="settled"), args.raise_error)
         handle = self._handle(out)
         if self.live and self.show_background:
             self.show_live(handle)
@@ -312,6 +369,7 @@ class BashMagics(Magics):
         help="Return once no output came for SECONDS.",
     )
     @session_arg("Without a job id: wait for this session's latest job.")
+    @no_raise_arg()
     @usage_errors
     def bash_wait(self, line: str) -> Result:
         """Wait for a job, streaming its output; returns its Result.
@@ -329,9 +387,10 @@ class BashMagics(Magics):
         args = parse(self.bash_wait, line)
         job = self._find_job(args.job_id, args.session)
         idle_ms = None if args.idle is None else max(1, to_ms(args.idle) or 0)
-        return self._wait_streaming(
+        res = self._wait_streaming(
             job, args.timeout, until=args.until, idle_ms=idle_ms, until_screen=args.until_screen
         )
+        return raise_if_failed(res, args.raise_error)
 
     @line_magic
     @no_var_expand
@@ -393,7 +452,7 @@ class BashMagics(Magics):
                     "--secret asks for the text with hidden entry; do not put it on the line"
                 )
             text = self._ask_hidden(session)
-        return self.registry.send(
+        res = self.registry.send(
             session,
             text,
             key=args.key[0] if args.key and len(args.key) == 1 else None,
@@ -403,6 +462,26 @@ class BashMagics(Magics):
             source="person",
             secret=args.secret,
         )
+        if not res.done and res.awaiting_input is not None:
+            # It reads again, maybe still acting on these keys: a following
+            # %bash_wait gives it SEND_SETTLE_S to print or end first.
+            self._sent[res.job_id] = self.registry.output_seq(session)
+        else:
+            self._sent.pop(res.job_id, None)
+        return res
+
+    def _expand(self, command: str) -> str:
+        """``{expr}`` with Python values from the user's namespace, by the
+        formatter IPython's ``!`` and ``var_expand`` use for braces; ``$`` is
+        left alone. Unlike ``!``, a brace that does not evaluate is an error,
+        not text silently passed on to bash."""
+        ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
+        try:
+            return FullEvalFormatter().vformat(command, args=(), kwargs=ns)
+        except Exception as e:  # noqa: BLE001 - any error of the user's expression
+            raise InvalidArgument(
+                f"--expand: {type(e).__name__}: {e} (write {{{{ and }}}} for a literal brace)"
+            ) from None
 
     def _ask_hidden(self, session: str) -> str:
         """The text for ``--secret``: the kernel's stdin request with hidden

@@ -68,7 +68,7 @@ def test_wait_until_a_server_says_it_serves(ip: Any) -> None:
     line(ip, "bash_exec", "python3 -m http.server 0 --bind 127.0.0.1")
     try:
         res = line(ip, "bash_wait", "--until 'Serving HTTP' --timeout 30")
-        assert res.reason == "matched" and res.status == "running"
+        assert res.reason == "until" and res.status == "running"
         port = int(re.search(r"port (\d+)", res.match_text).group(1))  # type: ignore[union-attr]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
             assert page.status == 200

@@ -165,12 +165,16 @@ def test_wait_with_timeout_leaves_the_job_running(kernel: Kernel) -> None:
 
 
 @pytest.mark.parametrize(
-    "form", ["r = %bash_wait", "r = %bash_exec --wait echo again-$((2*3)); sleep {mark}"]
+    "form",
+    [
+        "r = %bash_wait --no-raise-error",
+        "r = %bash_exec --wait --no-raise-error echo again-$((2*3)); sleep {mark}",
+    ],
 )
 def test_kernel_interrupt_sends_ctrl_c_to_the_job(kernel: Kernel, form: str) -> None:
     mark = f"32{os.getpid()}"
     before = kernel.run("t = %bash_list\nprint([i.pid for i in t])").stream()
-    if form == "r = %bash_wait":
+    if form.startswith("r = %bash_wait"):
         kernel.run(f"%bash_exec echo again-$((2*3)); sleep {mark}")
     mid = kernel.submit(form.format(mark=mark))
     # interrupt once the job is really running and the magic is waiting on it

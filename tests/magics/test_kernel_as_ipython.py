@@ -101,3 +101,92 @@ def test_help_works_on_every_magic(kernel: Kernel, magic: str) -> None:
     ex = kernel.run(f"%{magic} --help")
     assert ex.status == "ok"
     assert "usage" in ex.stream().lower() or f"%{magic}" in ex.stream(), ex.text()
+
+
+# -- waits -------------------------------------------------------------------
+def test_reason_is_always_set(kernel: Kernel) -> None:
+    kernel.run("%bash_exec sleep 30")
+    assert _values(kernel, "r = %bash_wait --timeout 0.2", "[r.reason, r.timed_out]") == ["timeout", True]
+    kernel.run("%bash_interrupt")
+    kernel.run("%bash_exec echo done")
+    assert _values(kernel, "r = %bash_wait", "[r.reason, r.ok]") == ["settled", True]
+    assert _values(kernel, "r = %bash_exec --timeout 10 true", "r.reason") == "settled"
+    assert _values(kernel, "r = %bash_exec --wait true", "r.reason") == "settled"
+    kernel.run("%bash_exec sleep 1; echo ready; sleep 30")
+    assert _values(kernel, "r = %bash_wait --idle 0.3 --timeout 20", "r.reason") == "idle"
+
+
+def test_rerunning_an_until_cell_returns_the_match_it_saw(kernel: Kernel) -> None:
+    """The second run used to hang (the line had been returned once)."""
+    kernel.run("%bash_exec echo 'Serving HTTP on 0.0.0.0'; sleep 60")
+    cell = "r = %bash_wait --until 'Serving HTTP' --timeout 30"
+    first = _values(kernel, cell, "[r.reason, r.match_line, r.match_text, r.status]")
+    assert first == ["until", first[1], "Serving HTTP on 0.0.0.0", "running"]
+    again = _values(kernel, cell.replace("30", "5"), "[r.reason, r.match_line, r.match_text, r.timed_out]")
+    assert again == ["until", first[1], "Serving HTTP on 0.0.0.0", False]
+
+
+# -- failures ----------------------------------------------------------------
+FAILING = "echo built; echo 'error: boom'; (exit 2)"
+
+
+@pytest.mark.parametrize(
+    ("cell", "kept"),
+    [
+        (f"%bash_exec --wait {FAILING}", f"r = %bash_exec --wait --no-raise-error {FAILING}"),
+        (
+            "%%bash_exec --wait\n" + FAILING.replace("; ", "\n"),
+            "%%bash_exec --wait --no-raise-error\n" + FAILING.replace("; ", "\n"),
+        ),
+        (f"%bash_exec {FAILING}\n%bash_wait", f"%bash_exec {FAILING}\nr = %bash_wait --no-raise-error"),
+        (f"%bash_exec --timeout 20 {FAILING}", f"r = %bash_exec --timeout 20 --no-raise-error {FAILING}"),
+    ],
+)
+def test_a_failed_job_stops_run_all_with_one_line(kernel: Kernel, cell: str, kept: str) -> None:
+    ex = kernel.run(cell, ok=False)
+    assert ex.status == "error"
+    [err] = ex.of_type("error")
+    assert err["content"]["ename"] == "JobFailed"
+    assert len(err["content"]["traceback"]) == 1, err["content"]["traceback"]
+    line = err["content"]["traceback"][0]
+    assert "exit code 2" in line and "error: boom" in line and "\n" not in line
+    assert kernel.run(kept).status == "ok"  # --no-raise-error: Run All carries on
+
+
+def test_stop_during_a_wait_interrupts_the_job_and_stops_run_all(kernel: Kernel) -> None:
+    mid = kernel.submit("%bash_exec --wait echo started-$((6*7)); sleep 300")
+    kernel.collect_until(
+        lambda m: m["parent_header"].get("msg_id") == mid
+        and m["msg_type"] in ("display_data", "update_display_data")
+        and "started-42" in m["content"]["data"]["text/plain"]
+    )
+    kernel.km.interrupt_kernel()
+    ex = kernel.finish(mid)
+    assert ex.status == "error"
+    [err] = ex.of_type("error")
+    assert err["content"]["ename"] == "JobFailed" and "interrupted" in err["content"]["traceback"][0]
+    assert "Interrupted: sent Ctrl-C" in ex.stream()
+
+
+def test_no_raise_error_returns_the_failed_result(kernel: Kernel) -> None:
+    got = _values(kernel, "r = %bash_exec --wait --no-raise-error (exit 4)", "[r.ok, r.exit_code]")
+    assert got == [False, 4]
+    kernel.run("%bash_exec (exit 5)")
+    assert _values(kernel, "r = %bash_wait --no-raise-error", "[r.ok, r.exit_code]") == [False, 5]
+
+
+# -- Python values on request ------------------------------------------------
+def test_expand_puts_python_values_in_and_leaves_dollar_to_bash(kernel: Kernel, tmp_path) -> None:
+    f = tmp_path / "three lines.txt"
+    f.write_text("a\nb\nc\n")
+    kernel.run(f"path = {str(f)!r}\nn = 2")
+    got = _values(
+        kernel,
+        "r = %bash_exec -e --timeout 20 wc -l < '{path}'; echo {n * 21} $((n+1)) ${{HOME:+home}}",
+        "r.output",
+    )
+    assert got == "3\n42 1 home\n"
+    # off by default: braces are bash's
+    assert _values(kernel, "r = %bash_exec --timeout 20 echo {n}", "r.output") == "{n}\n"
+    ex = kernel.run("%bash_exec -e echo {no_such_name}", ok=False)
+    assert "INVALID_ARGUMENT: --expand: NameError" in ex.text() and "Traceback" not in ex.text()

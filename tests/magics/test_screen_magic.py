@@ -226,7 +226,7 @@ def test_bash_wait_until_screen_returns_when_the_screen_shows_it(ip: Any, paged:
     with capture_output():
         ip.run_line_magic("bash_send", "--no-enter G")
         r = ip.run_line_magic("bash_wait", "--until-screen 'row-19[0-9] .*<i>' --timeout 20")
-    assert r.reason == "matched" and not r.timed_out and not j.done, r
+    assert r.reason == "until_screen" and not r.timed_out and not j.done, r
     assert r.match_text.startswith("row-19") and "the screen shows: row-19" in r.note
     with capture_output() as cap:
         ip.run_cell("%bash_wait --until-screen '(' --timeout 0.1")

@@ -39,7 +39,7 @@ def test_exec_returns_a_job_handle_and_wait_returns_a_result(ip, session: str) -
     j = ip.run_line_magic("bash_exec", "echo one; echo two >&2; (exit 3)")
     assert isinstance(j, JobHandle)
     assert str(j) == j.id and j.session_id == session
-    r = run(ip, f"%bash_wait {j}")
+    r = run(ip, f"%bash_wait --no-raise-error {j}")
     assert isinstance(r, Result)
     assert (r.status, r.exit_code, r.timed_out) == ("completed", 3, False)
     assert r.lines == ["one", "two"] and r.output == "one\ntwo\n"
@@ -109,7 +109,7 @@ def test_interrupt_on_an_idle_terminal_says_so(ip) -> None:
 
 
 def test_result_reprs_show_status_exit_duration_and_a_counted_tail(ip) -> None:
-    r = ip.run_line_magic("bash_exec", "--timeout 10 seq 1 100; (exit 2)")
+    r = ip.run_line_magic("bash_exec", "--no-raise-error --timeout 10 seq 1 100; (exit 2)")
     # The extension's formatters draw it (the engine's dataclass has no reprs).
     bundle, _ = ip.display_formatter.format(r)
     text, html = bundle["text/plain"], bundle["text/html"]

@@ -76,7 +76,13 @@ def check(nb: nbformat.NotebookNode) -> None:
         errors = [o for o in c.outputs if o["output_type"] == "error"]
         if "raises-exception" in c.metadata.get("tags", []):
             # IPython prints a UsageError as one stderr line, no traceback
-            assert _text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'"
+            # IPython prints a UsageError as one stderr line, no traceback; a failed job
+            # raises JobFailed, also one line
+            assert _text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'" or (
+                len(errors) == 1
+                and errors[0]["traceback"] == [f"JobFailed: {errors[0]['evalue']}"]
+                and "exit code 2" in errors[0]["evalue"]
+            ), _text(c)
         else:
             assert not errors, _text(c)
 
@@ -109,6 +115,10 @@ def check(nb: nbformat.NotebookNode) -> None:
     )
     assert "still the same shell: hello" in _text(_cell(nb, '%bash_exec --wait echo "still'))
 
+    # failures stop Run All; -e puts Python values in
+    assert "(False, 2, 'settled')" in _text(_cell(nb, "r = %bash_exec --wait --no-raise-error"))
+    assert "hello, RUN ALL!\nhello from bash" in _text(_cell(nb, 'who = "Run All"'))
+
     # 5. a second terminal has its own state; the listing marks the default session
     assert "GREETING=unset" in _text(_cell(nb, "%bash_exec --session build"))
     listing = _text(_cell(nb, "%bash_list"))
@@ -124,6 +134,9 @@ def check(nb: nbformat.NotebookNode) -> None:
     answered = _text(_cell(nb, "p.select(w.session_id)"))
     assert "got 7 characters" in answered and "[secret]" in answered
     assert not [c for c in nb.cells if c.cell_type == "code" and "hunter2" in _text(c)]
+
+    # full-screen: the wait after the quitting key returns the program's end
+    assert "('settled', 'completed', [" in _text(_cell(nb, "%bash_send --no-enter q"))
 
     # 8. closing
     assert "closed session 'build'" in _text(_cell(nb, "%bash_close --session build"))
