@@ -40,6 +40,14 @@ _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 _PRE = (
     "margin:4px 0;padding:4px 6px;max-height:30em;overflow:auto;background:rgba(127,127,127,0.08)"
 )
+# A box of output opens scrolled to its end (where a build's error is): a
+# column-reverse flex container starts at its end, with CSS alone (an HTML
+# output runs no script). The <pre> inside keeps its own size.
+_OUT = (
+    "margin:4px 0;max-height:30em;overflow:auto;display:flex;flex-direction:column-reverse;"
+    "background:rgba(127,127,127,0.08)"
+)
+_OUT_PRE = "margin:0;padding:4px 6px;flex-shrink:0;overflow:visible"
 _MUTED = "color:#57606a;font-style:italic"
 _CODE = "font-family:inherit;font-size:inherit;background:none;padding:0"
 
@@ -77,6 +85,11 @@ def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
     if n < 0 or len(lines) <= n:
         return lines, 0
     return (lines[-n:] if n else []), len(lines) - n
+
+
+def output_box(body_html: str, cls: str = "dsh-output") -> str:
+    """``body_html`` (escaped already) in a box that opens scrolled to its end."""
+    return f'<div class="{cls}" style="{_OUT}"><pre style="{_OUT_PRE}">{body_html}</pre></div>'
 
 
 def _badge(label: str, colour_key: str) -> str:
@@ -167,7 +180,7 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
     exit_txt = "" if r.exit_code is None else f" · exit {r.exit_code}"
     note_html = "".join(f'<div style="{_MUTED}">{code(n)}</div>' for n in notes)
     body = html.escape("\n".join(lines))
-    pre = f'<pre style="{_PRE}">{body}</pre>' if lines else ""
+    pre = output_box(body) if lines else ""
     screen = _last_screen(r)
     if screen:
         pre += (
@@ -217,7 +230,7 @@ def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     return (
         f'<div class="dsh-read {LITERAL}" style="{_MONO}"><div><b>{code(rr.session_id)}</b>'
         f" · {_span(rr)}{running}</div>{note_html}"
-        f'<pre style="{_PRE}">{html.escape(chr(10).join(lines))}</pre></div>'
+        f"{output_box(html.escape(chr(10).join(lines)))}</div>"
     )
 
 
