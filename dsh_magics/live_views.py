@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import display as dsp
-from . import jobs
+from . import jobs, render
 from .errors import DshError
 from .terminal import Result
 from .terminal.api import Engine
@@ -193,8 +193,9 @@ class ViewManager:
                 )
             elif not job.done and not interrupted and timeout is not None:
                 timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
-                # A note the engine put on the job (waiting for typed input) says why.
-                note = f"{timed_out}. {result.note}" if result.note else timed_out
+                # Why it still runs: the job waits for typed input (one phrasing).
+                why_note = render.input_note(result.awaiting_input) if result.awaiting_input else result.note
+                note = f"{timed_out}. {why_note}" if why_note else timed_out
                 result = dataclasses.replace(result, note=note, reason="timeout", timed_out=True)
             elif interrupted:
                 result = dataclasses.replace(result, reason="interrupted")
@@ -217,7 +218,9 @@ class ViewManager:
             else:
                 _stdout_write(
                     f"Sent Ctrl-C to job {job.id}, but it is still running after "
-                    f"{settings.interrupt_grace:g}s; try %bash_interrupt again or %bash_close.\n"
+                    f"{settings.interrupt_grace:g}s: it ignores or handles Ctrl-C. Next: "
+                    f"%bash_send --session {job.owner} --key 'ctrl-\\' (SIGQUIT), or "
+                    f"%bash_close --session {job.owner} (ends the shell and all it started).\n"
                 )
         return result
 
@@ -258,11 +261,7 @@ def magic_reason(res: Result) -> str | None:
 def _wait_note(res: Result) -> str | None:
     """Why a wait returned before the job ended, in one line."""
     if res.reason == "awaiting_input" and res.awaiting_input:
-        a = res.awaiting_input
-        who = f"{a.get('name')} (pid {a.get('pid')})"
-        if a.get("secret"):
-            return f"{who} waits for hidden input {a.get('prompt')!r}: answer with %bash_send --secret"
-        return f"{who} waits for input {a.get('prompt')!r}: answer with %bash_send TEXT"
+        return render.input_note(res.awaiting_input)
     if res.reason == "matched" and res.match_line is None:
         return f"the screen shows: {res.match_text}"  # --until-screen
     if res.reason == "matched":

@@ -29,6 +29,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
 from .errors import DshError, InvalidArgument
+from .render import command_header
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,16 +97,6 @@ class JobFailed(subprocess.CalledProcessError):
     def _render_traceback_(self) -> list[str]:
         """IPython and ipykernel show these lines instead of a traceback."""
         return [f"{type(self).__name__}: {self}"]
-
-
-def command_header(command: str, width: int = 80) -> str:
-    """A command for a one-line header: its first line, "…" if more follows or it is cut."""
-    lines = command.strip("\n").splitlines() or [""]
-    first = lines[0].rstrip()
-    more = len(lines) > 1
-    if len(first) > width:
-        first, more = first[: width - 1].rstrip(), True
-    return first + (" …" if more else "")
 
 
 def raise_if_failed(result: Any, raise_error: bool) -> Any:

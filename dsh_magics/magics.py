@@ -9,6 +9,7 @@ import dataclasses
 import getpass
 import os
 import re
+import shlex
 from typing import Any
 
 from IPython.core.magic import (
@@ -556,6 +557,13 @@ class BashMagics(Magics):
             pass
         if job.done:
             self.views.finalize(job)
+        else:
+            print(
+                f"Sent Ctrl-C to job {job.id}, but it is still running after "
+                f"{self.interrupt_grace:g}s: it ignores or handles Ctrl-C. Next: "
+                f"%bash_send --session {shlex.quote(session)} --key 'ctrl-\\' (SIGQUIT), "
+                f"or %bash_close --session {shlex.quote(session)} (ends the shell and all it started)."
+            )
         return dsp.snapshot(self.registry, job)
 
     @line_magic

@@ -100,9 +100,37 @@ def _badge(label: str, colour_key: str) -> str:
     )
 
 
-def _short(s: str, n: int = 120) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= n else s[: n - 1] + "…"
+def command_header(command: str, width: int = 120) -> str:
+    """A command in a one-line header, as written: its first line, and " …"
+    when more lines follow or the line is cut (never lines run together)."""
+    lines = command.strip("\n").splitlines() or [""]
+    first = lines[0].rstrip()
+    more = len(lines) > 1
+    if len(first) > width:
+        first, more = first[: width - 1].rstrip(), True
+    return first + (" …" if more else "")
+
+
+def input_note(awaiting: dict[str, object]) -> str:
+    """The one phrasing of "the job waits for typed input" in the notebook."""
+    who = f"{awaiting.get('name')} (pid {awaiting.get('pid')})"
+    if awaiting.get("secret"):
+        return f"{who} waits for hidden input {awaiting.get('prompt')!r}: answer with %bash_send --secret"
+    return f"{who} waits for input {awaiting.get('prompt')!r}: answer with %bash_send TEXT"
+
+
+TIMED_OUT = "the wait timed out after"
+
+
+def shown_note(r: Result) -> str | None:
+    """The note a view shows: for a job waiting for typed input, always
+    :func:`input_note` (after the timed-out sentence if the wait timed out)."""
+    if r.awaiting_input and r.status == "running":
+        note = input_note(r.awaiting_input)
+        if r.note and r.note.startswith(TIMED_OUT):
+            return f"{r.note.split('; the job keeps running')[0]}; the job keeps running. {note}"
+        return note
+    return r.note
 
 
 def status_word(r: Result) -> str:
@@ -156,8 +184,9 @@ def result_text(r: Result, tail: int = TAIL_LINES) -> str:
     if screen:
         parts.append("--- the program's last screen ---")
         parts.extend(screen)
-    if r.note:
-        parts.append(f"({r.note})")
+    note = shown_note(r)
+    if note:
+        parts.append(f"({note})")
     return "\n".join(parts)
 
 
@@ -169,8 +198,9 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
         notes.append(f"{r.dropped_lines} earlier lines dropped by the ring")
     if omitted:
         notes.append(f"{omitted} lines omitted above (all retained lines are in .output)")
-    if r.note:
-        notes.append(r.note)
+    note = shown_note(r)
+    if note:
+        notes.append(note)
     if r.status == "running":
         label = "⏳ running"
         timing = f" · {r.duration:.1f}s elapsed"
@@ -192,7 +222,7 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
         f"<div>{_badge(label, _badge_key(r))} <b>{code(r.job_id)}</b>"
         f" @ {code(r.session_id)}{exit_txt}{timing}</div>"
         f'<div style="{_MUTED}" title="{html.escape(r.command)}">'
-        f"{code('$ ' + _short(r.command))}</div>"
+        f"{code('$ ' + command_header(r.command))}</div>"
         f"{note_html}{pre}</div>"
     )
 
@@ -263,9 +293,21 @@ def terminals_text(
         )
     if not infos:
         out.append("no terminals open")
-    for i in infos:
-        mark = "*" if i.session_id == default_session else " "
-        out.append(f"{mark} {info_text(i)}")
+    rows = [
+        (
+            "*" if i.session_id == default_session else " ",
+            f"[{i.session_id}]",
+            i.status + (f" exit {i.exit_code}" if i.exit_code is not None else ""),
+            f"pid {i.pid}",
+            where(i),
+            f"running {i.job_id} since {_ago(i.job_started_at)}" if i.job_id else "",
+        )
+        for i in infos
+    ]
+    widths = [max(len(r[k]) for r in rows) for k in range(5)] if rows else []
+    for r in rows:
+        cells = [r[k].ljust(widths[k]) for k in range(5)] + [r[5]]
+        out.append(" ".join(cells).rstrip())
     return "\n".join(out)
 
 

@@ -123,7 +123,7 @@ def check(nb: nbformat.NotebookNode) -> None:
     assert "GREETING=unset" in _text(_cell(nb, "%bash_exec --session build"))
     listing = _text(_cell(nb, "%bash_list"))
     assert "default session: quickstart.ipynb-" in listing and "from the notebook path" in listing
-    assert "* [quickstart.ipynb-" in listing and "  [build] idle" in listing
+    assert "* [quickstart.ipynb-" in listing and re.search(r"^  \[build\] +idle ", listing, re.M)
 
     # 7. answering prompts: a REPL, a y/N, a password only a person types
     assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout 10\nw.reason"))
