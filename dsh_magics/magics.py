@@ -353,8 +353,8 @@ class BashMagics(Magics):
     @argument(
         "--until",
         default=None,
-        help="Return once a line of the job's output matches this regex (quote it); the first "
-        "wait on a job searches all of it, a later one only what came after the previous wait.",
+        help="Return once a line of the job's output matches this regex (quote it); all of the "
+        "job's output is searched, so a line already there (a re-run cell) returns at once.",
     )
     @argument(
         "--until-screen",
@@ -376,8 +376,10 @@ class BashMagics(Magics):
         """Wait for a job, streaming its output; returns its Result.
 
         Returns early when the job waits for typed input (answer it with
-        %bash_send), when --until matches a line not returned before, or after --idle
-        seconds without output; the Result's reason says which. On timeout the Result
+        %bash_send), when --until matches a line of the job's output (also one
+        printed before), or after --idle seconds without output; r.reason says
+        which. A job that ended badly raises JobFailed (one line) unless
+        --no-raise-error. On timeout the Result
         says timed_out=True and the job keeps running. Ctrl-C (the stop
         button) interrupts the job itself.
 
