@@ -214,6 +214,8 @@ def _unknown(magic: Callable[..., Any], word: str, table: dict[str, bool]) -> In
 def _check_option(magic: Callable[..., Any], word: str, table: dict[str, bool]) -> bool:
     """Is ``word`` a known option that needs the next word as its value?"""
     name, eq, _ = word.partition("=") if word.startswith("--") else (word, "", "")
+    if name not in table and not name.startswith("--") and table.get(name[:2]) and not name[2:].isalpha():
+        return False  # a short option with a value attached, -n5 (but -session is a typo, not -s ession)
     if name not in table:
         raise _unknown(magic, word, table)
     if name in HELP_OPTIONS:

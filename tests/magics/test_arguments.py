@@ -23,6 +23,7 @@ from dsh_magics.terminal import keys
         ('  --wait   printf "%s\\n" "x  y"  ', None, 'printf "%s\\n" "x  y"  '),
         ("", None, ""),
         ("--wait", None, ""),
+        ("-s5 ls", "5", "ls"),
     ],
 )
 def test_options_are_shell_words_and_the_command_stays_verbatim(
@@ -82,6 +83,8 @@ def test_cell_form_is_registered(ip) -> None:
         ("bash_attach", "--session x-target --target gopher://nowhere", "INVALID_ARGUMENT"),
         ("bash_list", "extra", "unrecognized arguments"),
         ("bash_send", "--wait 5 y", "unknown option --wait"),
+        ("bash_exec", "-session build ls", "unknown option -session"),
+        ("bash_wait", "--timeout-ms 10", "unknown option --timeout-ms"),
     ],
 )
 def test_bad_input_is_a_usage_error(ip, magic: str, line: str, needle: str) -> None:
