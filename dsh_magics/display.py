@@ -20,10 +20,11 @@ from .render import (
     result_header,
     result_html,
     result_text,
+    tail_lines,
     terminals_html,
     terminals_text,
 )
-from .screen_html import screen_html, screen_text
+from .screen_html import screen_html, screen_text, styled_lines
 from .terminal import Result, TerminalInfo
 from .terminal.api import Engine
 
@@ -271,6 +272,26 @@ def screen_of(registry: Engine, session_id: str, *, styles: bool = True) -> Scre
     return ScreenView(session_id, registry.screen(session_id, styles=styles))
 
 
+def output_colours(
+    registry: Engine, r: Result, tail: int = TAIL_LINES, screen: dict[str, Any] | None = None
+) -> dict[int, str]:
+    """Colours for a result's shown lines, from the terminal's screen while it
+    still shows them (the engine keeps a job's lines without ANSI; its screen
+    keeps styles): only for the session's latest job, not a full-screen one.
+    ``screen``: a styled screen already fetched. Never raises."""
+    if r.screen is not None:
+        return {}
+    try:
+        if screen is None:
+            latest = registry.latest_job(r.session_id)
+            if latest is None or latest.id != r.job_id:
+                return {}
+            screen = registry.screen(r.session_id, styles=True)
+        return styled_lines(screen, tail_lines(r.output, tail))
+    except Exception:  # noqa: BLE001 - colour is a nicety; the plain text is always shown
+        return {}
+
+
 def snapshot(registry: Engine, job: jobs.Job, tail: int | None = None) -> Result:
     """The job's Result so far (only its last ``tail`` lines if given: a view
     pulls what it draws, not the whole retained output, through the host);
@@ -431,12 +452,21 @@ class LiveView:
         self.screen: dict[str, Any] | None = None
         self.screen_probe = screen_probe
         self._probed_at: float | None = None
+        #: The last styled screen probed while the job's program was not on
+        #: the alternate screen: the colours of its last lines.
+        self._colours_from: dict[str, Any] | None = None
 
     def bundle(self, r: Result) -> dict[str, str]:
         if self.screen is not None and not r.done:
             return screen_bundle(r, self.screen)
         tail = self.tail if not r.done else self.final_tail
-        return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail)}
+        if r.done:  # the final view: the screen as the job left it
+            colours = output_colours(self.registry, r, tail)
+        elif self._colours_from is not None:
+            colours = output_colours(self.registry, r, tail, screen=self._colours_from)
+        else:
+            colours = {}
+        return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail, colours)}
 
     def _snapshot(self) -> Result:
         """Only the lines the running view draws; the final view draws more,
@@ -450,9 +480,9 @@ class LiveView:
     def _look_at_screen(self, r: Result) -> None:
         """Follow the terminal's screen while the job's program is on the
         alternate screen (less, vim, top). Bounded cost: while it is not, the
-        screen is probed (rows only, no styles) at most every
-        ``screen_probe`` seconds; while it is, fetched with styles at the
-        view's own cadence."""
+        screen is probed at most every ``screen_probe`` seconds (with styles:
+        the colours of the job's last lines); while it is, fetched with
+        styles at the view's own cadence."""
         if r.done or self.screen_probe is None:
             self.screen = None
             return
@@ -462,10 +492,11 @@ class LiveView:
                 return
             self._probed_at = now
             try:
-                probe = self.registry.screen(self.job.owner, styles=False)
+                probe = self.registry.screen(self.job.owner, styles=True)
             except DshError:
                 return
             if not probe.get("alt_screen"):
+                self._colours_from = probe
                 return
         try:
             scr = self.registry.screen(self.job.owner, styles=True)

@@ -17,6 +17,7 @@ from .magic_args import usage_line
 from .magics import BashMagics
 from .render import info_html, info_text, read_html, read_text, result_html, result_text
 from .terminal import ReadResult, Result, TerminalInfo
+from .terminal.api import Engine
 
 _STATE_ATTR = "_dsh_magics_state"
 _ADDONS = ("inspector_magic", "panel_magic")
@@ -49,7 +50,7 @@ def load_ipython_extension(ip: Any) -> None:
     if magics not in ip.configurables:
         ip.configurables.append(magics)
     ip.events.register("post_run_cell", magics.post_run_cell)
-    register_formatters(ip, state.formatters)
+    register_formatters(ip, state.formatters, registry)
     state.unregister += _exit_steps(views)
     for name in _ADDONS:
         try:
@@ -104,14 +105,21 @@ def _plain(text_of: Any) -> Any:
     return lambda obj, p, cycle: p.text(text_of(obj))
 
 
-def register_formatters(ip: Any, undo: list[tuple[Any, type, Any]]) -> None:
+def register_formatters(ip: Any, undo: list[tuple[Any, type, Any]], registry: Engine | None = None) -> None:
     """Text and HTML for the engine's values (``Result`` and its subclasses,
-    ``TerminalInfo``, ``ReadResult``); ``undo`` collects what unload restores."""
+    ``TerminalInfo``, ``ReadResult``); ``undo`` collects what unload restores.
+    With the ``registry``, a result's HTML has the colours its terminal's
+    screen still shows (``display.output_colours``)."""
     fmts = ip.display_formatter.formatters
     plain, rich = fmts["text/plain"], fmts["text/html"]
+
+    def result_rich(r: Result) -> str:
+        colours = dsp.output_colours(registry, r) if registry is not None else {}
+        return result_html(r, styled=colours)
+
     pairs: list[tuple[Any, type, Any]] = [
         (plain, Result, _plain(result_text)),
-        (rich, Result, result_html),
+        (rich, Result, result_rich),
         (plain, TerminalInfo, _plain(info_text)),
         (rich, TerminalInfo, info_html),
         (plain, ReadResult, _plain(read_text)),

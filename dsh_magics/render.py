@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -76,6 +76,11 @@ def where(info: object) -> str:
 def code(text: object) -> str:
     """``text`` escaped, in a ``<code>`` that looks like its surroundings."""
     return f'<code style="{_CODE}">{html.escape(str(text))}</code>'
+
+
+def tail_lines(output: str, n: int = TAIL_LINES) -> list[str]:
+    """The lines a view of ``output`` shows (its last ``n``)."""
+    return _tail(output, n)[0]
 
 
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
@@ -190,7 +195,9 @@ def result_text(r: Result, tail: int = TAIL_LINES) -> str:
     return "\n".join(parts)
 
 
-def result_html(r: Result, tail: int = TAIL_LINES) -> str:
+def result_html(r: Result, tail: int = TAIL_LINES, styled: Mapping[int, str] | None = None) -> str:
+    """``styled``: HTML (escaped, with colours) for some of the shown lines,
+    by index among them (``screen_html.styled_lines``); the rest are plain."""
     lines, omitted = _tail(r.output, tail)
     omitted += r.omitted_lines  # left out of a tail snapshot already
     notes = []
@@ -209,7 +216,8 @@ def result_html(r: Result, tail: int = TAIL_LINES) -> str:
         timing = f" · {r.duration:.2f}s"
     exit_txt = "" if r.exit_code is None else f" · exit {r.exit_code}"
     note_html = "".join(f'<div style="{_MUTED}">{code(n)}</div>' for n in notes)
-    body = html.escape("\n".join(lines))
+    styled = styled or {}
+    body = "\n".join(styled.get(i) or html.escape(line) for i, line in enumerate(lines))
     pre = output_box(body) if lines else ""
     screen = _last_screen(r)
     if screen:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .render import LITERAL
@@ -87,6 +87,47 @@ def _row_html(snap: Snapshot, r: int) -> str:
         out.append(" " * (cursor_col - col))
         out.append(_span(" ", "", "dsh-screen-cursor"))
     return "".join(out)
+
+
+def _has_style(run: Run) -> bool:
+    return bool(run.fg is not None or run.bg is not None or run.bold or run.underline or run.inverse)
+
+
+def styled_lines(snap: Snapshot | Mapping[str, Any], lines: Sequence[str]) -> dict[int, str]:
+    """HTML with colours, bold and underline for those of ``lines`` (a job's
+    last output lines, ANSI already stripped by the engine) that the screen
+    still shows, by index into ``lines``; lines without any style are left out.
+
+    The job's lines and the screen's rows are matched from the bottom up,
+    text for text (a line wider than the screen spans several rows); the
+    first line that does not match (a tab, a line the screen never showed,
+    a full-screen program) ends the match, so a colour is never put on the
+    wrong line."""
+    if not isinstance(snap, Snapshot):
+        snap = snapshot_from_dict(snap)
+    if snap.styles is None or snap.alt_screen or not lines:
+        return {}
+    rows = list(snap.lines)
+    bottom = len(rows)
+    while bottom and not rows[bottom - 1]:
+        bottom -= 1  # the blank rows below the output (the cursor's)
+    last = len(lines)
+    while last and not lines[last - 1].rstrip():
+        last -= 1
+    out: dict[int, str] = {}
+    for k in range(last - 1, -1, -1):
+        want = lines[k].rstrip()
+        span = max(1, -(-_cells(want) // snap.cols)) if snap.cols else 1
+        if span > bottom:
+            break
+        got = "".join(rows[bottom - span : bottom]) if span > 1 else rows[bottom - 1]
+        if got.rstrip() != want or "\t" in want:
+            break
+        runs = [run for r in range(bottom - span, bottom) for run in snap.styles[r]]
+        if any(_has_style(run) for run in runs):
+            out[k] = "".join(_span(run.text, _cell_style(run)) for run in runs).rstrip()
+        bottom -= span
+    return out
 
 
 def _width(ch: str) -> int:

@@ -1,5 +1,6 @@
 """A finished job's output box opens at its end in real JupyterLab (issue 36):
-the error at the bottom of a long build log is what a reader sees first.
+the error at the bottom of a long build log is what a reader sees first; and
+its colours show (the computed style of a red word).
 
 The text is taller than the box, so it scrolls; its last line must be inside
 the visible part of the box and its first line outside it, for a result, a
@@ -22,6 +23,7 @@ CELLS = {
     "result": "%bash_exec --timeout 20 seq 1 80; echo LAST-LINE",
     "wait": "%bash_exec --wait seq 1 80; echo LAST-LINE",
     "read": "%bash_read --lines 40",
+    "colour": r"%bash_exec --wait printf 'x \e[31mRED-WORD\e[0m \e[1;4mSTRONG\e[0m y\n'",
 }
 
 # Whether the box's first line and LAST-LINE sit inside against the visible part of the box.
@@ -72,3 +74,28 @@ def test_a_long_result_opens_at_its_end(open_notebook, output_notebook: Path) ->
             raise AssertionError(f"{exc}; it shows:\n{cell.inner_text()[-800:]}") from None
         assert got == {"overflows": True, "first": False, "last": True}, (name, got)
     nb.screenshot("output-at-its-end")
+
+
+def test_a_red_word_is_red(open_notebook, output_notebook: Path) -> None:
+    nb: NotebookPage = open_notebook(output_notebook, name="colour.ipynb")
+    nb.run_all(timeout=180)
+    cell = nb.cell(list(CELLS).index("colour"))
+
+    def styles() -> dict | None:  # type: ignore[type-arg]
+        return cell.evaluate(
+            """(cell) => {
+                const pick = (word) => [...cell.querySelectorAll('.dsh-result pre span')]
+                    .find(s => s.textContent === word);
+                const red = pick('RED-WORD'), strong = pick('STRONG');
+                if (!red || !strong) return null;
+                const r = getComputedStyle(red), s = getComputedStyle(strong);
+                return {red: r.color, weight: s.fontWeight, line: s.textDecorationLine};
+            }"""
+        )
+
+    try:
+        got = wait_until(styles, 30, message="the coloured words")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it shows:\n{cell.inner_text()[-800:]}") from None
+    assert got == {"red": "rgb(205, 0, 0)", "weight": "700", "line": "underline"}, got
+    assert "x RED-WORD STRONG y" in cell.inner_text()

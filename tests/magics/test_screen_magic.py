@@ -181,8 +181,8 @@ class _Counting:
 
 def test_a_line_job_view_probes_the_screen_at_most_once_per_spell(ip: Any) -> None:
     """Bounded cost: a job that never enters the alternate screen is drawn as
-    lines, and its view looks at the screen (rows only) once per probe spell,
-    however often it re-renders."""
+    lines, and its view looks at the screen once per probe spell (with styles:
+    the colours of the job's last lines), however often it re-renders."""
     engine = _Counting(magics_of(ip).registry)
     j = ip.run_line_magic("bash_exec", "echo started; sleep 30")
     try:
@@ -192,13 +192,13 @@ def test_a_line_job_view_probes_the_screen_at_most_once_per_spell(ip: Any) -> No
         view.show()
         for _ in range(20):
             view.refresh()
-        assert engine.screens == [False]
+        assert engine.screens == [True]
         assert 'class="dsh-screen' not in published[-1]["data"]["text/html"]
         assert "started" in published[-1]["data"]["text/plain"]
         off = LiveView(engine, j.job, lambda **kw: published.append(kw), screen_probe=None)
         off.show()
         off.refresh()
-        assert engine.screens == [False]  # no probing at all when switched off
+        assert engine.screens == [True]  # no probing at all when switched off
     finally:
         j.interrupt()
         j.job.wait(10)
