@@ -469,6 +469,8 @@ class BashMagics(Magics):
             # It reads again, maybe still acting on these keys: a following
             # %bash_wait gives it SEND_SETTLE_S to print or end first.
             self._sent[res.job_id] = self.registry.output_seq(session)
+            while len(self._sent) > 64:  # sends never waited for: keep the newest
+                self._sent.pop(next(iter(self._sent)))
         else:
             self._sent.pop(res.job_id, None)
         return res
