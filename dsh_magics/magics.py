@@ -178,7 +178,7 @@ class BashMagics(Magics):
         V.idle_ms(idle_ms)
         sent = self._sent.pop(job.id, None)
         if job.done:
-            return dataclasses.replace(job.result, reason="settled")
+            return dataclasses.replace(dsp.snapshot(self.registry, job), reason="settled")
         if until is not None:
             seen = self._match_so_far(job, until)
             if seen is not None:
