@@ -484,27 +484,8 @@ class ToolServer:
         if res.get("reason") == "awaiting_input" and "error" not in res:
             return res  # a password prompt: the job's state, for a person to answer
         if "error" in res:
-            # The job's fate is unknown (HOST_UNAVAILABLE: the host died under
-            # the wait), as the engine's exec would raise (pinned by
-            # tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host).
-            if res["error"].get("code") == "NO_SUCH_JOB":
-                # The job this very call started is forgotten only when its host
-                # died under the call and the event stream told the client
-                # first: still this call's HOST_UNAVAILABLE (pinned by
-                # tests/mcp/test_ts_clients.py::test_ts_sdk_client_sees_a_lost_host_then_a_fresh_one,
-                # which failed 1 CI dry run in 4 with NO_SUCH_JOB).
-                # Its lookup started a fresh host already; the message says what
-                # the transport's own report says of the next call (pinned by
-                # tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host,
-                # which failed 1 CI dry run in 9 with this message lacking it).
-                message = res["error"].get("message", "")
-                return {
-                    "error": {
-                        "code": "HOST_UNAVAILABLE",
-                        "message": f"the terminal host is gone under this call: {message}. "
-                        "The next call runs in a fresh host.",
-                    }
-                }
+            # HOST_UNAVAILABLE when the host died under the wait: the engine
+            # reports it to this call (HostClient.wait), as its exec would.
             return res
         if res.get("timed_out") or res.get("status") == "running":
             return started
