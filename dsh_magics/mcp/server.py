@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from .. import tools
-from ..errors import InvalidArgument
+from ..errors import DshError, InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
 from .elicit import ANSWERED_NOTE, PageOpener, PersonAnswers, UrlRequest, modern
@@ -316,20 +316,28 @@ class ToolServer:
     async def _task_get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         require_declared(ctx)
         tid = params.task_id
-        if self.tasks.status(tid) in ("working", None):
+        if self.tasks.status(tid) in ("working", None) and not self._job_running(tid):
             res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
             final = None
-            status = res.get("status", "completed")
-            if "error" in res or status != "running":
+            if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
                 res, _ = await self._person_notes(ctx, res)
                 final = to_call_result("bash_exec", res).model_dump(by_alias=True, mode="json", exclude_none=True)
-            waiting = res.get("awaiting_input")
-            message = f"the job waits for input at {waiting.get('prompt', '')[-80:]!r}" if waiting else None
-            task = self.tasks.state(tid, "completed" if final is not None else status, final, message)
+            task = self.tasks.state(tid, "completed" if final is not None else "running", final)
         else:
-            task = self.tasks.state(tid, "completed", None, None)
+            task = self.tasks.state(tid, "running", None)
         return {"resultType": "complete", **task}
+
+    def _job_running(self, tid: str) -> bool:
+        """Is the task's job running? From the engine's job object alone (a
+        host's job stands in locally, settled by the host's events): a poll
+        of a working task costs no request to the host."""
+        job_id, session_id = parse_task_id(tid)
+        try:
+            job = self.backend.job(job_id)
+        except DshError:
+            return False  # let the full look say what is wrong
+        return job.owner == session_id and not job.done
 
     async def _task_cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
         """Ctrl-C to the task's job (the shell stays); acknowledged at once."""

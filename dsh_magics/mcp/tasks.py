@@ -98,7 +98,7 @@ class TaskBoard:
             if seen.status == "working":
                 seen.status, seen.updated = "cancelled", time.time()
 
-    def state(self, tid: str, job_status: str, final: dict[str, Any] | None, message: str | None) -> dict[str, Any]:
+    def state(self, tid: str, job_status: str, final: dict[str, Any] | None) -> dict[str, Any]:
         """The task (``DetailedTask``) given its job's status now and, once
         the job ended, the final tool result."""
         now = time.time()
@@ -106,10 +106,7 @@ class TaskBoard:
             seen = self._seen.setdefault(tid, _Seen(now, now))
             if seen.status == "working" and job_status in _DONE and final is not None:
                 seen.status, seen.result, seen.updated = "completed", final, now
-            wire = self._wire(tid, seen)
-        if wire["status"] == "working" and message:
-            wire["statusMessage"] = message
-        return wire
+            return self._wire(tid, seen)
 
     def status(self, tid: str) -> str | None:
         with self._lock:
