@@ -20,7 +20,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import OpenTelemetryMiddleware
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp.types import INVALID_PARAMS
+from pydantic import BaseModel
 
 from .. import tools
 from ..errors import DshError, InvalidArgument
@@ -64,6 +66,9 @@ _GONE = frozenset(("shell_exited",))
 #: The one message for a retried call's state that is not good (forged,
 #: another client's or call's, used, expired); the reason stays here.
 _BAD_STATE = "invalid, expired or already used requestState"
+
+#: How long one look of a task's listener waits for its job to end.
+_WATCH_SLICE_S = 30.0
 
 #: A task id whose job these say is not there names no task (-32602).
 _NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
@@ -254,6 +259,7 @@ class ToolServer:
         self.server.extensions[TASKS] = {}
         self.server.add_request_handler("tasks/get", types.GetTaskRequestParams, self._task_get)
         self.server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self._task_cancel)
+        self.server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self._listen)
 
     # -- handlers ------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -315,7 +321,10 @@ class ToolServer:
 
     async def _task_get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         require_declared(ctx)
-        tid = params.task_id
+        return {"resultType": "complete", **await self._task_state(ctx, params.task_id)}
+
+    async def _task_state(self, ctx: Any, tid: str) -> dict[str, Any]:
+        """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
         if self.tasks.status(tid) in ("working", None) and not self._job_running(tid):
             res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
             final = None
@@ -323,10 +332,74 @@ class ToolServer:
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
                 res, _ = await self._person_notes(ctx, res)
                 final = to_call_result("bash_exec", res).model_dump(by_alias=True, mode="json", exclude_none=True)
-            task = self.tasks.state(tid, "completed" if final is not None else "running", final)
-        else:
-            task = self.tasks.state(tid, "running", None)
-        return {"resultType": "complete", **task}
+            return self.tasks.state(tid, "completed" if final is not None else "running", final)
+        return self.tasks.state(tid, "running", None)
+
+    async def _listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+        """``subscriptions/listen``: the tasks extension's ``taskIds`` get
+        ``notifications/tasks`` (the whole task, as ``tasks/get`` shows it)
+        at each change of status; the stream ends once every task it
+        honoured is done, unless it also asked for list changes (this
+        server's lists never change: such a stream stays open, silent)."""
+        sub_id = ctx.request_id
+        if sub_id is None:
+            raise MCPError(code=INVALID_PARAMS, message="subscriptions/listen requires a request id")
+        asked = params.notifications
+        wanted = (asked.model_extra or {}).get("taskIds")
+        if wanted is not None:
+            require_declared(ctx)
+            if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
+                raise MCPError(code=INVALID_PARAMS, message="taskIds: a list of task ids")
+        known = []
+        for tid in wanted or []:
+            try:
+                await self._task_state(ctx, tid)
+            except MCPError:
+                continue  # no such task: not honoured
+            known.append(tid)
+        lists = {
+            k: True
+            for k in ("tools_list_changed", "prompts_list_changed", "resources_list_changed")
+            if getattr(asked, k, None)
+        }
+        honoured = types.SubscriptionFilter.model_validate(
+            {**lists, "taskIds": known or None}, by_name=True, by_alias=True
+        )
+        meta = {SUBSCRIPTION_ID_META_KEY: sub_id}
+        await ctx.session.send_notification(
+            types.SubscriptionsAcknowledgedNotification(
+                params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honoured, _meta=meta)
+            ),
+            related_request_id=sub_id,
+        )
+        async with anyio.create_task_group() as tg:
+            for tid in known:
+                tg.start_soon(self._watch_task, ctx, tid, meta)
+        if lists:
+            await anyio.sleep_forever()  # until the client ends the stream
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _watch_task(self, ctx: Any, tid: str, meta: dict[str, Any]) -> None:
+        """Tell the listener the task's status, and again at each change, to its end."""
+        said = None
+        job_id, _ = parse_task_id(tid)
+        while True:
+            try:
+                task = await self._task_state(ctx, tid)
+            except MCPError:
+                return  # its job is forgotten (a new host): nothing more to say
+            if task["status"] != said:
+                said = task["status"]
+                note = _TaskNotification(method="notifications/tasks", params={**task, "_meta": meta})
+                await ctx.session.send_notification(cast(Any, note), related_request_id=ctx.request_id)
+            if said != "working":
+                return
+            try:
+                job = self.backend.job(job_id)
+            except DshError:
+                return  # the job is gone under us; a poll says how it ended
+            # bounded, so a worker is not held long after a listener left
+            await run_blocking(functools.partial(job.wait, _WATCH_SLICE_S))
 
     def _job_running(self, tid: str) -> bool:
         """Is the task's job running? From the engine's job object alone (a
@@ -611,6 +684,13 @@ class ToolServer:
                 await self.server.run(read, write, self.server.create_initialization_options())
         finally:
             self.answers.close()  # nothing listens once the server stops
+
+
+class _TaskNotification(BaseModel):
+    """``notifications/tasks`` (the tasks extension; not an SDK type)."""
+
+    method: str
+    params: dict[str, Any]
 
 
 def _exec_wait_ms(name: str, arguments: Any) -> int | None:

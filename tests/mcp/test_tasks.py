@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -19,7 +19,12 @@ from mcp.types import (
     CancelTaskRequestParams,
     GetTaskRequest,
     GetTaskRequestParams,
+    NotificationParams,
     Result,
+    SubscriptionFilter,
+    SubscriptionsListenRequest,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
 )
 from pydantic import ConfigDict
 
@@ -58,16 +63,33 @@ class DetailedTask(Result):
     result: dict[str, Any] | None = None
 
 
+class TaskNote(NotificationParams):
+    """``notifications/tasks``: the whole task, as ``tasks/get`` shows it."""
+
+    model_config = ConfigDict(extra="allow")
+    task_id: str
+    status: str
+    result: dict[str, Any] | None = None
+
+
 class Tasks(ClientExtension):
-    """Declares the extension; a task result is polled to its end."""
+    """Declares the extension; a task result is polled to its end, and
+    status notifications are kept."""
 
     identifier = TASKS
 
     def __init__(self) -> None:
         self.polls: list[str] = []
+        self.notes: list[TaskNote] = []
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         return [ResultClaim(result_type="task", model=TaskHandle, resolve=self._resolve)]
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return [NotificationBinding(method="notifications/tasks", params_type=TaskNote, handler=self._note)]
+
+    async def _note(self, note: TaskNote) -> None:
+        self.notes.append(note)
 
     async def _resolve(self, handle: TaskHandle, ctx: ClaimContext) -> CallToolResult:
         while True:
@@ -185,3 +207,38 @@ async def test_a_task_survives_the_clients_restart(server_env: ServerEnv) -> Non
         task = await get_task(m.session.session, handle.task_id)
         assert task.status == "completed" and task.result is not None
         assert task.result["structuredContent"]["output"] == "survived\n"
+
+
+def _listen_for(*task_ids: str) -> SubscriptionsListenRequest:
+    return SubscriptionsListenRequest(
+        params=SubscriptionsListenRequestParams(
+            notifications=SubscriptionFilter.model_validate({"taskIds": list(task_ids)})
+        )
+    )
+
+
+async def test_a_listener_hears_each_status_of_its_tasks(server_env: ServerEnv) -> None:
+    """``subscriptions/listen`` with ``taskIds``: ``notifications/tasks`` with
+    the whole task at each change; the stream ends once its tasks are done."""
+    ext = Tasks()
+    async with mcp_server(server_env, version=MODERN, extensions=[ext]) as m:
+        handle = await start_task(m, "sleep 1; echo heard")
+        with anyio.fail_after(STEP):
+            end = await m.session.session.send_request(
+                _listen_for(handle.task_id, "bash-0~nobody"), SubscriptionsListenResult
+            )
+        assert isinstance(end, SubscriptionsListenResult)
+        assert [n.status for n in ext.notes] == ["working", "completed"], ext.notes
+        assert {n.task_id for n in ext.notes} == {handle.task_id}
+        final = ext.notes[-1].result
+        assert final is not None and final["structuredContent"]["output"] == "heard\n"
+        # the same task as a poll shows it
+        polled = await get_task(m.session.session, handle.task_id)
+        assert polled.result == final
+
+
+async def test_listening_for_tasks_without_the_extension_is_refused(server_env: ServerEnv) -> None:
+    async with mcp_server(server_env, "--in-process", version=MODERN) as m:
+        with pytest.raises(MCPError) as err, anyio.fail_after(STEP):
+            await m.session.session.send_request(_listen_for("bash-1~x"), SubscriptionsListenResult)
+        assert err.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
