@@ -548,3 +548,23 @@ async def test_modern_without_url_elicitation_one_honest_sentence(server_env: Se
         done = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000, "on_input": False})
         assert done["output"].endswith("match\n")
     assert_secret_nowhere(server_env, received)
+
+
+async def test_a_bash_exec_wait_ends_at_a_password_prompt_in_every_version(server_env: ServerEnv) -> None:
+    """A bash_exec with wait_ms does not sit out its wait at a password prompt:
+    on a handshake revision it returns the waiting job after the person was
+    asked (the same page, the server-initiated request)."""
+    person = Person(answer_at)
+    async with mcp_server(server_env, elicitation_callback=person) as m:
+        with anyio.fail_after(STEP / 2):  # far less than the wait_ms
+            res = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True, "wait_ms": 120_000})
+        assert res["status"] == "running" and res["awaiting_input"]["secret"] is True, res
+        assert res["reason"] == "awaiting_input" and ANSWERED_NOTE in res["note"]
+        assert len(person.asked) == 1
+        done = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("len 26\nmatch\n")
+        # a prompt for ordinary input does not end the wait (as before)
+        typed = await m.ok(
+            "bash_exec", {"command": "read -r -t 1 -p 'name: ' x; echo got", "tty": True, "wait_ms": 30_000}
+        )
+        assert typed["status"] == "completed" and typed["output"].endswith("got\n")
