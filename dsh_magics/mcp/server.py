@@ -20,27 +20,17 @@ from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import OpenTelemetryMiddleware
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp.types import INVALID_PARAMS
-from pydantic import BaseModel
 
 from .. import tools
-from ..errors import DshError, InvalidArgument
+from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
 from .elicit import ANSWERED_NOTE, PageOpener, PersonAnswers, UrlRequest, modern
 from .render import render
 from .request_state import InvalidState, Issued, StateSigner
 from .result_schema import output_schema
-from .tasks import (
-    TASKS,
-    TaskBoard,
-    declared,
-    parse_task_id,
-    require_declared,
-    task_id,
-    unknown_task,
-)
+from .tasks import TaskService
 from .wire import wire_streams
 
 T = TypeVar("T")
@@ -66,12 +56,6 @@ _GONE = frozenset(("shell_exited",))
 #: The one message for a retried call's state that is not good (forged,
 #: another client's or call's, used, expired); the reason stays here.
 _BAD_STATE = "invalid, expired or already used requestState"
-
-#: How long one look of a task's listener waits for its job to end.
-_WATCH_SLICE_S = 30.0
-
-#: A task id whose job these say is not there names no task (-32602).
-_NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
 
 #: Tools whose result reports a job that may wait for a password.
 _JOB_TOOLS = frozenset(("bash_exec", "bash_wait", "bash_send"))
@@ -240,7 +224,14 @@ class ToolServer:
         self.session = session
         self.answers = PersonAnswers(backend, _host_name(backend), _page_opener(backend))
         self.states = StateSigner()
-        self.tasks = TaskBoard()
+        self.tasks = TaskService(
+            backend,
+            lambda ctx, name, args: tools.call(
+                name, args, caller_session=self.caller_session(ctx), registry=self.backend
+            ),
+            self._task_result,
+            run_blocking,
+        )
         self._running_terminals: set[str] = set()
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -255,11 +246,7 @@ class ToolServer:
         self.server.middleware = [
             m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
         ]
-        # The tasks extension: advertised by server/discover (2026-07-28).
-        self.server.extensions[TASKS] = {}
-        self.server.add_request_handler("tasks/get", types.GetTaskRequestParams, self._task_get)
-        self.server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self._task_cancel)
-        self.server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self._listen)
+        self.tasks.serve(self.server)  # the tasks extension (2026-07-28)
 
     # -- handlers ------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -287,148 +274,17 @@ class ToolServer:
             result, request = await self._person_notes(ctx, result)
             if request is not None:
                 return self._input_required(ctx, params, request)
-        if name == "bash_exec" and self._becomes_task(ctx, arguments, result):
-            # (a task is not a core result: the SDK passes it through on 2026-07-28)
-            return cast(Any, self.tasks.created(task_id(result["job_id"], result["session_id"])))
+        if name == "bash_exec":
+            task = self.tasks.created(ctx, _exec_wait_ms(name, arguments), result)
+            if task is not None:
+                # (a task is not a core result: the SDK passes it through on 2026-07-28)
+                return cast(Any, task)
         return to_call_result(name, result)
 
-    # -- long jobs as tasks (2026-07-28, the tasks extension) --------------------
-    def _becomes_task(self, ctx: Any, arguments: Any, result: dict[str, Any]) -> bool:
-        """A bash_exec that outlived its wait_ms, for a client that declared
-        the tasks extension on this request."""
-        wait_ms = _exec_wait_ms("bash_exec", arguments)
-        return (
-            bool(wait_ms)
-            and set(result) == _STARTED_FIELDS
-            and result.get("status") == "running"
-            and modern(ctx)
-            and declared(ctx)
-        )
-
-    def _job_now(self, ctx: Any, tid: str) -> dict[str, Any]:
-        """The task's job as a bash_wait that waits not at all; -32602 for a
-        task id that names no job."""
-        job_id, session_id = parse_task_id(tid)
-        res = tools.call(
-            "bash_wait",
-            {"job_id": job_id, "session_id": session_id, "timeout_ms": 0, "on_input": False},
-            caller_session=self.caller_session(ctx),
-            registry=self.backend,
-        )
-        if res.get("error", {}).get("code") in _NO_TASK:
-            raise unknown_task(tid)
-        return res
-
-    async def _task_get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
-        require_declared(ctx)
-        return {"resultType": "complete", **await self._task_state(ctx, params.task_id)}
-
-    async def _task_state(self, ctx: Any, tid: str) -> dict[str, Any]:
-        """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
-        if self.tasks.status(tid) in ("working", None) and not self._job_running(tid):
-            res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
-            final = None
-            if "error" in res or res.get("status") != "running":
-                res.pop("reason", None)  # a bash_wait field; bash_exec results have none
-                res, _ = await self._person_notes(ctx, res)
-                final = to_call_result("bash_exec", res).model_dump(by_alias=True, mode="json", exclude_none=True)
-            return self.tasks.state(tid, "completed" if final is not None else "running", final)
-        return self.tasks.state(tid, "running", None)
-
-    async def _listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
-        """``subscriptions/listen``: the tasks extension's ``taskIds`` get
-        ``notifications/tasks`` (the whole task, as ``tasks/get`` shows it)
-        at each change of status; the stream ends once every task it
-        honoured is done, unless it also asked for list changes (this
-        server's lists never change: such a stream stays open, silent)."""
-        sub_id = ctx.request_id
-        if sub_id is None:
-            raise MCPError(code=INVALID_PARAMS, message="subscriptions/listen requires a request id")
-        asked = params.notifications
-        wanted = (asked.model_extra or {}).get("taskIds")
-        if wanted is not None:
-            require_declared(ctx)
-            if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
-                raise MCPError(code=INVALID_PARAMS, message="taskIds: a list of task ids")
-        known = []
-        for tid in wanted or []:
-            try:
-                await self._task_state(ctx, tid)
-            except MCPError:
-                continue  # no such task: not honoured
-            known.append(tid)
-        lists = {
-            k: True
-            for k in ("tools_list_changed", "prompts_list_changed", "resources_list_changed")
-            if getattr(asked, k, None)
-        }
-        honoured = types.SubscriptionFilter.model_validate(
-            {**lists, "taskIds": known or None}, by_name=True, by_alias=True
-        )
-        meta = {SUBSCRIPTION_ID_META_KEY: sub_id}
-        await ctx.session.send_notification(
-            types.SubscriptionsAcknowledgedNotification(
-                params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honoured, _meta=meta)
-            ),
-            related_request_id=sub_id,
-        )
-        async with anyio.create_task_group() as tg:
-            for tid in known:
-                tg.start_soon(self._watch_task, ctx, tid, meta)
-        if lists:
-            await anyio.sleep_forever()  # until the client ends the stream
-        return types.SubscriptionsListenResult(_meta=meta)
-
-    async def _watch_task(self, ctx: Any, tid: str, meta: dict[str, Any]) -> None:
-        """Tell the listener the task's status, and again at each change, to its end."""
-        said = None
-        job_id, _ = parse_task_id(tid)
-        while True:
-            try:
-                task = await self._task_state(ctx, tid)
-            except MCPError:
-                return  # its job is forgotten (a new host): nothing more to say
-            if task["status"] != said:
-                said = task["status"]
-                note = _TaskNotification(method="notifications/tasks", params={**task, "_meta": meta})
-                await ctx.session.send_notification(cast(Any, note), related_request_id=ctx.request_id)
-            if said != "working":
-                return
-            try:
-                job = self.backend.job(job_id)
-            except DshError:
-                return  # the job is gone under us; a poll says how it ended
-            # bounded, so a worker is not held long after a listener left
-            await run_blocking(functools.partial(job.wait, _WATCH_SLICE_S))
-
-    def _job_running(self, tid: str) -> bool:
-        """Is the task's job running? From the engine's job object alone (a
-        host's job stands in locally, settled by the host's events): a poll
-        of a working task costs no request to the host."""
-        job_id, session_id = parse_task_id(tid)
-        try:
-            job = self.backend.job(job_id)
-        except DshError:
-            return False  # let the full look say what is wrong
-        return job.owner == session_id and not job.done
-
-    async def _task_cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        """Ctrl-C to the task's job (the shell stays); acknowledged at once."""
-        require_declared(ctx)
-        tid = params.task_id
-        if self.tasks.status(tid) in ("working", None):
-            res = self._job_now(ctx, tid)
-            if res.get("status") == "running":
-                job_id, session_id = parse_task_id(tid)
-                caller = self.caller_session(ctx)
-                done = await run_blocking(
-                    lambda: tools.call(
-                        "bash_interrupt", {"session_id": session_id}, caller_session=caller, registry=self.backend
-                    )
-                )
-                if done.get("job_id") == job_id:
-                    self.tasks.cancelled(tid)
-        return {"resultType": "complete"}
+    async def _task_result(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """A task's final result, as the wire ``CallToolResult`` of its bash_exec."""
+        result, _ = await self._person_notes(ctx, result)
+        return to_call_result("bash_exec", result).model_dump(by_alias=True, mode="json", exclude_none=True)
 
     # -- a person, on 2026-07-28 (multi round-trip) -----------------------------
     def _input_required(
@@ -684,13 +540,6 @@ class ToolServer:
                 await self.server.run(read, write, self.server.create_initialization_options())
         finally:
             self.answers.close()  # nothing listens once the server stops
-
-
-class _TaskNotification(BaseModel):
-    """``notifications/tasks`` (the tasks extension; not an SDK type)."""
-
-    method: str
-    params: dict[str, Any]
 
 
 def _exec_wait_ms(name: str, arguments: Any) -> int | None:
