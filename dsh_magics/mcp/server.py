@@ -26,6 +26,7 @@ from .. import tools
 from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
+from ..tools.schemas import DEFAULT_SEND_WAIT_MS
 from .elicit import ANSWERED_NOTE, PageOpener, PersonAnswers, UrlRequest, modern
 from .render import render
 from .request_state import InvalidState, Issued, StateSigner
@@ -324,7 +325,9 @@ class ToolServer:
         reply = (params.input_responses or {}).get(issued.key)
         action = str(getattr(reply, "action", None) or "cancel")  # no reply: as dismissed
         note = await self.answers.replied(prompt, action, run_blocking)
-        waits_s = _wait_seconds(params.name, params.arguments) or 0.0
+        waits_s = _wait_seconds(params.name, params.arguments)
+        if waits_s is None:  # a bash_send without wait_ms waits its default
+            waits_s = DEFAULT_SEND_WAIT_MS / 1000 if params.name == "bash_send" else 0.0
         wait_ms = int(waits_s * 1000) if action == "accept" else 0
         work = functools.partial(
             tools.call,

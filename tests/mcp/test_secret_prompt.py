@@ -568,3 +568,36 @@ async def test_a_bash_exec_wait_ends_at_a_password_prompt_in_every_version(serve
             "bash_exec", {"command": "read -r -t 1 -p 'name: ' x; echo got", "tty": True, "wait_ms": 30_000}
         )
         assert typed["status"] == "completed" and typed["output"].endswith("got\n")
+
+
+async def test_modern_bash_send_to_a_password_prompt_asks_a_person_instead(server_env: ServerEnv) -> None:
+    """The agent's text never reaches a password prompt (SECRET_INPUT); on
+    2026-07-28 the call asks for a person instead, and the retried call
+    reports the job going on with the person's answer."""
+    person = Person(answer_at)
+    received: list[str] = []
+    async with mcp_server(server_env, elicitation_callback=person, received=received, version=MODERN) as m:
+        job = await start_prompt(m)
+        await _until_waiting_for_a_password(m)  # (bash_list asks nobody)
+        # the agent types: its text is refused, a person is asked instead
+        res = await m.ok("bash_send", {"text": "guess", "wait_ms": 30_000})
+        assert len(person.asked) == 1, res
+        done = res if res["status"] == "completed" else await m.ok(
+            "bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False}
+        )
+        assert done["output"].endswith("len 26\nmatch\n"), done
+        assert "guess" not in done["output"]
+        (typed,) = done["inputs"]
+        assert (typed["source"], typed["text"]) == ("person", "[secret]")
+    assert_secret_nowhere(server_env, received)
+
+
+async def _until_waiting_for_a_password(m: Mcp) -> None:
+    """Poll bash_list (which routes nothing to a person) until the caller's
+    terminal shows its job waiting for a password."""
+    with anyio.fail_after(STEP):
+        while True:
+            rows = (await m.ok("bash_list"))["terminals"]
+            if any((r.get("awaiting_input") or {}).get("secret") for r in rows):
+                return
+            await anyio.sleep(0.05)  # the poll's interval, under the deadline above
