@@ -4,6 +4,12 @@ stdio (the SDK's own client) against the same call made directly with
 absolute times).
 
     python benchmarks/bench_mcp.py [--quick] [--json]
+    python benchmarks/bench_mcp.py --eras [--quick] [--json]
+
+``--eras`` (issue 33): ``bash_exec true`` through this server against a bare
+server of the same SDK whose tool returns at once, same transport, same run,
+on 2026-07-28 (the SDK's ``Client()``) and 2025-11-25 (``ClientSession``);
+and a ``tasks/get`` poll of a running task against the bare server's call.
 
 - ``bash_exec {"command": "true", "wait_ms": 10000}`` on a warm terminal,
   median: the call an agent makes most. Target: MCP <= 2x direct.
@@ -299,14 +305,199 @@ def measure(quick: bool = False) -> dict[str, Any]:
     return out
 
 
+# -- both eras against a bare server (issue 33) ---------------------------------
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+def _task_models() -> tuple[Any, Any, Any]:
+    """The client side of the tasks extension, as much as a poll needs."""
+    from typing import Literal
+
+    from mcp.client.extension import ClientExtension, ResultClaim
+    from mcp.types import CallToolResult, Result
+    from pydantic import ConfigDict
+
+    class TaskHandle(Result):
+        model_config = ConfigDict(extra="allow")
+        result_type: Literal["task"] = "task"
+        task_id: str
+        status: str
+
+    class TaskState(Result):
+        model_config = ConfigDict(extra="allow")
+        result_type: str | None = None
+        task_id: str
+        status: str
+
+    async def unresolved(handle: Any, ctx: Any) -> CallToolResult:
+        raise AssertionError("the bench polls by hand")
+
+    class Tasks(ClientExtension):
+        identifier = TASKS
+
+        def claims(self) -> list[ResultClaim[Any]]:
+            return [ResultClaim(result_type="task", model=TaskHandle, resolve=unresolved)]
+
+    return TaskHandle, TaskState, Tasks
+
+
+async def _eras_backend(server_args: list[str], direct: Any, rounds: int, n: int) -> dict[str, Any]:
+    """``bash_exec true`` through this server and a bare server's tool that
+    returns at once (``noop``; ``canned``: a ``bash_exec`` result under its
+    schema), on one connection per server and era, same transport, same
+    rounds; plus a ``tasks/get`` poll of a running task (2026-07-28)."""
+    from mcp import Client
+    from mcp.types import GetTaskRequest, GetTaskRequestParams
+
+    task_handle, task_state, tasks_ext = _task_models()
+    ours = StdioServerParameters(
+        command=sys.executable, args=["-m", "dsh_magics.cli", "mcp", *server_args], env=dict(os.environ)
+    )
+    bare = StdioServerParameters(
+        command=sys.executable, args=[os.path.abspath(__file__), "--bare-server"], env=dict(os.environ)
+    )
+    info = Implementation(name="bench", version="0")
+    samples: dict[str, list[float]] = {}
+    async with (
+        Client(ours, client_info=info, extensions=[tasks_ext()], cache=None) as mo,
+        Client(bare, client_info=info, cache=None) as bo,
+        stdio_client(ours) as (r1, w1),
+        stdio_client(bare) as (r2, w2),
+        ClientSession(r1, w1, client_info=info) as lo,
+        ClientSession(r2, w2, client_info=info) as lb,
+    ):
+        await lo.initialize()
+        await lb.initialize()
+        for c in (mo, bo, lo, lb):
+            await c.list_tools()
+        assert mo.protocol_version == "2026-07-28" and bo.protocol_version == "2026-07-28"
+        handle = await mo.session.call_tool(
+            "bash_exec", {"command": "sleep 3600", "wait_ms": 1, "session_id": "bench-task"}, allow_claimed=True
+        )
+        assert isinstance(handle, task_handle), handle
+        get = GetTaskRequest(params=GetTaskRequestParams(task_id=handle.task_id))
+
+        async def poll() -> None:
+            state = await mo.session.send_request(get, task_state)
+            assert state.status == "working", state
+
+        def call(client: Any, name: str, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+            async def run() -> None:
+                r = await client.call_tool(name, args)
+                assert not r.is_error, r.content
+
+            return run
+
+        async def direct_exec() -> None:
+            r = tools.call(EXEC[0], EXEC[1], caller_session="bench-direct", registry=direct)
+            assert "error" not in r, r
+
+        order: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+            ("exec_direct", direct_exec),
+            ("exec_ours_modern", call(mo, *EXEC)),
+            ("noop_bare_modern", call(bo, "noop", {})),
+            ("canned_bare_modern", call(bo, "canned", {})),
+            ("task_get_modern", poll),
+            ("exec_ours_legacy", call(lo, *EXEC)),
+            ("noop_bare_legacy", call(lb, "noop", {})),
+            ("canned_bare_legacy", call(lb, "canned", {})),
+        ]
+        for _key, fn in order:
+            await _samples_ms(fn, 30)  # warm
+        for key, _ in order:
+            samples[key] = []
+        for _ in range(rounds):
+            for key, fn in order:
+                samples[key] += await _samples_ms(fn, n // rounds)
+        await mo.call_tool("bash_interrupt", {"session_id": "bench-task"})
+        await mo.call_tool("bash_close", {"session_id": "bench-task"})
+        await mo.call_tool("bash_close", {})
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in samples.items()}
+    out: dict[str, Any] = {"median_ms": med, "p90_ms": p90}
+    for era in ("modern", "legacy"):
+        out[f"{era}_above_bare_noop_ms"] = med[f"exec_ours_{era}"] - med[f"noop_bare_{era}"]
+        out[f"{era}_above_bare_canned_ms"] = med[f"exec_ours_{era}"] - med[f"canned_bare_{era}"]
+        out[f"{era}_above_bare_canned_and_direct_ms"] = (
+            med[f"exec_ours_{era}"] - med[f"canned_bare_{era}"] - med["exec_direct"]
+        )
+    out["task_get_above_bare_noop_ms"] = med["task_get_modern"] - med["noop_bare_modern"]
+    return out
+
+
+def measure_eras(quick: bool = False) -> dict[str, Any]:
+    rounds = 5 if quick else 20
+    n = 150 if quick else 1000
+    out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
+    try:
+        out["loadavg_before"] = os.getloadavg()
+    except OSError:
+        pass
+    tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
+    os.chmod(tmp, 0o700)
+    local = Registry()
+    client = HostClient(HostPaths.for_name("bench-mcp", tmp))
+    try:
+        out["in_process"] = anyio.run(_eras_backend, ["--in-process"], local, rounds, n)
+        client.connect()
+        out["host"] = anyio.run(_eras_backend, ["--host", "bench-mcp", "--host-dir", tmp], client, rounds, n)
+    finally:
+        local.close_all()
+        try:
+            stop_host(client.paths)
+        finally:
+            client.detach()
+            shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        out["loadavg"] = os.getloadavg()
+    except OSError:
+        pass
+    return out
+
+
+def print_eras(res: dict[str, Any]) -> None:
+    for backend in ("in_process", "host"):
+        r = res[backend]
+        m = r["median_ms"]
+        print(f"{backend.replace('_', '-')} (median ms; direct bash_exec true {m['exec_direct']:.3f}):")
+        for era, label in (("modern", "2026-07-28"), ("legacy", "2025-11-25")):
+            print(
+                f"  {label}: bash_exec true {m[f'exec_ours_{era}']:.3f}; bare no-op {m[f'noop_bare_{era}']:.3f}"
+                f" ({r[f'{era}_above_bare_noop_ms']:+.3f}, target <= +0.3); bare canned result"
+                f" {m[f'canned_bare_{era}']:.3f} ({r[f'{era}_above_bare_canned_ms']:+.3f});"
+                f" less the direct call too: {r[f'{era}_above_bare_canned_and_direct_ms']:+.3f}"
+            )
+        print(
+            f"  tasks/get poll {m['task_get_modern']:.3f} against the bare no-op call"
+            f" {m['noop_bare_modern']:.3f} ({r['task_get_above_bare_noop_ms']:+.3f}, target <= 0)"
+        )
+    if "loadavg" in res:
+        print(
+            "load average before: " + " ".join(f"{x:.2f}" for x in res.get("loadavg_before", ()))
+            + "; after: " + " ".join(f"{x:.2f}" for x in res["loadavg"])
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--eras",
+        action="store_true",
+        help="bash_exec true and a tasks/get poll against a bare SDK server, on 2026-07-28 and 2025-11-25",
+    )
     ap.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.bare_server:
         bare_server()
+        return 0
+    if args.eras:
+        eras = measure_eras(args.quick)
+        if args.json:
+            print(json.dumps(eras, indent=2))
+        else:
+            print_eras(eras)
         return 0
     res = measure(args.quick)
     if args.json:

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import shutdown
-from ..errors import DshError, NoSuchJob
+from ..errors import DshError, HostUnavailable, NoSuchJob
 from ..jobs import Job
 from ..terminal import interaction, waits
 from ..terminal import validation as V
 from ..terminal.api import Listener
 from ..terminal.config import TerminalConfig
-from ..terminal.result import ReadResult, Result, TerminalInfo, tail_of
+from ..terminal.result import SHELL_EXITED, ReadResult, Result, TerminalInfo, tail_of
 from . import protocol as P
 from .events import EventStream
 from .pages import HostPage
@@ -249,6 +249,8 @@ class HostClient:
         if wait_ms is not None:
             remaining = wait_ms / 1000.0 - (time.monotonic() - started)
             if job.wait(max(0.0, remaining)):
+                if job.status == SHELL_EXITED and self._proxies.was_lost(job.id):
+                    raise self._lost_under_call()  # settled by the loss, not by the job
                 return job.result  # type: ignore[no-any-return]
         return job
 
@@ -264,9 +266,31 @@ class HostClient:
         """Runs here, over ``job``/``info``/``read``/``wait_output`` (see
         :mod:`dsh_magics.terminal.waits`): the local job proxy is settled by
         the host's ``job_done`` event, so no request blocks a host thread for
-        longer than a ``wait_output`` slice."""
-        return waits.wait(
-            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+        longer than a ``wait_output`` slice.
+
+        A host lost while this call waits is HOST_UNAVAILABLE to this call,
+        however the loss reached it (its own request failed; the event stream
+        saw it first and settled the job; another caller took the loss's
+        report and a lookup here met the fresh host); a later lookup of the
+        job is NO_SUCH_JOB."""
+        lost_before = isinstance(job_id, str) and self._proxies.was_lost(job_id)
+        try:
+            res = waits.wait(
+                self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+            )
+        except NoSuchJob:
+            if not lost_before and self._proxies.was_lost(job_id):
+                raise self._lost_under_call() from None
+            raise
+        if not lost_before and res.status == SHELL_EXITED and self._proxies.was_lost(job_id):
+            raise self._lost_under_call()  # settled by the loss, not by the job
+        return res
+
+    def _lost_under_call(self) -> HostUnavailable:
+        """The report, to a call whose job's host was lost while it waited."""
+        return HostUnavailable(
+            self._transport.lost_message
+            or "the terminal host is gone: its terminals and their jobs are lost. The next call starts a fresh host."
         )
 
     def send(

@@ -23,6 +23,7 @@ from ..terminal import Engine, Registry, Result
 from ..terminal.core import fdwait
 from ..terminal.local import procs
 from . import protocol as P
+from .interest import Interest
 from .pages import PageTable
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 
@@ -43,6 +44,8 @@ _INLINE_REPLY = 64 * 1024
 _SENT = object()
 
 EVENT_TYPES = ("output", "job_started", "job_done", "terminal")
+#: The subscription of a client without listeners: its job stand-ins only.
+_SETTLES_ONLY = frozenset(("job_done",))
 
 #: How often an idle host checks that its socket file is still its own
 #: (seconds; ``DSH_MAGICS_HOST_SOCKET_CHECK`` overrides it, for tests).
@@ -98,6 +101,8 @@ class _Conn:
         """Called on engine threads: enqueue only, never block or write."""
         if event.get("type") not in self.types:
             return
+        if self.types == _SETTLES_ONLY and not self.host.interest.wants(self.peer_pid, event.get("session_id")):
+            return  # a job this client never asked about (dsh_magics/host/interest.py)
         with self._ev_cond:
             if event.get("type") == "output":
                 sid = event.get("session_id")
@@ -208,6 +213,7 @@ class HostServer:
         self.expected_stop = True
         self._unsubscribe: Callable[[], None] | None = None
         self.pages = PageTable(self.registry, procs.alive)
+        self.interest = Interest(self._owner_of)
         # Operations the host answers itself (or wraps); every other row of
         # protocol.OPERATIONS is a plain call of the engine method it names.
         self._hooks: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
@@ -414,6 +420,9 @@ class HostServer:
             conn.close()
             with self._conns_lock:
                 self._conns.discard(conn)
+                last = not any(c.peer_pid == conn.peer_pid for c in self._conns)
+            if last:
+                self.interest.forget(conn.peer_pid)
 
     def _handle_item(self, conn: _Conn, item: bytes | P.Oversized) -> bytes | None:
         if isinstance(item, P.Oversized):
@@ -474,12 +483,19 @@ class HostServer:
     # operations (arguments already checked against their table row)
     def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
         a = P.capped(op, a)
+        self.interest.note(conn.peer_pid, op.name, a)
         hook = self._hooks.get(op.name)
         if hook is not None:
             return hook(conn, a)
         method = op.engine_method
         assert method is not None
         return P.TO_WIRE[op.returns](getattr(self.registry, method)(**a))
+
+    def _owner_of(self, job_id: str) -> str | None:
+        try:
+            return self.registry.job(job_id).owner
+        except errors.DshError:
+            return None
 
     def _op_hello(self, conn: _Conn, a: dict[str, Any]) -> Any:
         conn.client = dict(a.get("client") or {})

@@ -13,10 +13,14 @@ The secret never passes through the client, the model or this module.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..answer_page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError
@@ -37,6 +41,22 @@ def url_elicitation(ctx: Any) -> bool:
         return False
     elicitation = getattr(caps, "elicitation", None)
     return elicitation is not None and getattr(elicitation, "url", None) is not None
+
+
+def modern(ctx: Any) -> bool:
+    """Is the request on 2026-07-28 or later (no server-initiated requests)?"""
+    return getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+
+
+@dataclass(frozen=True)
+class UrlRequest:
+    """A URL-mode elicitation to return in a call's result (2026-07-28):
+    ``nonce`` names it in the sealed request state, once."""
+
+    prompt: SecretPrompt
+    nonce: str
+    message: str
+    url: str
 
 
 class Page(Protocol):
@@ -75,6 +95,7 @@ class PersonAnswers:
         self._asked: dict[SecretPrompt, str] = {}  # prompt -> asked/accepted/declined/cancelled/failed
         self._pages: dict[SecretPrompt, Page] = {}
         self._answered: set[str] = set()  # job ids whose prompt a person answered, not yet reported
+        self._requests: dict[str, SecretPrompt] = {}  # nonce -> prompt of a request returned in a result
 
     def close(self) -> None:
         with self._lock:
@@ -105,9 +126,10 @@ class PersonAnswers:
                 return True
             return False
 
-    async def ask(self, ctx: Any, prompt: SecretPrompt, run_blocking: Any) -> str:
-        """Ask the client to send a person to a one-time page for ``prompt``;
-        the note for the agent's result."""
+    async def ask(self, ctx: Any, prompt: SecretPrompt, run_blocking: Any) -> str | UrlRequest:
+        """Ask the client to send a person to a one-time page for ``prompt``:
+        the note for the agent's result, or (on 2026-07-28, which has no
+        server-initiated requests) the request to return in the call's result."""
         if not url_elicitation(ctx):
             return self.how_to_answer(prompt.session_id)
         with self._lock:
@@ -117,6 +139,7 @@ class PersonAnswers:
         if before is not None:
             return _ALREADY[before] if before in _ALREADY else self.how_to_answer(prompt.session_id)
         loop = asyncio.get_running_loop()
+        back_channel = not modern(ctx)
         elicitation_id = uuid.uuid4().hex
         session = ctx.session
 
@@ -129,7 +152,7 @@ class PersonAnswers:
                     self._answered.add(prompt.job_id)
             try:
                 loop.call_soon_threadsafe(page_ended.set)
-                if outcome == "answered":
+                if outcome == "answered" and back_channel:
                     loop.call_soon_threadsafe(_complete, session, elicitation_id)
             except RuntimeError:
                 pass  # the server is gone
@@ -148,6 +171,11 @@ class PersonAnswers:
             f"{prompt.session_id}, prompt {prompt.prompt[-80:]!r}). Open this link to answer it; "
             "what you type there goes straight into the terminal, never to the agent."
         )
+        if not back_channel:
+            nonce = secrets.token_urlsafe(16)
+            with self._lock:
+                self._requests[nonce] = prompt
+            return UrlRequest(prompt, nonce, message, page.url)
         # The agent's call waits for the client's reply, or less: until the
         # page ends (answered there, or the prompt went away), at most REPLY_S.
         asking = asyncio.ensure_future(
@@ -170,12 +198,31 @@ class PersonAnswers:
             return f"the client could not ask a person ({type(e).__name__}); " + self.how_to_answer(
                 prompt.session_id
             )
-        if action != "accept":
-            await run_blocking(page.close)
-        else:
-            # The person's browser may have had the page's reply before this
-            # process heard the page end (a host's page): ask once.
-            await run_blocking(page.settle)
+        return await self.replied(prompt, action, run_blocking, page)
+
+    def take_request(self, nonce: str, job_id: str) -> SecretPrompt | None:
+        """The prompt of an input request this server returned, once: a
+        second retry with the same state finds nothing (a replay)."""
+        with self._lock:
+            prompt = self._requests.get(nonce)
+            if prompt is None or prompt.job_id != job_id:
+                return None
+            del self._requests[nonce]
+            return prompt
+
+    async def replied(
+        self, prompt: SecretPrompt, action: str, run_blocking: Any, page: Page | None = None
+    ) -> str:
+        """The client's reply to the request for ``prompt`` (its page, if
+        still held): the note."""
+        if page is None:
+            with self._lock:
+                page = self._pages.get(prompt)
+        if page is not None:
+            # Declined: nothing listens any more. Accepted: the person's browser
+            # may have had the page's reply before this process heard the page
+            # end (a host's page): ask once.
+            await run_blocking(page.close if action != "accept" else page.settle)
         return self._outcome_note(prompt, action)
 
     def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:
@@ -195,10 +242,13 @@ class PersonAnswers:
             return "the password prompt went away before a person answered through the link"
         return _ALREADY.get(action, _ALREADY["cancel"]) if action != "accept" else _ALREADY["accepted"]
 
-    async def notes_for(self, ctx: Any, result: dict[str, Any], run_blocking: Any) -> list[str]:
+    async def notes_for(
+        self, ctx: Any, result: dict[str, Any], run_blocking: Any
+    ) -> tuple[list[str], UrlRequest | None]:
         """Notes for a job result (or a SECRET_INPUT error's job): a person's
-        answer since the last result, and a secret prompt to route to one."""
-        notes = []
+        answer since the last result, and a secret prompt to route to one;
+        on 2026-07-28, the request that routes it (returned in the call's result)."""
+        notes: list[str] = []
         job_id = result.get("job_id")
         if isinstance(job_id, str) and "output" in result and self.take_answered(job_id):
             notes.append(ANSWERED_NOTE)
@@ -207,8 +257,11 @@ class PersonAnswers:
         if isinstance(waiting, dict) and waiting.get("secret") and isinstance(session_id, str):
             prompt = await run_blocking(lambda: pending_secret(self.engine, session_id))
             if prompt is not None and prompt.job_id == job_id:
-                notes.append(await self.ask(ctx, prompt, run_blocking))
-        return notes
+                asked = await self.ask(ctx, prompt, run_blocking)
+                if isinstance(asked, UrlRequest):
+                    return notes, asked
+                notes.append(asked)
+        return notes, None
 
 
 _ALREADY = {
@@ -243,4 +296,4 @@ def _complete(session: Any, elicitation_id: str) -> None:
     asyncio.ensure_future(send())
 
 
-__all__ = ["ANSWERED_NOTE", "PersonAnswers", "url_elicitation"]
+__all__ = ["ANSWERED_NOTE", "PersonAnswers", "UrlRequest", "modern", "url_elicitation"]

@@ -19,14 +19,19 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import OpenTelemetryMiddleware
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from .. import tools
 from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
-from .elicit import PageOpener, PersonAnswers
+from ..tools.schemas import DEFAULT_SEND_WAIT_MS
+from .elicit import ANSWERED_NOTE, PageOpener, PersonAnswers, UrlRequest, modern
 from .render import render
+from .request_state import InvalidState, Issued, StateSigner
 from .result_schema import output_schema
+from .tasks import TaskService
 from .wire import wire_streams
 
 T = TypeVar("T")
@@ -48,6 +53,10 @@ INLINE_MS = 5
 _STARTED_FIELDS = frozenset(("job_id", "session_id", "status"))
 #: A job status after which the terminal's shell is gone.
 _GONE = frozenset(("shell_exited",))
+
+#: The one message for a retried call's state that is not good (forged,
+#: another client's or call's, used, expired); the reason stays here.
+_BAD_STATE = "invalid, expired or already used requestState"
 
 #: Tools whose result reports a job that may wait for a password.
 _JOB_TOOLS = frozenset(("bash_exec", "bash_wait", "bash_send"))
@@ -215,6 +224,15 @@ class ToolServer:
         self.backend = backend
         self.session = session
         self.answers = PersonAnswers(backend, _host_name(backend), _page_opener(backend))
+        self.states = StateSigner()
+        self.tasks = TaskService(
+            backend,
+            lambda ctx, name, args: tools.call(
+                name, args, caller_session=self.caller_session(ctx), registry=self.backend
+            ),
+            self._task_result,
+            run_blocking,
+        )
         self._running_terminals: set[str] = set()
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -229,6 +247,7 @@ class ToolServer:
         self.server.middleware = [
             m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
         ]
+        self.tasks.serve(self.server)  # the tasks extension (2026-07-28)
 
     # -- handlers ------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -236,10 +255,12 @@ class ToolServer:
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         arguments = params.arguments
         caller = self.caller_session(ctx)
+        if params.request_state is not None and modern(ctx):
+            return await self._after_person(ctx, params, caller)
         try:
             result = await self._run(ctx, name, arguments, caller)
         except Exception as e:  # noqa: BLE001 - tools.call never raises; a tool error, not a protocol one
@@ -251,8 +272,85 @@ class ToolServer:
             }
         self._note_terminal(name, result)
         if name in _JOB_TOOLS:
-            result = await self._person_notes(ctx, result)
+            result, request = await self._person_notes(ctx, result)
+            if request is not None:
+                return self._input_required(ctx, params, request)
+        if name == "bash_exec":
+            task = self.tasks.created(ctx, _exec_wait_ms(name, arguments), result)
+            if task is not None:
+                # (a task is not a core result: the SDK passes it through on 2026-07-28)
+                return cast(Any, task)
         return to_call_result(name, result)
+
+    async def _task_result(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """A task's final result, as the wire ``CallToolResult`` of its bash_exec."""
+        result, _ = await self._person_notes(ctx, result)
+        return to_call_result("bash_exec", result).model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    # -- a person, on 2026-07-28 (multi round-trip) -----------------------------
+    def _input_required(
+        self, ctx: Any, params: types.CallToolRequestParams, request: UrlRequest
+    ) -> types.InputRequiredResult:
+        """The call's result when a person must answer a password prompt on
+        2026-07-28: a URL-mode elicitation to the one-time page, and a signed
+        state that lets only this client's retry of this call continue the job."""
+        key = f"person-{request.nonce[:12]}"
+        issued = Issued(request.prompt.job_id, request.prompt.session_id, request.nonce, key)
+        state = self.states.issue(
+            tool=params.name, arguments=params.arguments, client=self._client_id(ctx), issued=issued
+        )
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestURLParams(mode="url", message=request.message, url=request.url)
+        )
+        return types.InputRequiredResult(input_requests={key: ask}, request_state=state)
+
+    async def _after_person(
+        self, ctx: Any, params: types.CallToolRequestParams, caller: str
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A retried call with the client's reply: the job goes on (no command
+        runs again); a state this server did not issue to this client for
+        this call, or one already used, is -32602."""
+        try:
+            issued = self.states.check(
+                str(params.request_state),
+                tool=params.name,
+                arguments=params.arguments,
+                client=self._client_id(ctx),
+            )
+        except InvalidState:
+            raise MCPError(code=INVALID_PARAMS, message=_BAD_STATE) from None
+        prompt = self.answers.take_request(issued.nonce, issued.job_id)
+        if prompt is None:  # used once already
+            raise MCPError(code=INVALID_PARAMS, message=_BAD_STATE)
+        reply = (params.input_responses or {}).get(issued.key)
+        action = str(getattr(reply, "action", None) or "cancel")  # no reply: as dismissed
+        note = await self.answers.replied(prompt, action, run_blocking)
+        waits_s = _wait_seconds(params.name, params.arguments)
+        if waits_s is None:  # a bash_send without wait_ms waits its default
+            waits_s = DEFAULT_SEND_WAIT_MS / 1000 if params.name == "bash_send" else 0.0
+        wait_ms = int(waits_s * 1000) if action == "accept" else 0
+        work = functools.partial(
+            tools.call,
+            "bash_wait",
+            {"job_id": issued.job_id, "session_id": issued.session_id, "timeout_ms": wait_ms, "on_input": False},
+            caller_session=caller,
+            registry=self.backend,
+        )
+        if waits_s > PROGRESS_AFTER_S and action == "accept" and _wants_progress(ctx):
+            result = await self._with_progress(ctx, work, waits_s, None)
+        else:
+            result = await run_blocking(work)
+        self._note_terminal(params.name, result)
+        result, request = await self._person_notes(ctx, result)
+        if request is not None:
+            return self._input_required(ctx, params, request)
+        if "error" not in result and ANSWERED_NOTE not in result.get("note", ""):
+            result["note"] = "; ".join(filter(None, [note, result.get("note")]))
+        return to_call_result(params.name, result)
+
+    def _client_id(self, ctx: Any) -> str:
+        """Who calls, as a signed state binds it: the client's name and its session."""
+        return f"{_client_name(ctx) or ''}\n{self.caller_session(ctx)}"
 
     async def _run(
         self, ctx: Any, name: str, arguments: Any, caller: str
@@ -277,48 +375,57 @@ class ToolServer:
                 return first  # finished (or refused) within INLINE_MS: as the whole call would
             left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
             work = functools.partial(self._rest_of_exec, first, left, caller)
+        elif wait_ms is not None and wait_ms > INLINE_MS:
+            # A terminal that may first start a shell: all of it on a worker.
+            work = functools.partial(self._exec_in_two, arguments, wait_ms, caller)
         waits_s = _wait_seconds(name, arguments)
         if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
             return await self._with_progress(ctx, work, waits_s, self._lines_probe(name, arguments))
         return await run_blocking(work)
 
+    def _exec_in_two(self, arguments: dict[str, Any], wait_ms: int, caller: str) -> dict[str, Any]:
+        """A bash_exec with a wait: its start (and first INLINE_MS), then
+        :meth:`_rest_of_exec`, so a password prompt ends the wait as it does
+        on a warm terminal."""
+        started = time.monotonic()
+        first = tools.call(
+            "bash_exec", {**arguments, "wait_ms": INLINE_MS}, caller_session=caller, registry=self.backend
+        )
+        if set(first) != _STARTED_FIELDS:
+            return first
+        left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
+        return self._rest_of_exec(first, left, caller)
+
     def _rest_of_exec(self, started: dict[str, Any], left_ms: int, caller: str) -> dict[str, Any]:
         """The rest of a bash_exec's wait_ms: its result if the job finishes
         within ``left_ms``, else the started job, or the wait's error (what
-        the engine's exec does)."""
-        res = tools.call(
-            "bash_wait",
-            {
-                "job_id": started["job_id"],
-                "session_id": started["session_id"],
-                "timeout_ms": left_ms,
-                "on_input": False,
-            },
-            caller_session=caller,
-            registry=self.backend,
-        )
+        the engine's exec does). A job that waits for a password ends the
+        wait early, with ``awaiting_input``: a person is asked for it
+        (docs/mcp.md), where the engine's exec would wait on to no end."""
+        deadline = time.monotonic() + left_ms / 1000
+        on_input = True
+        while True:
+            res = tools.call(
+                "bash_wait",
+                {
+                    "job_id": started["job_id"],
+                    "session_id": started["session_id"],
+                    "timeout_ms": max(0, int((deadline - time.monotonic()) * 1000)),
+                    "on_input": on_input,
+                },
+                caller_session=caller,
+                registry=self.backend,
+            )
+            waiting = res.get("awaiting_input")
+            if on_input and res.get("reason") == "awaiting_input" and not (waiting or {}).get("secret"):
+                on_input = False  # input the agent may give: as the engine's exec, wait on
+                continue
+            break
+        if res.get("reason") == "awaiting_input" and "error" not in res:
+            return res  # a password prompt: the job's state, for a person to answer
         if "error" in res:
-            # The job's fate is unknown (HOST_UNAVAILABLE: the host died under
-            # the wait), as the engine's exec would raise (pinned by
-            # tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host).
-            if res["error"].get("code") == "NO_SUCH_JOB":
-                # The job this very call started is forgotten only when its host
-                # died under the call and the event stream told the client
-                # first: still this call's HOST_UNAVAILABLE (pinned by
-                # tests/mcp/test_ts_clients.py::test_ts_sdk_client_sees_a_lost_host_then_a_fresh_one,
-                # which failed 1 CI dry run in 4 with NO_SUCH_JOB).
-                # Its lookup started a fresh host already; the message says what
-                # the transport's own report says of the next call (pinned by
-                # tests/mcp/test_mcp_server.py::test_a_lost_host_is_a_tool_error_then_a_fresh_host,
-                # which failed 1 CI dry run in 9 with this message lacking it).
-                message = res["error"].get("message", "")
-                return {
-                    "error": {
-                        "code": "HOST_UNAVAILABLE",
-                        "message": f"the terminal host is gone under this call: {message}. "
-                        "The next call runs in a fresh host.",
-                    }
-                }
+            # HOST_UNAVAILABLE when the host died under the wait: the engine
+            # reports it to this call (HostClient.wait), as its exec would.
             return res
         if res.get("timed_out") or res.get("status") == "running":
             return started
@@ -337,41 +444,38 @@ class ToolServer:
         elif isinstance(sid, str) and "error" not in result:
             self._running_terminals.add(sid)
 
-    async def _person_notes(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+    async def _person_notes(
+        self, ctx: Any, result: dict[str, Any]
+    ) -> tuple[dict[str, Any], UrlRequest | None]:
         """A job waiting for a password is routed to a person (never to the
-        agent); the result says so, and later that a person answered."""
+        agent); the result says so, and later that a person answered. On
+        2026-07-28 the routing is a request for the call's result instead."""
         err = result.get("error")
         if err is None:
             if "job_id" not in result:
-                return result
-            notes = await self.answers.notes_for(ctx, result, run_blocking)
-            if not notes:
-                return result
-            return {**result, "note": "; ".join([*filter(None, [result.get("note")]), *notes])}
+                return result, None
+            notes, request = await self.answers.notes_for(ctx, result, run_blocking)
+            if request is not None or not notes:
+                return result, request
+            return {**result, "note": "; ".join([*filter(None, [result.get("note")]), *notes])}, None
         details = err.get("details") or {}
         if err.get("code") != "SECRET_INPUT" or not isinstance(details.get("session_id"), str):
-            return result
+            return result, None
         waiting = {
             "job_id": details.get("job_id"),
             "session_id": details["session_id"],
             "awaiting_input": {"secret": True},
         }
-        notes = await self.answers.notes_for(ctx, waiting, run_blocking)
-        if not notes:
-            return result
-        return {"error": {**err, "message": f"{err['message']}. Over MCP: {'; '.join(notes)}"}}
+        notes, request = await self.answers.notes_for(ctx, waiting, run_blocking)
+        if request is not None or not notes:
+            return result, request
+        return {"error": {**err, "message": f"{err['message']}. Over MCP: {'; '.join(notes)}"}}, None
 
     def caller_session(self, ctx: Any) -> str:
         """The caller's own session: configured, else from the client's name."""
         if self.session is not None:
             return self.session
-        info = None
-        try:
-            params = ctx.session.client_params
-            info = params.client_info if params is not None else None
-        except AttributeError:
-            pass
-        return session_for_client(getattr(info, "name", None))
+        return session_for_client(_client_name(ctx))
 
     # -- progress --------------------------------------------------------------
     async def _with_progress(
@@ -483,6 +587,17 @@ def _page_opener(backend: Backend) -> PageOpener | None:
     from ..host import HostClient
 
     return backend.open_answer_page if isinstance(backend, HostClient) else None
+
+
+def _client_name(ctx: Any) -> str | None:
+    """The name the client gave (``initialize``, or each request's ``_meta``)."""
+    try:
+        params = ctx.session.client_params
+        info = params.client_info if params is not None else None
+    except AttributeError:
+        return None
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) else None
 
 
 def _wants_progress(ctx: Any) -> bool:

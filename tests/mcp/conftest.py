@@ -16,14 +16,26 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.extension import ClientExtension
 from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, Implementation
+from mcp.types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    FormElicitationCapability,
+    Implementation,
+    InitializedNotification,
+    InitializeRequest,
+    InitializeRequestParams,
+    InitializeResult,
+    UrlElicitationCapability,
+)
 
 from dsh_magics import tools
 from dsh_magics.host import HostPaths, stop_host
@@ -32,6 +44,12 @@ from dsh_magics.host.runtime import list_names
 from ..conftest import pids_with_env, wait_until
 
 TOKEN_VAR = "DSH_MCP_TEST_TOKEN"
+#: The protocol revisions the server is tested on: the current one (stateless,
+#: ``server/discover``, the SDK's ``Client()`` default) and two handshake ones.
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+OLDER = "2025-06-18"
+VERSIONS = (MODERN, HANDSHAKE, OLDER)
 #: Bound on any single protocol step; a hang fails the test instead of the suite.
 STEP = 60
 
@@ -110,11 +128,13 @@ def server_env(tmp_path) -> Iterator[ServerEnv]:
 
 
 class Mcp:
-    """The SDK client session plus checks every result must pass."""
+    """The SDK client (a ``ClientSession`` on a handshake revision, a
+    ``Client`` on 2026-07-28) plus checks every result must pass."""
 
-    def __init__(self, session: ClientSession, init: Any) -> None:
+    def __init__(self, session: Any, init: Any, version: str = HANDSHAKE) -> None:
         self.session = session
         self.init = init
+        self.version = version
 
     async def call(
         self, name: str, arguments: dict[str, Any] | None = None, **kw: Any
@@ -167,6 +187,23 @@ def parse_error_text(text: str) -> dict[str, Any]:
     return error
 
 
+class Recording:
+    """A client transport whose read stream keeps every message received."""
+
+    def __init__(self, inner: Any, seen: list[str] | None) -> None:
+        self._inner = inner
+        self._seen = seen
+
+    async def __aenter__(self) -> Any:
+        read, write = await self._inner.__aenter__()
+        if self._seen is not None:
+            read = RecordingStream(read, self._seen)
+        return read, write
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
 class RecordingStream:
     """The client's read stream, keeping the JSON of every message received
     (to prove a secret is in none of them)."""
@@ -209,8 +246,13 @@ async def mcp_server(
     elicitation_callback: Any = None,
     received: list[str] | None = None,
     extra_env: dict[str, str] | None = None,
+    version: str = HANDSHAKE,
+    extensions: list[ClientExtension] | None = None,
 ) -> AsyncIterator[Mcp]:
-    """``dsh-magics mcp *args`` on stdio, initialized, as client ``client``;
+    """``dsh-magics mcp *args`` on stdio, as client ``client``, speaking
+    protocol ``version``: 2026-07-28 through the SDK's ``Client()`` in its
+    default mode (``server/discover``; ``extensions`` declared per request),
+    a handshake revision through ``ClientSession`` and ``initialize``.
     ``elicitation_callback`` declares elicitation (form and URL mode),
     ``received`` collects every message the client got, ``extra_env`` adds
     to the server's environment."""
@@ -220,16 +262,50 @@ async def mcp_server(
         env={**env.vars, **(extra_env or {})},
         cwd=env.cwd,
     )
+    info = Implementation(name=client, version="0")
     with open(env.log, "a", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            if received is not None:
-                read = RecordingStream(read, received)
-            async with ClientSession(
-                read,
-                write,
-                client_info=Implementation(name=client, version="0"),
+        transport = Recording(stdio_client(params, errlog=errlog), received)
+        if version == MODERN:
+            async with Client(
+                cast(Any, transport),
+                client_info=info,
                 elicitation_callback=elicitation_callback,
-            ) as session:
-                with anyio.fail_after(STEP):
-                    init = await session.initialize()
-                yield Mcp(session, init)
+                extensions=extensions,
+                cache=None,
+            ) as modern:
+                assert modern.protocol_version == MODERN
+                yield Mcp(modern, None, MODERN)
+            return
+        async with transport as (read, write), ClientSession(
+            read, write, client_info=info, elicitation_callback=elicitation_callback
+        ) as session:
+            with anyio.fail_after(STEP):
+                init = await _initialize(session, version, info, elicitation_callback is not None)
+            yield Mcp(session, init, version)
+
+
+async def _initialize(
+    session: ClientSession, version: str, info: Implementation, elicits: bool
+) -> InitializeResult:
+    """The handshake, proposing ``version`` (``initialize()`` proposes the latest)."""
+    if version == HANDSHAKE:
+        return await session.initialize()
+    elicitation = (
+        ElicitationCapability(form=FormElicitationCapability(), url=UrlElicitationCapability())
+        if elicits
+        else None
+    )
+    result = await session.send_request(
+        InitializeRequest(
+            params=InitializeRequestParams(
+                protocol_version=version,
+                capabilities=ClientCapabilities(elicitation=elicitation),
+                client_info=info,
+            )
+        ),
+        InitializeResult,
+    )
+    assert result.protocol_version == version
+    session.adopt(result)
+    await session.send_notification(InitializedNotification())
+    return result

@@ -19,10 +19,19 @@ from urllib.parse import urlencode, urlsplit
 
 import anyio
 import pytest
-from mcp.types import ElicitRequestURLParams, ElicitResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ElicitRequestURLParams,
+    ElicitResult,
+    InputRequiredResult,
+)
+
+from dsh_magics.mcp.elicit import ANSWERED_NOTE
 
 from ..conftest import wait_until
-from .conftest import STEP, Mcp, ServerEnv, mcp_server
+from .conftest import MODERN, STEP, Mcp, ServerEnv, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -401,3 +410,194 @@ async def test_with_a_host_the_host_process_serves_the_page(server_env: ServerEn
     assert seen["inode"] in seen["host_sockets"], "the page's port is not the host's"
     assert seen["server_tcp"] == {seen["servers"][0]: set()}, "the MCP server holds a TCP socket"
     assert_secret_nowhere(server_env, received)
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: no server-initiated requests; the call's result asks for the
+# person (InputRequiredResult, URL mode), the client's retry continues the job.
+
+async def test_modern_a_person_answers_and_the_retried_call_continues_the_job(
+    server_env: ServerEnv, mode: tuple[str, ...]
+) -> None:
+    person = Person(answer_at)
+    received: list[str] = []
+    async with mcp_server(
+        server_env, *mode, elicitation_callback=person, received=received, version=MODERN
+    ) as m:
+        # one call: the prompt, the person at the link, the retry, the job's end
+        done = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True, "wait_ms": 30_000})
+        assert done["status"] == "completed" and done["output"].endswith("len 26\nmatch\n"), done
+        assert done["note"] == ANSWERED_NOTE
+        (typed,) = done["inputs"]
+        assert (typed["source"], typed["text"], typed["secret"]) == ("person", "[secret]", True)
+        (asked,) = person.asked
+        assert urlsplit(asked.url).hostname == "127.0.0.1" and done["job_id"] in asked.message
+        wait_until(lambda: refused(asked.url), STEP, msg="the page still answers")
+        # the terminal goes on: the same shell runs the next command
+        again = await m.run("echo next")
+        assert again["output"] == "next\n"
+    assert_secret_nowhere(server_env, received)
+    assert not any("NoBackChannelError" in msg for msg in received)
+
+
+async def test_modern_bash_wait_meets_the_prompt_and_continues(server_env: ServerEnv) -> None:
+    person = Person(answer_at)
+    received: list[str] = []
+    async with mcp_server(server_env, elicitation_callback=person, received=received, version=MODERN) as m:
+        job = await start_prompt(m)
+        done = await m.ok("bash_wait", {"job_id": job, "timeout_ms": 30_000})
+        assert done["status"] == "completed" and done["output"].endswith("match\n"), done
+        assert ANSWERED_NOTE in done["note"] and len(person.asked) == 1
+    assert_secret_nowhere(server_env, received)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_modern_declining_keeps_the_job_waiting(server_env: ServerEnv, action: str) -> None:
+    links: list[str] = []
+
+    def no(params: ElicitRequestURLParams) -> ElicitResult:
+        links.append(params.url)
+        return ElicitResult(action=action)  # type: ignore[arg-type]
+
+    async with mcp_server(server_env, elicitation_callback=Person(no), version=MODERN) as m:
+        res = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True, "wait_ms": 30_000})
+        assert res["status"] == "running" and res["awaiting_input"]["secret"] is True, res
+        word = "declined" if action == "decline" else "dismissed"
+        assert f"the person {word}" in res["note"] and "bash_interrupt" in res["note"]
+        assert refused(links[0]) and len(links) == 1
+        # not asked again for the same prompt
+        later = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000})
+        assert f"the person {word}" in later["note"] and len(links) == 1
+        await m.ok("bash_interrupt", {})
+        ended = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000})
+        assert ended["status"] == "interrupted"
+
+
+async def test_modern_a_forged_foreign_or_replayed_state_is_refused(server_env: ServerEnv) -> None:
+    """The state is signed with the server's key and bound to the job, the
+    call and the client, and good once: a forged one, one presented by another
+    client, and a second use are -32602, and none of them runs anything."""
+    person = Person(lambda params: ElicitResult(action="accept"))
+    async with mcp_server(server_env, elicitation_callback=person, version=MODERN) as m:
+        raw = m.session.session  # the ClientSession: drive the rounds by hand
+        args = {"command": PROMPT_CMD, "tty": True, "wait_ms": 30_000}
+        with anyio.fail_after(STEP):
+            first = await raw.call_tool("bash_exec", args, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult) and first.request_state
+        ((key, ask),) = first.input_requests.items()
+        assert isinstance(ask.params, ElicitRequestURLParams)
+        url = ask.params.url
+        state = first.request_state
+        accept = {key: ElicitResult(action="accept")}
+        body, mac = state.split(".")
+        forged = [
+            f"{body}.{mac[:-2]}{'AA' if mac[-2:] != 'AA' else 'BB'}",  # a wrong signature
+            f"{body[:-2]}{'AA' if body[-2:] != 'AA' else 'BB'}.{mac}",  # a changed payload
+            "not-a-state",
+        ]
+        for bad in forged:
+            with pytest.raises(MCPError) as refused_err:
+                await raw.call_tool("bash_exec", args, input_responses=accept, request_state=bad)
+            assert refused_err.value.error.code == INVALID_PARAMS
+        # another agent's server on the same host (it sees the job) with this very state
+        async with mcp_server(server_env, client="intruder", version=MODERN) as other:
+            with pytest.raises(MCPError) as foreign:
+                await other.session.session.call_tool(
+                    "bash_exec", args, input_responses=accept, request_state=state
+                )
+            assert foreign.value.error.code == INVALID_PARAMS
+        # the same state for another call (other arguments)
+        with pytest.raises(MCPError) as other_call:
+            await raw.call_tool(
+                "bash_exec", {**args, "wait_ms": 29_999}, input_responses=accept, request_state=state
+            )
+        assert other_call.value.error.code == INVALID_PARAMS
+        # the person answers; the genuine retry continues the job (no command runs again)
+        status, _, _ = await anyio.to_thread.run_sync(
+            lambda: request(url, "POST", {"secret": SECRET})
+        )
+        assert status == 200
+        with anyio.fail_after(STEP):
+            done = await raw.call_tool("bash_exec", args, input_responses=accept, request_state=state)
+        assert isinstance(done, CallToolResult) and not done.is_error
+        data = done.structured_content or {}
+        assert data["status"] == "completed" and data["output"].endswith("len 26\nmatch\n"), data
+        assert data["output"].count("len ") == 1
+        # a replay of the used state
+        with pytest.raises(MCPError) as replayed:
+            await raw.call_tool("bash_exec", args, input_responses=accept, request_state=state)
+        assert replayed.value.error.code == INVALID_PARAMS
+        # nothing else ran in the terminal
+        listing = await m.ok("bash_list")
+        (row,) = listing["terminals"]
+        assert row["job_id"] is None and row["running"] is False
+
+
+async def test_modern_without_url_elicitation_one_honest_sentence(server_env: ServerEnv) -> None:
+    received: list[str] = []
+    async with mcp_server(server_env, received=received, version=MODERN) as m:
+        res = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True, "wait_ms": 30_000})
+        assert res["status"] == "running" and res["awaiting_input"]["secret"] is True
+        note = res["note"]
+        assert "`dsh-magics answer mcp-pytest-agent`" in note
+        for wrong in ("NoBackChannelError", "could not ask", "offers no URL elicitation"):
+            assert wrong not in note
+        assert note.count(". ") == 0  # one sentence
+        answered = await anyio.to_thread.run_sync(_answer_in_a_pty, server_env, "mcp-pytest-agent")
+        assert "sent to job" in answered
+        done = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("match\n")
+    assert_secret_nowhere(server_env, received)
+
+
+async def test_a_bash_exec_wait_ends_at_a_password_prompt_in_every_version(server_env: ServerEnv) -> None:
+    """A bash_exec with wait_ms does not sit out its wait at a password prompt:
+    on a handshake revision it returns the waiting job after the person was
+    asked (the same page, the server-initiated request)."""
+    person = Person(answer_at)
+    async with mcp_server(server_env, elicitation_callback=person) as m:
+        with anyio.fail_after(STEP / 2):  # far less than the wait_ms
+            res = await m.ok("bash_exec", {"command": PROMPT_CMD, "tty": True, "wait_ms": 120_000})
+        assert res["status"] == "running" and res["awaiting_input"]["secret"] is True, res
+        assert res["reason"] == "awaiting_input" and ANSWERED_NOTE in res["note"]
+        assert len(person.asked) == 1
+        done = await m.ok("bash_wait", {"job_id": res["job_id"], "timeout_ms": 30_000, "on_input": False})
+        assert done["output"].endswith("len 26\nmatch\n")
+        # a prompt for ordinary input does not end the wait (as before)
+        typed = await m.ok(
+            "bash_exec", {"command": "read -r -t 1 -p 'name: ' x; echo got", "tty": True, "wait_ms": 30_000}
+        )
+        assert typed["status"] == "completed" and typed["output"].endswith("got\n")
+
+
+async def test_modern_bash_send_to_a_password_prompt_asks_a_person_instead(server_env: ServerEnv) -> None:
+    """The agent's text never reaches a password prompt (SECRET_INPUT); on
+    2026-07-28 the call asks for a person instead, and the retried call
+    reports the job going on with the person's answer."""
+    person = Person(answer_at)
+    received: list[str] = []
+    async with mcp_server(server_env, elicitation_callback=person, received=received, version=MODERN) as m:
+        job = await start_prompt(m)
+        await _until_waiting_for_a_password(m)  # (bash_list asks nobody)
+        # the agent types: its text is refused, a person is asked instead
+        res = await m.ok("bash_send", {"text": "guess", "wait_ms": 30_000})
+        assert len(person.asked) == 1, res
+        done = res if res["status"] == "completed" else await m.ok(
+            "bash_wait", {"job_id": job, "timeout_ms": 30_000, "on_input": False}
+        )
+        assert done["output"].endswith("len 26\nmatch\n"), done
+        assert "guess" not in done["output"]
+        (typed,) = done["inputs"]
+        assert (typed["source"], typed["text"]) == ("person", "[secret]")
+    assert_secret_nowhere(server_env, received)
+
+
+async def _until_waiting_for_a_password(m: Mcp) -> None:
+    """Poll bash_list (which routes nothing to a person) until the caller's
+    terminal shows its job waiting for a password."""
+    with anyio.fail_after(STEP):
+        while True:
+            rows = (await m.ok("bash_list"))["terminals"]
+            if any((r.get("awaiting_input") or {}).get("secret") for r in rows):
+                return
+            await anyio.sleep(0.05)  # the poll's interval, under the deadline above

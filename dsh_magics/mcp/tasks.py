@@ -1,0 +1,321 @@
+"""Long jobs as tasks: the MCP tasks extension (``io.modelcontextprotocol/tasks``,
+2026-07-28) over ordinary jobs (docs/mcp.md, "Long jobs as tasks").
+
+A task is a view of one job, never a second copy of it: its id names the job
+and its session, so ``tasks/get`` asks the job's terminal (bash_list, the
+panel and the notebook see the same job), and a server started after a
+client's restart finds a task that a terminal host still runs. What only
+this process knows is small: when it first saw the task, and that a client
+cancelled it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, cast
+
+import anyio
+import mcp.types as types
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
+from mcp.types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from pydantic import BaseModel
+
+from ..errors import DshError
+from .elicit import modern
+
+#: The extension's identifier, in the client's and the server's capabilities.
+TASKS = "io.modelcontextprotocol/tasks"
+#: How often a client should poll (the extension's ``pollIntervalMs``).
+POLL_INTERVAL_MS = 1000
+#: Job states after which the task is done.
+_DONE = frozenset(("completed", "interrupted", "shell_exited"))
+_SEP = "~"
+#: The fields of a ``bash_exec`` result for a job still running.
+_STARTED = frozenset(("job_id", "session_id", "status"))
+#: A task id whose job these say is not there names no task (-32602).
+_NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
+#: How long one look of a task's listener waits for its job to end.
+WATCH_SLICE_S = 30.0
+
+
+def declared(ctx: Any) -> bool:
+    """Did this request's client declare the tasks extension?"""
+    try:
+        extensions = ctx.session.client_params.capabilities.extensions
+    except AttributeError:
+        return False
+    return isinstance(extensions, dict) and TASKS in extensions
+
+
+def require_declared(ctx: Any) -> None:
+    """-32021 for a client that did not declare the extension (its MUST)."""
+    if not declared(ctx):
+        raise MCPError(
+            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message="Missing required client capability",
+            data={"requiredCapabilities": {"extensions": {TASKS: {}}}},
+        )
+
+
+def task_id(job_id: str, session_id: str) -> str:
+    return f"{job_id}{_SEP}{session_id}"
+
+
+def parse_task_id(value: str) -> tuple[str, str]:
+    """``(job_id, session_id)`` of a task id, or -32602."""
+    job_id, sep, session_id = value.partition(_SEP)
+    if not sep or not job_id or not session_id:
+        raise unknown_task(value)
+    return job_id, session_id
+
+
+def unknown_task(value: str) -> MCPError:
+    return MCPError(code=INVALID_PARAMS, message=f"Failed to retrieve task: no task {value[:200]!r}")
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class _Seen:
+    """What this process knows of a task beyond its job."""
+
+    created: float
+    updated: float
+    status: str = "working"
+    result: dict[str, Any] | None = None  # the final CallToolResult, wire form
+
+
+class TaskBoard:
+    """The tasks this server handed out or was asked about."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, _Seen] = {}
+
+    def created(self, tid: str) -> dict[str, Any]:
+        """A new task for a running job: the ``CreateTaskResult``."""
+        now = time.time()
+        with self._lock:
+            seen = self._seen.setdefault(tid, _Seen(now, now))
+        return {"resultType": "task", **self._wire(tid, seen)}
+
+    def cancelled(self, tid: str) -> None:
+        with self._lock:
+            seen = self._seen.setdefault(tid, _Seen(time.time(), time.time()))
+            if seen.status == "working":
+                seen.status, seen.updated = "cancelled", time.time()
+
+    def state(self, tid: str, job_status: str, final: dict[str, Any] | None) -> dict[str, Any]:
+        """The task (``DetailedTask``) given its job's status now and, once
+        the job ended, the final tool result."""
+        now = time.time()
+        with self._lock:
+            seen = self._seen.setdefault(tid, _Seen(now, now))
+            if seen.status == "working" and job_status in _DONE and final is not None:
+                seen.status, seen.result, seen.updated = "completed", final, now
+            return self._wire(tid, seen)
+
+    def status(self, tid: str) -> str | None:
+        with self._lock:
+            seen = self._seen.get(tid)
+            return seen.status if seen is not None else None
+
+    @staticmethod
+    def _wire(tid: str, seen: _Seen) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "taskId": tid,
+            "status": seen.status,
+            "createdAt": _iso(seen.created),
+            "lastUpdatedAt": _iso(seen.updated),
+            "ttlMs": None,
+            "pollIntervalMs": POLL_INTERVAL_MS,
+        }
+        if seen.result is not None:
+            out["result"] = seen.result
+        return out
+
+
+class TaskService:
+    """The extension's requests over one engine: a task for a long
+    ``bash_exec``, ``tasks/get``, ``tasks/cancel`` and ``subscriptions/listen``.
+
+    ``call(ctx, name, arguments)`` is ``tools.call`` as the requesting client's
+    session; ``final(ctx, result)`` turns a job's result into the wire
+    ``CallToolResult`` the task carries; ``run_blocking`` runs a blocking call
+    off the event loop's thread.
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        call: Callable[[Any, str, dict[str, Any]], dict[str, Any]],
+        final: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]],
+        run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]],
+    ) -> None:
+        self.backend = backend
+        self.board = TaskBoard()
+        self._call = call
+        self._final = final
+        self._run_blocking = run_blocking
+
+    def serve(self, server: Any) -> None:
+        """Advertise the extension (``server/discover``) and answer its requests."""
+        server.extensions[TASKS] = {}
+        server.add_request_handler("tasks/get", types.GetTaskRequestParams, self.get)
+        server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.cancel)
+        server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.listen)
+
+    def created(self, ctx: Any, wait_ms: int | None, started: dict[str, Any]) -> dict[str, Any] | None:
+        """A task for a ``bash_exec`` that outlived its ``wait_ms`` (its result
+        ``started``), for a request that declared the extension; else None."""
+        if not wait_ms or set(started) != _STARTED or started.get("status") != "running":
+            return None
+        if not (modern(ctx) and declared(ctx)):
+            return None
+        return self.board.created(task_id(started["job_id"], started["session_id"]))
+
+    async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        require_declared(ctx)
+        return {"resultType": "complete", **await self.state(ctx, params.task_id)}
+
+    async def state(self, ctx: Any, tid: str) -> dict[str, Any]:
+        """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
+        if self.board.status(tid) in ("working", None) and not self._running(tid):
+            res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
+            final = None
+            if "error" in res or res.get("status") != "running":
+                res.pop("reason", None)  # a bash_wait field; bash_exec results have none
+                final = await self._final(ctx, res)
+            return self.board.state(tid, "completed" if final is not None else "running", final)
+        return self.board.state(tid, "running", None)
+
+    async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        """Ctrl-C to the task's job (the shell stays); acknowledged at once."""
+        require_declared(ctx)
+        tid = params.task_id
+        if self.board.status(tid) in ("working", None):
+            res = self._job_now(ctx, tid)
+            if res.get("status") == "running":
+                job_id, session_id = parse_task_id(tid)
+                done = await self._run_blocking(
+                    lambda: self._call(ctx, "bash_interrupt", {"session_id": session_id})
+                )
+                if done.get("job_id") == job_id:
+                    self.board.cancelled(tid)
+        return {"resultType": "complete"}
+
+    async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+        """``subscriptions/listen``: the extension's ``taskIds`` get
+        ``notifications/tasks`` (the whole task, as ``tasks/get`` shows it)
+        at each change of status; the stream ends once every task it
+        honoured is done, unless it also asked for list changes (this
+        server's lists never change: such a stream stays open, silent)."""
+        sub_id = ctx.request_id
+        if sub_id is None:
+            raise MCPError(code=INVALID_PARAMS, message="subscriptions/listen requires a request id")
+        asked = params.notifications
+        wanted = (asked.model_extra or {}).get("taskIds")
+        if wanted is not None:
+            require_declared(ctx)
+            if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
+                raise MCPError(code=INVALID_PARAMS, message="taskIds: a list of task ids")
+        known = []
+        for tid in wanted or []:
+            try:
+                await self.state(ctx, tid)
+            except MCPError:
+                continue  # no such task: not honoured
+            known.append(tid)
+        lists = {
+            k: True
+            for k in ("tools_list_changed", "prompts_list_changed", "resources_list_changed")
+            if getattr(asked, k, None)
+        }
+        honoured = types.SubscriptionFilter.model_validate(
+            {**lists, "taskIds": known or None}, by_name=True, by_alias=True
+        )
+        meta = {SUBSCRIPTION_ID_META_KEY: sub_id}
+        await ctx.session.send_notification(
+            types.SubscriptionsAcknowledgedNotification(
+                params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honoured, _meta=meta)
+            ),
+            related_request_id=sub_id,
+        )
+        async with anyio.create_task_group() as tg:
+            for tid in known:
+                tg.start_soon(self._watch, ctx, tid, meta)
+        if lists:
+            await anyio.sleep_forever()  # until the client ends the stream
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _watch(self, ctx: Any, tid: str, meta: dict[str, Any]) -> None:
+        """Tell the listener the task's status, and again at each change, to its end."""
+        said = None
+        job_id, _ = parse_task_id(tid)
+        while True:
+            try:
+                task = await self.state(ctx, tid)
+            except MCPError:
+                return  # its job is forgotten (a new host): nothing more to say
+            if task["status"] != said:
+                said = task["status"]
+                note = _TaskNotification(method="notifications/tasks", params={**task, "_meta": meta})
+                await ctx.session.send_notification(cast(Any, note), related_request_id=ctx.request_id)
+            if said != "working":
+                return
+            try:
+                job = self.backend.job(job_id)
+            except DshError:
+                return  # the job is gone under us; a poll says how it ended
+            # bounded, so a worker is not held long after a listener left
+            await self._run_blocking(functools.partial(job.wait, WATCH_SLICE_S))
+
+    def _running(self, tid: str) -> bool:
+        """Is the task's job running? From the engine's job object alone (a
+        host's job stands in locally, settled by the host's events): a poll
+        of a working task costs no request to the host."""
+        job_id, session_id = parse_task_id(tid)
+        try:
+            job = self.backend.job(job_id)
+        except DshError:
+            return False  # let the full look say what is wrong
+        return bool(job.owner == session_id and not job.done)
+
+    def _job_now(self, ctx: Any, tid: str) -> dict[str, Any]:
+        """The task's job as a bash_wait that waits not at all; -32602 for a
+        task id that names no job."""
+        job_id, session_id = parse_task_id(tid)
+        res = self._call(
+            ctx, "bash_wait", {"job_id": job_id, "session_id": session_id, "timeout_ms": 0, "on_input": False}
+        )
+        if res.get("error", {}).get("code") in _NO_TASK:
+            raise unknown_task(tid)
+        return res
+
+
+class _TaskNotification(BaseModel):
+    """``notifications/tasks`` (the tasks extension; not an SDK type)."""
+
+    method: str
+    params: dict[str, Any]
+
+
+__all__ = [
+    "POLL_INTERVAL_MS",
+    "TASKS",
+    "TaskBoard",
+    "TaskService",
+    "declared",
+    "parse_task_id",
+    "require_declared",
+    "task_id",
+    "unknown_task",
+]
