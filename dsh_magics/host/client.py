@@ -225,7 +225,13 @@ class HostClient:
         return bool(self._op("exists", session_id=session_id))
 
     def exec(  # noqa: A003
-        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+        self,
+        session_id: str,
+        command: str,
+        wait_ms: int | None = None,
+        tty: bool = False,
+        source: str | None = None,
+        caller: str | None = None,
     ) -> Job | Result:
         """As in-process. ``wait_ms`` is handled here alone: the deadline is
         taken once, the host waits up to its cap (the table row's ``block``)
@@ -241,6 +247,8 @@ class HostClient:
             wait_ms=wait_ms,
             base_cwd=_cwd(),
             tty=(tty or None) if isinstance(tty, bool) else tty,
+            source=source,
+            caller=caller,
         )
         noted = self._proxies.first_after_restart(session_id)
         if "result" in value:
@@ -302,6 +310,12 @@ class HostClient:
             allow_unknown_prompt=allow_unknown_prompt,
             keys=keys,
         )
+
+    def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
+        return self._op("type_keys", session_id=session_id, data=data, caller=caller)  # type: ignore[no-any-return]
+
+    def inputs(self, session_id: str, last: int | None = None) -> builtins.list[dict[str, Any]]:
+        return self._op("inputs", session_id=session_id, last=last)  # type: ignore[no-any-return]
 
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
         V.count(tail_lines, "tail_lines")

@@ -521,7 +521,9 @@ class HostServer:
                 self.registry.attach(sid, cwd=base)
             except errors.DshError:
                 pass  # someone else opened it meanwhile, or base vanished: use the default
-        out = self.registry.exec(sid, a["command"], tty=bool(a.get("tty")))
+        out = self.registry.exec(
+            sid, a["command"], tty=bool(a.get("tty")), source=a.get("source"), caller=a.get("caller")
+        )
         if isinstance(out, Result):
             return {"result": P.result_to_wire(out)}
         if not wait_ms:

@@ -91,6 +91,13 @@ class TerminalBase:
             )
         )
 
+    def type_keys(self, data: str, caller: str | None = None) -> tuple[jobs.Job, int, str]:
+        """An attached person's keys, as their terminal sent them, to the
+        running job (NOT_RUNNING if none); recorded as the person's input."""
+        return self._type_in(
+            interaction.Typing(data, None, False, interaction.PERSON, caller, raw=True)
+        )
+
     def screen(self, styles: bool = False) -> dict[str, Any]:
         """The screen now (``screen.Snapshot.to_dict``)."""
         with self.core.lock:

@@ -1,0 +1,119 @@
+"""A person's keys over the engine contract (``type_keys``, ``inputs``, the
+``source`` of ``exec``), in-process and through the host (``engine`` fixture):
+keys into a running job, a person's prompt at an idle terminal whose line
+becomes a ``source: person`` job, SESSION_BUSY for others meanwhile, and the
+input record with secrets redacted. Real bash in a real PTY; readline is
+bash's own (``read -e``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, SessionBusy
+from dsh_magics.terminal import COMPLETED, Engine, Result
+
+from ..conftest import wait_until
+
+PASSWORD = "s3cret-Kx7"
+
+
+def _screen_has(engine: Engine, session: str, text: str) -> bool:
+    return any(text in row for row in engine.screen(session)["lines"])
+
+
+def _person_jobs(engine: Engine, session: str) -> list[jobs.Job]:
+    return [j for j in engine.jobs.all() if j.owner == session and j.source == "person" and not j.label.startswith("#")]
+
+
+def test_exec_source_is_the_jobs_source_and_in_the_record(engine: Engine) -> None:
+    res = engine.exec("p-src", "echo hello", wait_ms=20_000, source="notebook", caller="nb-1")
+    assert isinstance(res, Result) and res.source == "notebook"
+    assert engine.job(res.job_id).source == "notebook"
+    rows = engine.inputs("p-src")
+    assert [(r["kind"], r["source"], r["caller"], r["text"]) for r in rows] == [
+        ("command", "notebook", "nb-1", "echo hello")
+    ]
+    with pytest.raises(InvalidArgument):
+        engine.exec("p-src", "true", source="robot")
+
+
+def test_keys_reach_the_running_job(engine: Engine) -> None:
+    job = engine.exec("p-keys", "read -r -p 'name? ' x; echo \"got [$x]\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: _screen_has(engine, "p-keys", "name?"), 20)
+    out = engine.type_keys("p-keys", "ab", caller="attach-7")
+    assert out == {"job_id": job.id, "prompt": False}
+    engine.type_keys("p-keys", "c\r", caller="attach-7")
+    assert job.wait(20) and isinstance(job.result, Result)
+    assert "got [abc]" in job.result.output
+    typed = [r for r in engine.inputs("p-keys") if r["kind"] == "input"]
+    assert typed == [typed[0]] and typed[0]["text"] == "abc\r" and typed[0]["caller"] == "attach-7"
+    assert typed[0]["source"] == "person" and typed[0]["job_id"] == job.id
+
+
+def test_secret_keys_are_recorded_redacted(engine: Engine) -> None:
+    job = engine.exec("p-sec", "read -rs -p 'Password: ' pw; echo; echo \"len ${#pw}\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: _screen_has(engine, "p-sec", "Password:"), 20)
+    wait_until(lambda: (engine.info("p-sec").awaiting_input or {}).get("secret"), 20)
+    engine.type_keys("p-sec", PASSWORD + "\r")
+    assert job.wait(20) and isinstance(job.result, Result)
+    assert f"len {len(PASSWORD)}" in job.result.output
+    rows = engine.inputs("p-sec")
+    assert PASSWORD not in repr(rows) and PASSWORD not in repr(job.result)
+    assert [r["text"] for r in rows if r["kind"] == "input"] == ["[secret]"]
+
+
+def test_a_line_typed_at_the_idle_prompt_is_a_person_job(engine: Engine, request: pytest.FixtureRequest) -> None:
+    if request.node.callspec.params["engine"] in ("ssh", "podman"):
+        with pytest.raises(NotRunning, match="remote"):
+            engine.exec("p-idle", "true", wait_ms=20_000)
+            engine.type_keys("p-idle", "x")
+        return
+    engine.exec("p-idle", "echo ready", wait_ms=20_000, source="notebook")
+    first = engine.type_keys("p-idle", "echo fr", caller="attach-1")
+    assert first["prompt"] is True
+    wait_until(lambda: _screen_has(engine, "p-idle", "echo fr"), 20)
+    # Half a line typed: nobody else's command may mix into it.
+    with pytest.raises(SessionBusy, match="person is typing"):
+        engine.exec("p-idle", "echo intruder", source="agent")
+    engine.type_keys("p-idle", "om-person\r", caller="attach-1")
+    wait_until(lambda: [j for j in _person_jobs(engine, "p-idle") if j.done], 20)
+    (job,) = _person_jobs(engine, "p-idle")
+    assert job.label == "echo from-person"
+    assert isinstance(job.result, Result) and job.result.status == COMPLETED
+    assert job.result.output == "from-person\n" and job.result.source == "person"
+    # Free again once the person's line has run.
+    res = engine.exec("p-idle", "echo after", wait_ms=20_000, source="agent")
+    assert isinstance(res, Result) and res.output == "after\n"
+    rows = [(r["kind"], r["source"], r["text"]) for r in engine.inputs("p-idle")]
+    assert rows == [
+        ("command", "notebook", "echo ready"),
+        ("command", "person", "echo from-person"),
+        ("command", "agent", "echo after"),
+    ]
+    assert "intruder" not in repr(engine.read("p-idle"))
+
+
+def test_ctrl_c_at_the_person_prompt_drops_the_line(engine: Engine, request: pytest.FixtureRequest) -> None:
+    if request.node.callspec.params["engine"] in ("ssh", "podman"):
+        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+    engine.attach("p-cc")
+    engine.type_keys("p-cc", "echo never")
+    wait_until(lambda: _screen_has(engine, "p-cc", "echo never"), 20)
+    prompt = engine.interrupt("p-cc")
+    assert prompt is not None and prompt.wait(20)
+    res = engine.exec("p-cc", "echo free", wait_ms=20_000)
+    assert isinstance(res, Result) and res.output == "free\n"
+    assert not _person_jobs(engine, "p-cc")
+
+
+def test_bad_type_keys(engine: Engine) -> None:
+    with pytest.raises(NoSuchSession):
+        engine.type_keys("p-none", "x")
+    engine.attach("p-bad")
+    with pytest.raises(InvalidArgument):
+        engine.type_keys("p-bad", "")
+    with pytest.raises(NoSuchSession):
+        engine.inputs("p-none")
