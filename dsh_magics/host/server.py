@@ -23,6 +23,7 @@ from ..terminal import Engine, Registry, Result
 from ..terminal.core import fdwait
 from ..terminal.local import procs
 from . import protocol as P
+from . import viewers
 from .pages import PageTable
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 
@@ -474,6 +475,7 @@ class HostServer:
     # operations (arguments already checked against their table row)
     def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
         a = P.capped(op, a)
+        viewers.check(conn.client, op.name)
         hook = self._hooks.get(op.name)
         if hook is not None:
             return hook(conn, a)
@@ -495,6 +497,7 @@ class HostServer:
         out["terminals"] = [P.info_to_wire(i) for i in self.registry.list()]
         out["clients"] = sorted({c.peer_pid for c in conns if c.subscribed})
         out["connections"] = len(conns)
+        out["attached"] = viewers.attached((c.peer_pid, c.client) for c in conns)
         return out
 
     def _where(self, sid: str, base: str | None) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -173,10 +174,24 @@ class Registry:
                     "terminal's running jobs only; there is no person's prompt there yet",
                     session_id=session_id,
                 ) from None
-            self._person.open(session_id, caller)
+            self._await_prompt(term, self._person.open(session_id, caller))
             job, _, _ = term.type_keys(data, caller)
         prompt = is_prompt(job.label)
         return {"job_id": job.id, "prompt": prompt}
+
+    @staticmethod
+    def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:
+        """Until readline has drawn the person's prompt: it takes the terminal
+        out of echo first, so keys typed from then on are not echoed twice."""
+        deadline = time.monotonic() + timeout
+        while not job.done:
+            seq = term.output_seq
+            if term.snapshot(job).output:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            term.wait_output(seq, left)
 
     def inputs(self, session_id: str, last: int | None = None) -> list[dict[str, Any]]:
         """The session's input record (see :class:`.api.Engine`)."""
