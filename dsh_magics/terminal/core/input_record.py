@@ -119,7 +119,7 @@ class InputLog:
     def entries(self, last: int | None = None) -> list[Entry]:
         with self._lock:
             out = list(self._entries)
-        return out if last is None else out[len(out) - last :] if last else []
+        return out if last is None else out[max(0, len(out) - last) :] if last else []
 
     def latest(self) -> Entry | None:
         with self._lock:
