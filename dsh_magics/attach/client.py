@@ -232,7 +232,7 @@ class Attacher:
         """Ctrl-C: what ``bash_interrupt`` does (SIGINT to the running job's group)."""
         assert self._keys is not None
         try:
-            self._keys.call("interrupt", {"session_id": self.session})
+            self._keys.call("interrupt", {"session_id": self.session, "source": "person", "caller": self.caller})
         except (NoSuchSession, ShellExited) as e:
             self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
 

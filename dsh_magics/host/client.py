@@ -347,8 +347,8 @@ class HostClient:
     def latest_job(self, session_id: str | None = None) -> Job | None:
         return self._op("latest_job", session_id=session_id)  # type: ignore[no-any-return]
 
-    def interrupt(self, session_id: str) -> Job | None:
-        return self._op("interrupt", session_id=session_id)  # type: ignore[no-any-return]
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> Job | None:
+        return self._op("interrupt", session_id=session_id, source=source, caller=caller)  # type: ignore[no-any-return]
 
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         return self._op("read", session_id=session_id, since=since, last=last)  # type: ignore[no-any-return]

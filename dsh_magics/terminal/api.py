@@ -175,8 +175,9 @@ class Engine(Protocol):
         """The newest job (of one session, or of any)."""
         ...
 
-    def interrupt(self, session_id: str) -> Job | None:
-        """Ctrl-C to the running job's process group; the job, or None if idle."""
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> Job | None:
+        """Ctrl-C to the running job's process group; the job, or None if idle.
+        ``source`` and ``caller`` go into the input record."""
         ...
 
     # -- output ------------------------------------------------------------

@@ -301,10 +301,12 @@ class Registry:
         V.count(last, "last")
         return self._term(session_id).read(since=since, last=last)
 
-    def interrupt(self, session_id: str) -> jobs.Job | None:
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> jobs.Job | None:
+        V.source(source)
+        V.caller(caller)
         job = self._term(session_id).interrupt()
         if job is not None and not is_prompt(job.label):
-            self._log(session_id).add("interrupt", None, "", key="ctrl-c", job_id=job.id)
+            self._log(session_id).add("interrupt", source, "", caller=caller, key="ctrl-c", job_id=job.id)
         return job
 
     def close(self, session_id: str) -> bool:

@@ -463,7 +463,7 @@ def _fit_lines(lines: list[str], budget: int, *, forward: bool) -> _Page:
 
 def _interrupt(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
-    job = ctx.registry.interrupt(sid)
+    job = ctx.registry.interrupt(sid, source="agent", caller=ctx.caller)
     return {"session_id": sid, "interrupted": job is not None, "job_id": job.id if job else None}
 
 
