@@ -39,6 +39,8 @@ def prompt_command(path: str) -> str:
     return (
         f"{PROMPT_LABEL}\n"
         f"__dsh_ps=$? __dsh_pp={shlex.quote(PROMPT)} __dsh_pl=\n"
+        # The engine put this job in the history list; Up must find the person's lines only.
+        "[[ $(history 1) == *'dsh-magics attach: a person'* ]] && history -d -1\n"
         'IFS= read -e -r -p "${__dsh_pp@P}" __dsh_pl'
         f' && printf %s "$__dsh_pl" > {shlex.quote(path)}\n'
         'unset __dsh_pp __dsh_pl; (exit "$__dsh_ps")'

@@ -117,3 +117,25 @@ def test_bad_type_keys(engine: Engine) -> None:
         engine.type_keys("p-bad", "")
     with pytest.raises(NoSuchSession):
         engine.inputs("p-none")
+
+
+def test_up_at_the_person_prompt_recalls_the_history_and_dollar_q_is_kept(
+    engine: Engine, request: pytest.FixtureRequest
+) -> None:
+    if request.node.callspec.params["engine"] in ("ssh", "podman"):
+        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+    engine.exec("p-hist", "echo from-history-x", wait_ms=20_000)
+    engine.exec("p-hist", "(exit 7)", wait_ms=20_000)
+    engine.type_keys("p-hist", "\x1b[A\x1b[A")  # Up twice, as an xterm sends it
+    wait_until(lambda: any(r.endswith(" echo from-history-x") for r in engine.screen("p-hist")["lines"]), 20)
+    engine.type_keys("p-hist", "\r")
+    wait_until(lambda: [j for j in _person_jobs(engine, "p-hist") if j.done], 20)
+    engine.type_keys("p-hist", "(exit 7)\r")
+    wait_until(lambda: len([j for j in _person_jobs(engine, "p-hist") if j.done]) == 2, 20)
+    engine.type_keys("p-hist", "echo status=$?\r")
+    wait_until(lambda: len([j for j in _person_jobs(engine, "p-hist") if j.done]) == 3, 20)
+    first, _, third = _person_jobs(engine, "p-hist")
+    assert first.label == "echo from-history-x" and first.result.output == "from-history-x\n"
+    assert third.result.output == "status=7\n"  # the prompt in between kept the line's $?
+    hist = engine.exec("p-hist", "history", wait_ms=20_000)
+    assert isinstance(hist, Result) and "person's prompt" not in hist.output
