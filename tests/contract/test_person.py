@@ -38,13 +38,17 @@ def test_exec_source_is_the_jobs_source_and_in_the_record(engine: Engine) -> Non
         engine.exec("p-src", "true", source="robot")
 
 
-def test_keys_reach_the_running_job(engine: Engine) -> None:
+def test_keys_reach_the_running_job(engine: Engine, request: pytest.FixtureRequest) -> None:
     job = engine.exec("p-keys", "read -r -p 'name? ' x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
     wait_until(lambda: _screen_has(engine, "p-keys", "name?"), 20)
-    out = engine.type_keys("p-keys", "ab", caller="attach-7")
+    # Remote: only keys to a prompt the side channel saw echoing are kept as text.
+    wait_until(lambda: engine.info("p-keys").awaiting_input, 20)
+    pieces = ["abc\r"] if request.node.callspec.params["engine"] in ("ssh", "podman") else ["ab", "c\r"]
+    out = engine.type_keys("p-keys", pieces[0], caller="attach-7")
     assert out == {"job_id": job.id, "prompt": False}
-    engine.type_keys("p-keys", "c\r", caller="attach-7")
+    for piece in pieces[1:]:
+        engine.type_keys("p-keys", piece, caller="attach-7")
     assert job.wait(20) and isinstance(job.result, Result)
     assert "got [abc]" in job.result.output
     typed = [r for r in engine.inputs("p-keys") if r["kind"] == "input"]
@@ -139,3 +143,16 @@ def test_up_at_the_person_prompt_recalls_the_history_and_dollar_q_is_kept(
     assert third.result.output == "status=7\n"  # the prompt in between kept the line's $?
     hist = engine.exec("p-hist", "history", wait_ms=20_000)
     assert isinstance(hist, Result) and "person's prompt" not in hist.output
+
+
+def test_a_persons_keys_to_a_remote_job_are_secret_unless_seen_echoing(
+    engine: Engine, request: pytest.FixtureRequest
+) -> None:
+    if request.node.callspec.params["engine"] not in ("ssh", "podman"):
+        pytest.skip("remote terminals only: a local one reads its flags at each key")
+    job = engine.exec("p-rsec", "read -rs pw; echo \"len ${#pw}\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    engine.type_keys("p-rsec", PASSWORD + "\r")  # at once: nothing has been seen yet
+    assert job.wait(20) and isinstance(job.result, Result)
+    assert f"len {len(PASSWORD)}" in job.result.output
+    assert PASSWORD not in repr(engine.inputs("p-rsec")) and PASSWORD not in repr(job.result)
