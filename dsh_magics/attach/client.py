@@ -283,14 +283,21 @@ class Attacher:
                 if self._resized:
                     self._resized = False
                     self._painter.invalidate()
+            cols, rows = self.tty.size()
+            # The emulator's own rows when they fit (a tenth of the cost), else runs to cut.
+            narrow = self._screen_size is not None and cols < self._screen_size[0]
             try:
-                screen = self._draw.call("screen", {"session_id": self.session, "styles": True})
+                screen = self._draw.call(
+                    "screen", {"session_id": self.session, "styles": True if narrow else None, "vt": None if narrow else True}
+                )
             except (NoSuchSession, HostUnavailable):
                 continue  # the event thread reports the end
             except DshError:
                 continue
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))
-            cols, rows = self.tty.size()
+            if screen.get("vt") is not None and cols < self._screen_size[0]:
+                self._mark_dirty()  # it got narrower than we thought: draw again with runs
+                continue
             out = self._painter.frame(screen, cols, rows)
             if out:
                 with self._cond:

@@ -9,9 +9,13 @@ as the program expects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 ESC = "\x1b"
+
+#: In a ``vt`` row: SGR sequences are kept, any other escape sequence or control goes.
+_VT_PARTS = re.compile(r"(\x1b\[[0-9;:]*m)|\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b.?|[\x00-\x1f\x7f]")
 
 #: Entering and leaving: alternate screen on/off, attributes and modes back to normal.
 ENTER = f"{ESC}[?1049h{ESC}[H{ESC}[2J"
@@ -74,6 +78,17 @@ def row_text(screen: dict[str, Any], y: int, cols: int) -> str:
     return "".join(out)
 
 
+def _keep_sgr(m: re.Match[str]) -> str:
+    return m.group(1) or ""
+
+
+def vt_row_text(screen: dict[str, Any], y: int) -> str:
+    """Row ``y`` from the screen's ``vt`` rows (the emulator's own serialisation)."""
+    rows = screen.get("vt") or []
+    text = rows[y] if y < len(rows) else ""
+    return f"{ESC}[{y + 1};1H{ESC}[0m{ESC}[2K{_VT_PARTS.sub(_keep_sgr, str(text))}{ESC}[0m"
+
+
 class Painter:
     """Frames for one local terminal: full the first time (and after a
     resize), then only what changed."""
@@ -98,7 +113,10 @@ class Painter:
             self._rows = []
             self._size = (cols, rows)
         shown = min(int(screen["rows"]), rows)
-        new_rows = [row_text(screen, y, cols) for y in range(shown)]
+        if screen.get("vt") is not None and cols >= int(screen["cols"]):
+            new_rows = [vt_row_text(screen, y) for y in range(shown)]
+        else:  # a narrower window: runs can be cut at its edge
+            new_rows = [row_text(screen, y, cols) for y in range(shown)]
         for y, text in enumerate(new_rows):
             if full or y >= len(self._rows) or self._rows[y] != text:
                 out.append(text)
@@ -126,4 +144,4 @@ class Painter:
         return "".join(out)
 
 
-__all__ = ["ENTER", "LEAVE", "Painter", "row_text", "sgr"]
+__all__ = ["ENTER", "LEAVE", "Painter", "row_text", "sgr", "vt_row_text"]

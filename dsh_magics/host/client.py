@@ -353,8 +353,8 @@ class HostClient:
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         return self._op("read", session_id=session_id, since=since, last=last)  # type: ignore[no-any-return]
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
-        return self._op("screen", session_id=session_id, styles=styles)  # type: ignore[no-any-return]
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
+        return self._op("screen", session_id=session_id, styles=styles, vt=vt or None)  # type: ignore[no-any-return]
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:
         return bool(self._op("resize", session_id=session_id, cols=cols, rows=rows))

@@ -185,12 +185,13 @@ class Engine(Protocol):
         """The terminal's retained output: lines from ``since``, or the ``last`` N."""
         ...
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
         """What an xterm of the terminal's size shows now, JSON-ready:
         ``lines`` (each row's text, trailing blanks cut), ``cursor_row``,
         ``cursor_col``, ``cursor_visible``, ``alt_screen``, ``used_alt_screen``,
         ``title``, ``cols``, ``rows``, ``modes``; with ``styles`` each row's
-        runs of one style (``styles``)."""
+        runs of one style (``styles``); with ``vt`` each row as text with SGR
+        sequences, for a terminal to draw (``vt``)."""
         ...
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:

@@ -349,9 +349,10 @@ class Registry:
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
         V.flag(styles, "styles")
-        return self._term(session_id).screen(styles=bool(styles))
+        V.flag(vt, "vt")
+        return self._term(session_id).screen(styles=bool(styles), vt=bool(vt))
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:
         for value, name in ((cols, "cols"), (rows, "rows")):

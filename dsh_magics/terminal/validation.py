@@ -219,6 +219,7 @@ CHECKS: dict[str, Check] = {
     "last": count,
     "after_seq": count,
     "styles": flag,
+    "vt": flag,
     "cols": size,
     "rows": size,
     "data": keys_data,

@@ -4,6 +4,7 @@ types reaches the same terminal the notebook and agents use (docs/attach.md)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -269,3 +270,21 @@ def test_sigterm_and_a_lost_host_restore_the_tty(tmuxes: list[Tmux]) -> None:
         import shutil
 
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_colours_and_a_narrow_viewer(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
+    engine.attach("a-col")
+    wide = _attach(tmuxes, "a-col", attach_dir, cols=80, rows=20)
+    _attached(engine, "a-col")
+    wait_until(lambda: engine.screen("a-col")["cols"] == 80, T)
+    narrow = _attach(tmuxes, "a-col", attach_dir, "--read-only", cols=30, rows=20)
+    _attached(engine, "a-col", 2)
+    engine.exec("a-col", "printf 'plain \\033[31mRED-TEXT\\033[0m %s\\n' $(seq -s- 1 30)", wait_ms=20_000)
+    wide.wait_for("RED-TEXT")
+    coloured = wide.tmux("capture-pane", "-p", "-e", "-t", "0")
+    red = re.compile(r"\x1b\[(?:31|38;5;1)mRED-TEXT")  # palette red, however tmux spells it
+    assert red.search(coloured), coloured
+    # A viewer narrower than the terminal sees its left part, cut at its edge, in colour too.
+    narrow.wait_for("plain RED-TEXT 1-2-3")
+    assert all(len(r) <= 30 for r in narrow.rows())
+    assert red.search(narrow.tmux("capture-pane", "-p", "-e", "-t", "0"))

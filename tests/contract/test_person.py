@@ -156,3 +156,18 @@ def test_a_persons_keys_to_a_remote_job_are_secret_unless_seen_echoing(
     assert job.wait(20) and isinstance(job.result, Result)
     assert f"len {len(PASSWORD)}" in job.result.output
     assert PASSWORD not in repr(engine.inputs("p-rsec")) and PASSWORD not in repr(job.result)
+
+
+def test_screen_vt_rows_are_the_rows_with_their_sgr(engine: Engine) -> None:
+    import re
+
+    engine.exec("p-vt", "printf 'a \\033[1;31mbold red\\033[0m z\\n'", wait_ms=20_000)
+    snap = engine.screen("p-vt", vt=True)
+    assert len(snap["vt"]) == snap["rows"]
+    plain = [re.sub(r"\x1b\[[0-9;:]*m", "", row).rstrip() for row in snap["vt"]]
+    assert plain == snap["lines"]
+    row = next(r for r in snap["vt"] if "bold red" in r)
+    assert re.search(r"\x1b\[1m\x1b\[(?:31|38;5;1)mbold red", row), row
+    assert "vt" not in engine.screen("p-vt")
+    with pytest.raises(InvalidArgument):
+        engine.screen("p-vt", vt="yes")  # type: ignore[arg-type]
