@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,12 @@ from .local_tty import RawTerminal, Signals, write_all
 
 #: The default detach key: Ctrl-] (as telnet's and docker's).
 DEFAULT_DETACH = "C-]"
+
+#: Least time between two screen fetches while output keeps coming (60 a
+#: second): each fetch holds the terminal's lock for a moment, and a faster
+#: redraw than the eye follows only slows the job down. A change after a
+#: quiet moment is fetched at once.
+FRAME_S = 1 / 60
 
 #: Keys are sent in pieces of at most this many characters (a paste).
 _CHUNK = 16 * 1024
@@ -273,16 +280,24 @@ class Attacher:
 
     def _draw_loop(self) -> None:
         assert self._draw is not None
+        last = 0.0
         while True:
             with self._cond:
-                while not self._dirty and not self._stopping:
-                    self._cond.wait()
+                while not self._stopping:
+                    if self._dirty:
+                        early = last + FRAME_S - time.monotonic()
+                        if early <= 0:
+                            break
+                        self._cond.wait(early)
+                    else:
+                        self._cond.wait()
                 if self._stopping:
                     return
                 self._dirty = False
                 if self._resized:
                     self._resized = False
                     self._painter.invalidate()
+            last = time.monotonic()
             cols, rows = self.tty.size()
             # The emulator's own rows when they fit (a tenth of the cost), else runs to cut.
             narrow = self._screen_size is not None and cols < self._screen_size[0]
