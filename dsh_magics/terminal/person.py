@@ -51,6 +51,25 @@ def is_prompt(command: str | None) -> bool:
     return bool(command) and str(command).startswith(PROMPT_LABEL)
 
 
+_PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
+
+
+def line_end(keys: str) -> int:
+    """Where the first Enter (CR or LF) outside a bracketed paste is in
+    ``keys``, or -1: what a prompt takes as its line ends there."""
+    i, pasting = 0, False
+    while i < len(keys):
+        if keys.startswith(_PASTE_START, i):
+            pasting, i = True, i + len(_PASTE_START)
+        elif keys.startswith(_PASTE_END, i):
+            pasting, i = False, i + len(_PASTE_END)
+        elif keys[i] in "\r\n" and not pasting:
+            return i
+        else:
+            i += 1
+    return -1
+
+
 class PersonPrompts:
     """The prompt jobs and reservations of one registry.
 
@@ -60,7 +79,9 @@ class PersonPrompts:
     def __init__(self, start: Callable[[str, str, str | None], jobs.Job]) -> None:
         self._start = start
         self._lock = threading.Lock()
+        self._released = threading.Condition(self._lock)
         self._reserved: dict[str, tuple[jobs.Job, str]] = {}  # session -> (prompt job, line file)
+        self._submitted: set[str] = set()  # sessions whose prompt got its Enter
         self._dir: str | None = None
 
     def check(self, session_id: str) -> None:
@@ -74,6 +95,7 @@ class PersonPrompts:
                 # The prompt ended without a line (Ctrl-C, Ctrl-D, an empty
                 # line) or the line's job has started: nothing to wait for.
                 del self._reserved[session_id]
+                self._submitted.discard(session_id)
                 return
         raise SessionBusy(
             f"session {session_id!r}: a person is typing a command at its prompt "
@@ -135,10 +157,31 @@ class PersonPrompts:
             held = self._reserved.get(session_id)
             if held is not None and held[0] is job:
                 del self._reserved[session_id]
+                self._submitted.discard(session_id)
+            self._released.notify_all()
+
+    def submitted(self, session_id: str) -> None:
+        """The person's Enter went to the prompt: its line is on its way."""
+        with self._lock:
+            if session_id in self._reserved:
+                self._submitted.add(session_id)
+
+    def await_handover(self, session_id: str, timeout: float = 5.0) -> None:
+        """Until a submitted prompt's line has been started as a job (or there
+        is none): keys typed right after Enter belong to that job, not to the
+        prompt that is ending nor to a second one that would take its place."""
+        def settled() -> bool:
+            held = self._reserved.get(session_id)
+            return held is None or (not held[0].done and session_id not in self._submitted)
+
+        with self._lock:
+            self._released.wait_for(settled, timeout)
 
     def forget(self, session_id: str) -> None:
         with self._lock:
             self._reserved.pop(session_id, None)
+            self._submitted.discard(session_id)
+            self._released.notify_all()
 
     def _line_path(self, session_id: str) -> str:
         with self._lock:
@@ -154,4 +197,4 @@ class PersonPrompts:
             shutil.rmtree(d, ignore_errors=True)
 
 
-__all__ = ["PROMPT", "PROMPT_LABEL", "PersonPrompts", "is_prompt", "prompt_command"]
+__all__ = ["PROMPT", "PROMPT_LABEL", "PersonPrompts", "is_prompt", "line_end", "prompt_command"]

@@ -13,14 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import jobs, shutdown
-from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, NotRunning, TooManySessions
+from ..errors import (
+    InvalidArgument,
+    NoSuchJob,
+    NoSuchSession,
+    NotRunning,
+    SessionBusy,
+    TooManySessions,
+)
 from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
 from .core.input_record import InputLog
 from .local.terminal import Terminal
-from .person import PersonPrompts, is_prompt
+from .person import PersonPrompts, is_prompt, line_end
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
@@ -164,20 +171,41 @@ class Registry:
         V.keys_data(data)
         V.caller(caller)
         term = self._term(session_id)
-        prompt = False
-        try:
-            job, _, _ = term.type_keys(data, caller)
-        except NotRunning:
-            if _target(term) is not None:
-                raise NotRunning(
-                    f"session {session_id!r} (on {_target(term)}) runs no job: keys reach a remote "
-                    "terminal's running jobs only; there is no person's prompt there yet",
-                    session_id=session_id,
-                ) from None
-            self._await_prompt(term, self._person.open(session_id, caller))
-            job, _, _ = term.type_keys(data, caller)
-        prompt = is_prompt(job.label)
-        return {"job_id": job.id, "prompt": prompt}
+        first: jobs.Job | None = None
+        rest = data
+        for _ in range(len(data) + 3):  # each turn types at least one line or ends
+            if not rest:
+                break
+            self._person.await_handover(session_id)
+            running = term.running_job
+            if running is None:
+                if _target(term) is not None:
+                    raise NotRunning(
+                        f"session {session_id!r} (on {_target(term)}) runs no job: keys reach a remote "
+                        "terminal's running jobs only; there is no person's prompt there yet",
+                        session_id=session_id,
+                    )
+                try:
+                    self._await_prompt(term, self._person.open(session_id, caller))
+                except SessionBusy:
+                    pass  # another caller's job started meanwhile: the keys are its input
+                continue
+            piece = rest
+            if is_prompt(running.label):
+                cut = line_end(rest)
+                if cut >= 0:  # the line ends here; what follows is for its job
+                    piece = rest[: cut + 1]
+            try:
+                job, _, _ = term.type_keys(piece, caller)
+            except NotRunning:
+                continue  # it ended meanwhile: look again
+            if is_prompt(job.label) and line_end(piece) >= 0:
+                self._person.submitted(session_id)
+            rest = rest[len(piece) :]
+            first = first or job
+        if first is None:
+            raise NotRunning(f"session {session_id!r}: no job took the keys", session_id=session_id)
+        return {"job_id": first.id, "prompt": is_prompt(first.label)}
 
     @staticmethod
     def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:

@@ -12,6 +12,7 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, SessionBusy
 from dsh_magics.terminal import COMPLETED, Engine, Result
+from dsh_magics.terminal.person import line_end
 
 from ..conftest import wait_until
 
@@ -171,3 +172,18 @@ def test_screen_vt_rows_are_the_rows_with_their_sgr(engine: Engine) -> None:
     assert "vt" not in engine.screen("p-vt")
     with pytest.raises(InvalidArgument):
         engine.screen("p-vt", vt="yes")  # type: ignore[arg-type]
+
+
+def test_keys_after_enter_go_to_the_lines_job(engine: Engine, request: pytest.FixtureRequest) -> None:
+    if request.node.callspec.params["engine"] in ("ssh", "podman"):
+        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+    engine.attach("p-ahead")
+    # Enter and the next keys in one go (a fast typist, or keys read together): the
+    # line runs as the person's job and the keys after it are that job's input.
+    engine.type_keys("p-ahead", "read -r x; echo \"got [$x]\"\rtyped-ahead\r")
+    wait_until(lambda: [j for j in _person_jobs(engine, "p-ahead") if j.done], 20)
+    (job,) = _person_jobs(engine, "p-ahead")
+    assert job.label == 'read -r x; echo "got [$x]"'
+    assert job.result.output.endswith("got [typed-ahead]\n")
+    # A paste with a newline inside stays one line of the prompt (bracketed paste).
+    assert line_end("\x1b[200~a\rb\x1b[201~\r") == len("\x1b[200~a\rb\x1b[201~")
