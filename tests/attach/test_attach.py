@@ -3,6 +3,7 @@ types reaches the same terminal the notebook and agents use (docs/attach.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -288,3 +289,20 @@ def test_colours_and_a_narrow_viewer(engine: HostClient, attach_dir: str, tmuxes
     narrow.wait_for("plain RED-TEXT 1-2-3")
     assert all(len(r) <= 30 for r in narrow.rows())
     assert red.search(narrow.tmux("capture-pane", "-p", "-e", "-t", "0"))
+
+
+def test_log_shows_who_typed_what_and_never_a_secret(engine: HostClient, attach_dir: str) -> None:
+    engine.exec("a-log", "echo logged-cmd", wait_ms=20_000, source="notebook", caller="nb-7")
+    job = engine.exec("a-log", "read -rs -p 'Password: ' p; echo \"n=${#p}\"", tty=True, source="agent")
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: (engine.info("a-log").awaiting_input or {}).get("secret"), T)
+    engine.type_keys("a-log", "pw-Zx81-log\r", caller="attach-test")
+    assert job.wait(T)
+    out = _run_cli("log", "a-log", "--host-dir", attach_dir)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any("command" in ln and "notebook (nb-7)" in ln and "echo logged-cmd" in ln for ln in lines), out.stdout
+    assert any("input" in ln and "person (attach-test)" in ln and "[secret]" in ln for ln in lines), out.stdout
+    assert "pw-Zx81-log" not in out.stdout
+    rows = json.loads(_run_cli("log", "a-log", "--host-dir", attach_dir, "--json", "--last", "1").stdout)
+    assert [(r["kind"], r["source"], r["text"]) for r in rows] == [("input", "person", "[secret]")]
