@@ -108,8 +108,12 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"host {h.name}: pid {h.info['pid']}, up {age:.0f}s, "
                 f"{'following pid ' + str(watch) if watch else 'runs until stopped'}, "
-                f"{len(h.info.get('clients') or [])} kernel(s) attached"
+                f"{len(set(h.info.get('clients') or []) - {a.get('pid') for a in h.info.get('attached') or []})}"
+                " kernel(s) attached"
             )
+            for a in h.info.get("attached") or []:
+                ro = ", read-only" if a.get("read_only") else ""
+                print(f"  a person is attached to {a.get('session_id')} (dsh-magics attach, pid {a.get('pid')}{ro})")
             for t in h.info.get("terminals") or []:
                 job = f" job {t['job_id']}" if t.get("job_id") else ""
                 print(f"  {t['session_id']}: {t['status']}, cwd {t.get('cwd')}{job}")
