@@ -72,7 +72,10 @@ class Tmux:
         self.tmux("resize-window", "-t", "0", "-x", str(cols), "-y", str(rows))
 
     def kill(self) -> None:
-        path = self.tmux("display-message", "-p", "#{socket_path}").strip()
+        try:
+            path = self.tmux("display-message", "-p", "#{socket_path}").strip()
+        except subprocess.CalledProcessError:
+            return  # already gone (killed by the test)
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
         if path:
             try:

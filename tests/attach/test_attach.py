@@ -306,3 +306,16 @@ def test_log_shows_who_typed_what_and_never_a_secret(engine: HostClient, attach_
     assert "pw-Zx81-log" not in out.stdout
     rows = json.loads(_run_cli("log", "a-log", "--host-dir", attach_dir, "--json", "--last", "1").stdout)
     assert [(r["kind"], r["source"], r["text"]) for r in rows] == [("input", "person", "[secret]")]
+
+
+def test_closing_the_local_terminal_leaves_nothing_attached(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
+    engine.exec("a-hup", "echo hup-ready", wait_ms=20_000)
+    t = _attach(tmuxes, "a-hup", attach_dir)
+    t.wait_for("hup-ready")
+    _attached(engine, "a-hup")
+    (viewer,) = [a for a in engine._call("status", {})["attached"] if a["session_id"] == "a-hup"]
+    t.kill()  # the terminal goes away: the client gets SIGHUP and leaves
+    wait_until(lambda: not [a for a in engine._call("status", {})["attached"] if a["session_id"] == "a-hup"], T)
+    wait_until(lambda: subprocess.run(["kill", "-0", str(viewer["pid"])], capture_output=True).returncode != 0, T)
+    res = engine.exec("a-hup", "echo still-here", wait_ms=20_000)
+    assert isinstance(res, Result) and res.output == "still-here\n"
