@@ -39,6 +39,12 @@ def _attached(engine: HostClient, session: str, count: int = 1) -> None:
     wait_until(ok, T, msg="attach client not connected")
 
 
+def _sized(engine: HostClient, session: str, cols: int, rows: int) -> None:
+    """Until the attached client has given the terminal its window's size (a
+    program started before that gets a SIGWINCH, and vim then redraws)."""
+    wait_until(lambda: (engine.screen(session)["cols"], engine.screen(session)["rows"]) == (cols, rows), T)
+
+
 def _person_jobs(engine: HostClient, session: str) -> list[jobs.Job]:
     return [j for j in engine.jobs.all() if j.owner == session and j.source == "person" and not j.label.startswith("#")]
 
@@ -109,6 +115,7 @@ def test_vim_is_driven_detached_and_reattached(
     engine.attach("a-vim", cwd=str(tmp_path))
     t = _attach(tmuxes, "a-vim", attach_dir)
     _attached(engine, "a-vim")
+    _sized(engine, "a-vim", 100, 30)
     job = engine.exec("a-vim", "vim -u NONE -N notes.txt", tty=True, source="notebook")
     assert isinstance(job, jobs.Job)
     t.wait_for('"notes.txt" [New')
