@@ -57,8 +57,8 @@ def test_a_prompt_is_answered_from_the_answer_box(reg: Registry, pn: Panel) -> N
     assert job.wait(20) and job.result.output.endswith("got [y]\n")
     assert pn.c_answer.value == ""
     pn.model.refresh()
-    wait_until(lambda: "person: y" in pn.h_jobs.value, 10, msg="the input is listed")
-    assert job.result.inputs[0]["source"] == "person"
+    wait_until(lambda: "panel: y" in pn.h_jobs.value, 10, msg="the input is listed")
+    assert job.result.inputs[0]["source"] == "panel"
 
 
 def test_a_password_goes_through_the_hidden_box_only(reg: Registry, pn: Panel) -> None:
@@ -71,7 +71,7 @@ def test_a_password_goes_through_the_hidden_box_only(reg: Registry, pn: Panel) -
     assert pn.c_secret.value == ""
     assert job.wait(20) and f"len={len(PASSWORD)}" in job.result.output
     pn.model.refresh()
-    wait_until(lambda: "person: [secret]" in pn.h_jobs.value, 10, msg="redacted input listed")
+    wait_until(lambda: "panel: [secret]" in pn.h_jobs.value, 10, msg="redacted input listed")
     assert PASSWORD not in _all_html(pn) and PASSWORD not in repr(pn)
     assert PASSWORD not in job.result.output and PASSWORD not in str(job.result.inputs)
 
