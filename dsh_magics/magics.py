@@ -318,7 +318,7 @@ class BashMagics(Magics):
         if args.wait:
             before = self.registry.latest_job(session)
             try:
-                job = self.registry.exec(session, command, tty=args.tty)
+                job = self.registry.exec(session, command, tty=args.tty, source="notebook")
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
                 started = self.registry.latest_job(session)
@@ -329,7 +329,9 @@ class BashMagics(Magics):
                 return raise_if_failed(res, args.raise_error)
             assert isinstance(job, jobs.Job)
             return raise_if_failed(self._wait_streaming(job, None), args.raise_error)
-        out = self.registry.exec(session, command, wait_ms=to_ms(args.timeout), tty=args.tty)
+        out = self.registry.exec(
+            session, command, wait_ms=to_ms(args.timeout), tty=args.tty, source="notebook"
+        )
         if isinstance(out, Result):
             return raise_if_failed(dataclasses.replace(out, reason="settled"), args.raise_error)
         handle = self._handle(out)
@@ -462,7 +464,7 @@ class BashMagics(Magics):
             keys=args.key if args.key and len(args.key) > 1 else None,
             enter=not args.no_enter,
             wait_ms=2000 if args.timeout is None else to_ms(args.timeout),
-            source="person",
+            source="notebook",
             secret=args.secret,
         )
         if not res.done and res.awaiting_input is not None:
@@ -551,7 +553,7 @@ class BashMagics(Magics):
         """
         args = parse(self.bash_interrupt, line)
         session = self._session(args.session)
-        job = self.registry.interrupt(session)
+        job = self.registry.interrupt(session, source="notebook")
         if job is None:
             print(f"session {session!r} is idle: nothing to interrupt")
             return None

@@ -113,9 +113,10 @@ class PersonAnswers:
             )
         flag = "" if self.host == "mcp" else f" --host {self.host}"
         return (
-            f"a person can answer it: `dsh-magics answer {session_id}{flag}` in a terminal on "
-            f"this machine (hidden entry), or the password box of `%bash_panel --session "
-            f"{session_id}` in a notebook on host {self.host}"
+            f"a person can answer it: `dsh-magics answer {session_id}{flag}` (hidden entry) or "
+            f"`dsh-magics attach {session_id}{flag}` (the terminal itself) in a terminal on this "
+            f"machine, or the password box of `%bash_panel --session {session_id}` in a notebook "
+            f"on host {self.host}"
         )
 
     def take_answered(self, job_id: str) -> bool:

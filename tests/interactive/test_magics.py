@@ -56,11 +56,11 @@ def test_a_repl_driven_from_the_notebook(ip: Any, capsys: pytest.CaptureFixture[
     assert done.status == "completed" and done.exit_code == 0
     inputs = [(r["source"], r["text"], r["key"]) for r in done.inputs]
     assert inputs == [
-        ("person", "print('a' * 3)", None),
-        ("person", "x = 4", None),
-        ("person", "", None),
-        ("person", "print(x * x)", None),
-        ("person", "", "ctrl-d"),
+        ("notebook", "print('a' * 3)", None),
+        ("notebook", "x = 4", None),
+        ("notebook", "", None),
+        ("notebook", "print(x * x)", None),
+        ("notebook", "", "ctrl-d"),
     ]
 
 
@@ -88,3 +88,19 @@ def test_idle_and_errors_are_one_line(ip: Any) -> None:
         line(ip, "bash_send", "echo typed into nothing")
     with pytest.raises(UsageError, match=r"^NOT_RUNNING: "):
         line(ip, "bash_send", "--secret")
+
+
+def test_the_input_record_names_the_notebook(ip: Any) -> None:
+    """Who typed what: a command, a send and an interrupt from the magics are
+    recorded with source ``notebook`` (a person at an attached terminal is
+    ``person``, an agent ``agent``, the panel ``panel``)."""
+    session = f"ix-{os.getpid()}"
+    line(ip, "bash_exec", "--tty read -r -p 'name? ' n; echo got $n")
+    assert line(ip, "bash_wait", "--timeout 20").reason == "awaiting_input"
+    assert line(ip, "bash_send", "--timeout 20 ada").exit_code == 0
+    line(ip, "bash_exec", "sleep 30")
+    line(ip, "bash_interrupt", "")
+    record = default_registry().inputs(session)
+    kinds = [(e["kind"], e["source"]) for e in record[-4:]]
+    assert all(source == "notebook" for _, source in kinds), record[-4:]
+    assert {kind for kind, _ in kinds} >= {"command", "interrupt"}, record[-4:]

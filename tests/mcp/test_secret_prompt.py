@@ -9,6 +9,7 @@ the person: it opens the link and posts the answer.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import os
 import sys
@@ -43,9 +44,12 @@ def mode(request: pytest.FixtureRequest) -> tuple[str, ...]:
 
 SECRET = "hunter2-Qx7#not-for-models"
 CHROMIUM = "/usr/bin/chromium"
+# The command checks the answer by its hash: the command's own text is in the
+# input record (bash_list's ``typed``), so it must not carry the secret.
 PROMPT_CMD = (
     "read -r -s -p 'Password for deploy: ' pw; echo; echo \"len ${#pw}\"; "
-    f"[ \"$pw\" = '{SECRET}' ] && echo match"
+    "[ \"$(printf %s \"$pw\" | sha256sum | cut -c1-64)\" = "
+    f"'{hashlib.sha256(SECRET.encode()).hexdigest()}' ] && echo match"
 )
 
 
@@ -540,6 +544,7 @@ async def test_modern_without_url_elicitation_one_honest_sentence(server_env: Se
         assert res["status"] == "running" and res["awaiting_input"]["secret"] is True
         note = res["note"]
         assert "`dsh-magics answer mcp-pytest-agent`" in note
+        assert "`dsh-magics attach mcp-pytest-agent`" in note  # issue 31 §4
         for wrong in ("NoBackChannelError", "could not ask", "offers no URL elicitation"):
             assert wrong not in note
         assert note.count(". ") == 0  # one sentence
