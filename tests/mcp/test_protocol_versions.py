@@ -21,6 +21,14 @@ def _stable(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in ("job_id", "duration_s")}
 
 
+def _stable_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A bash_list row without what differs between two runs: the shell's pid,
+    and the times and job ids of its input record (``typed``)."""
+    stable = {k: v for k, v in row.items() if k not in ("pid", "typed")}
+    stable["typed"] = [(e["kind"], e["source"], e["caller"], e["text"]) for e in row.get("typed") or []]
+    return stable
+
+
 async def _session_of_calls(m: Mcp) -> dict[str, Any]:
     """What a client sees of one short session: tools, results, an error."""
     listed = (await m.session.list_tools()).tools
@@ -39,7 +47,7 @@ async def _session_of_calls(m: Mcp) -> dict[str, Any]:
         "waited": _stable(waited),
         "text": text.replace(started["job_id"], "JOB").split(" in ", 2)[:2],
         "missing": missing,
-        "listing": [{k: v for k, v in row.items() if k != "pid"} for row in listing["terminals"]],
+        "listing": [_stable_row(row) for row in listing["terminals"]],
         "own": listing["own_session"],
     }
 
