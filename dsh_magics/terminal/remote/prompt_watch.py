@@ -73,6 +73,19 @@ class PromptWatch:
         if self.available:
             run.quiet.at = time.monotonic() + QUIET_S
 
+    def interrupted(self, run: Running) -> None:
+        """A Ctrl-C is on its way to the running job (call under the core's
+        lock): the prompt it waited at is being left, so it no longer counts
+        as awaiting input (a wait would return at once, before the job
+        settles: issue 32); a program that survives the Ctrl-C and reads again
+        (a REPL) is seen by the next look, once it is quiet. Its output
+        spells are not counted: a launch seen before still holds."""
+        run.awaiting = None
+        run.quiet.reader = None
+        run.quiet.tries = 0
+        if self.available:
+            run.quiet.at = time.monotonic() + QUIET_S
+
     def next_due(self) -> float | None:
         run = self._core.running
         return run.quiet.at if run is not None and self.available else None
