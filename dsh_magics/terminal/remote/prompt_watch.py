@@ -52,6 +52,14 @@ class PromptWatch:
     def available(self) -> bool:
         return self._channel is not None and self._where is not None and self.why_unavailable is None
 
+    def hang_up(self) -> bool:
+        """SIGHUP to the remote shell through the side channel (a close
+        while a job runs); False when it cannot be sent."""
+        if not self.available:
+            return False
+        assert self._channel is not None and self._where is not None
+        return self._channel.hang_up(self._where[0])
+
     @property
     def probes(self) -> int:
         return self._channel.probes if self._channel is not None else 0
