@@ -39,9 +39,10 @@ class Repeat:
     (ids ``rerun1``..); a run fails when any of its phases does. Outcomes
     are counted per test, the run ids taken out."""
 
-    def __init__(self, runs: int, until_fail: bool) -> None:
+    def __init__(self, runs: int, until_fail: bool, wanted: set[str] | None = None) -> None:
         self.runs = runs
         self.until_fail = until_fail
+        self.wanted = wanted or set()  # parametrized ids asked for (their runs get other ids)
         self.outcomes: dict[str, Counter[str]] = defaultdict(Counter)
         self.failures: dict[str, list[str]] = defaultdict(list)
         self._current: dict[str, str] = {}
@@ -53,6 +54,20 @@ class Repeat:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         metafunc.fixturenames.append("rerun_index")
         metafunc.parametrize("rerun_index", range(1, self.runs + 1), indirect=True, ids=lambda i: f"rerun{i}")
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not self.wanted:
+            return
+        def key(nodeid: str) -> str:  # node ids are relative to the rootdir; the ids given may not be
+            return nodeid.rsplit("/", 1)[-1]
+
+        wanted = {key(w) for w in self.wanted}
+        bases = {w.split("[", 1)[0] for w in wanted}
+        kept = [
+            i for i in items if key(_test_of(i.nodeid)) in wanted or key(i.nodeid).split("[", 1)[0] not in bases
+        ]
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         node = report.nodeid
@@ -132,8 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.fresh:
             results = _fresh(args.ids, args.runs, extra, args.until_fail)
         else:
-            plugin = Repeat(args.runs, args.until_fail)
-            pytest.main(["-q", "-p", "no:cacheprovider", *extra, *args.ids], plugins=[plugin])
+            # `file::test[param]` is collected as `file::test` and picked after
+            # the runs' ids are added
+            wanted = {i for i in args.ids if "[" in i}
+            paths = list(dict.fromkeys(i.split("[", 1)[0] for i in args.ids))
+            plugin = Repeat(args.runs, args.until_fail, wanted)
+            pytest.main(["-q", "-p", "no:cacheprovider", *extra, *paths], plugins=[plugin])
             results = {k: (plugin.outcomes[k], plugin.failures[k]) for k in plugin.outcomes}
     finally:
         stop_hogs(hogs)

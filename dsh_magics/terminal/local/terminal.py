@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import threading
 import time
@@ -174,19 +175,30 @@ class Terminal(TerminalBase):
         check that the shell is still bash: a profile that ``exec``-s
         another program (``exec cat`` echoes the set-up back) fails the
         start at once, naming that program, not after ``start_timeout``.
-        Returns (ready, the program that replaced the shell)."""
+        Returns (ready, the program that replaced the shell). Another bash
+        (a profile's ``exec /opt/homebrew/bin/bash -l``) is not a
+        replacement. The shell's executable is the configured one: by the
+        time this looks, the profile may have ``exec``-ed already."""
         core, pid = self.core, self.transport.proc.pid
-        first = procs.LAYER.identity(pid)
+        shell_exe = os.path.realpath(shutil.which(self.config.shell) or self.config.shell)
+
+        def replaced_by() -> str | None:
+            now = procs.LAYER.identity(pid)
+            name = os.path.basename(now[0]) if now is not None else "bash"
+            return name if now is not None and now[0] != shell_exe and not name.startswith("bash") else None
+
         deadline = time.monotonic() + self.config.start_timeout
         seq = -1
         while not core.ready.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or core.dead:
+            if core.dead:
                 return False, None
+            if left <= 0:  # (a program that prints nothing: `exec sleep 100`)
+                return False, replaced_by()
             seq = core.wait_output(seq, left)
-            now = procs.LAYER.identity(pid)
-            if first is not None and now is not None and now[0] != first[0]:
-                return False, os.path.basename(now[0])
+            name = replaced_by()
+            if name is not None:
+                return False, name
         return True, None
 
     @property
