@@ -58,7 +58,7 @@ class PromptWatch:
         if not self.available:
             return False
         assert self._channel is not None and self._where is not None
-        return self._channel.hang_up(self._where[0])
+        return self._channel.hang_up(self._where[1], self._where[0])
 
     @property
     def probes(self) -> int:
