@@ -58,6 +58,14 @@ def command(value: object, name: str = "command") -> str:
         raise _bad("command must be a string", "command")
     if not value.strip():
         raise _bad("command must not be empty or only whitespace", "command")
+    if "\0" in value:
+        # bash drops NUL bytes from the text it reads: the command would
+        # silently become another one
+        raise _bad(
+            "command contains a NUL byte, which bash would drop from the command's text (the command "
+            "would silently change); to produce one, print it: printf '\\0'",
+            "command",
+        )
     return value
 
 

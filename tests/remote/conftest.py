@@ -113,7 +113,9 @@ def _comm(pid: int) -> str:
         return ""
 
 
-def start_sshd(base: Path) -> Sshd:
+def start_sshd(base: Path, env: dict[str, str] | None = None) -> Sshd:
+    """A new sshd; ``env``: more variables for its sessions (``SetEnv``,
+    which wins over sshd's own: ``HOME`` gives them a private home)."""
     for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
         if not tool or not os.access(tool, os.X_OK):
             pytest.skip(f"OpenSSH is not installed ({tool or 'ssh/ssh-keygen'} missing)")
@@ -145,7 +147,9 @@ def start_sshd(base: Path) -> Sshd:
         # then reads ~/.bashrc; here that runs `pyenv init`, whose rehash
         # waits 60 s on a lock file a killed shell left behind (see
         # tests/conftest.py). Sessions get the tests' short timeout.
-        f"SetEnv PYENV_REHASH_TIMEOUT={os.environ.get('PYENV_REHASH_TIMEOUT', '1')}\n"
+        f"SetEnv PYENV_REHASH_TIMEOUT={os.environ.get('PYENV_REHASH_TIMEOUT', '1')}"
+        + "".join(f" {k}={v}" for k, v in (env or {}).items())
+        + "\n"
     )
     log = open(base / "sshd.log", "wb")
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -210,6 +210,7 @@ def setup_script(cwd: str, scratch: str, gate_open: str = "") -> str:
             "set +o history +u +e +x +v +T +o pipefail 2>/dev/null",
             "history -c",
             "unset HISTFILE PROMPT_COMMAND PS0",
+            "unset TMOUT 2>/dev/null",  # an idle shell is not logged out (a read-only one stays: docs/engine.md)
             "PS1='' PS2='' PS4='+ '",
             "export " + " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items() if k != "HISTFILE"),
             f"exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null",
@@ -234,9 +235,15 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     It first keeps what a fresh shell shows (``$?``, ``$_``, the history
     option) for the first job. The readiness probe comes two lines later so
     that any prompt bash had already prepared lands before it.
+
+    It starts with an empty line, for a profile that reads the terminal
+    (``read -t 5 answer``): it takes that line, as if a person pressed
+    Enter, and the set-up after it is left for bash (its ``read`` takes one
+    line at a time). Without such a ``read``, bash reads an empty command
+    line, which runs nothing and changes neither ``$?`` nor ``$_``.
     """
     return (
-        f"{ST}=$? {LA}=$_ {PS}=0 {HIST}=(:); [[ ! -o history ]] || {HIST}=(history -s); "
+        f"\n{ST}=$? {LA}=$_ {PS}=0 {HIST}=(:); [[ ! -o history ]] || {HIST}=(history -s); "
         f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
         f"{RESET_PROMPT}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS\n"
         ":\n" + sync_line(ready_nonce)

@@ -27,14 +27,14 @@ def on_shell_gone(core: JobCore, transport: LocalShell, on_data: Callable[[bytes
     reap(core, transport, timeout=2.0)
     with core.lock:
         code, sig, run = core.exit_code, core.exit_signal, core.running
-        if run is not None:
+        if run is not None and not core.closed:  # (closing: close() settles it, "terminal closed")
             how = "exited" if sig is None else f"was killed by signal {sig}"
             note = f"the shell {how}; the next command starts a fresh shell"
             core.finish(run, SHELL_EXITED, code, core.last_cwd, signal_no=sig, note=note)
     # Dead before the job settles: a caller woken by it may exec at once, and
     # must get a fresh shell, not this one (pinned by
     # tests/terminal/test_lifecycle.py::test_terminal_is_dead_when_its_job_settles_shell_exited).
-    core.mark_dead()
+    core.mark_dead(note="terminal closed" if core.closed else None)
 
 
 def reap(core: JobCore, transport: LocalShell, timeout: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import threading
 import time
@@ -108,7 +109,7 @@ class Terminal(TerminalBase):
             raise
         try:
             self.transport.type(shell.setup_line(setup, self._ready_nonce))
-            ready = self.core.ready.wait(self.config.start_timeout)
+            ready, replaced = self._wait_ready()
         except BaseException:
             # Ctrl-C (KeyboardInterrupt) half-way through start-up: the
             # terminal was never registered, so nobody else would close it.
@@ -117,10 +118,22 @@ class Terminal(TerminalBase):
         if not ready or self.core.dead:
             exited = self.core.dead  # before close(), which kills a shell that hangs
             self.close()
-            why = (self.core.failure or f"the shell exited during start-up (exit code {self.core.exit_code})") if exited else (
-                f"the shell did not finish start-up within {self.config.start_timeout:g}s "
-                "(is the login profile slow, or waiting for input? DSH_MAGICS_LOGIN=0 skips it)"
-            )
+            skip = " DSH_MAGICS_LOGIN=0 skips it" if self.config.login else ""
+            if replaced:
+                why = (
+                    f"the shell was replaced by `{replaced}` during start-up (an `exec` in the login profile?"
+                    f"{skip})"
+                )
+            elif exited:
+                why = self.core.failure or (
+                    f"the shell exited during start-up (exit code {self.core.exit_code}"
+                    + (f": an `exit` in the login profile?{skip})" if self.config.login else ")")
+                )
+            else:
+                why = (
+                    f"the shell did not finish start-up within {self.config.start_timeout:g}s "
+                    f"(is the login profile slow, or waiting for input?{skip})"
+                )
             raise ShellExited(why, session_id=self.session_id)
         unlink(setup)
         self.transport.identity = procs.LAYER.identity(self.transport.proc.pid)
@@ -156,6 +169,37 @@ class Terminal(TerminalBase):
             if self.transport.proc is not None:
                 self.transport.proc.close(force=True)
         self._scratch.remove()
+
+    def _wait_ready(self) -> tuple[bool, str | None]:
+        """Wait for the ready marker. Each output meanwhile is a moment to
+        check that the shell is still bash: a profile that ``exec``-s
+        another program (``exec cat`` echoes the set-up back) fails the
+        start at once, naming that program, not after ``start_timeout``.
+        Returns (ready, the program that replaced the shell). Another bash
+        (a profile's ``exec /opt/homebrew/bin/bash -l``) is not a
+        replacement. The shell's executable is the configured one: by the
+        time this looks, the profile may have ``exec``-ed already."""
+        core, pid = self.core, self.transport.proc.pid
+        shell_exe = os.path.realpath(shutil.which(self.config.shell) or self.config.shell)
+
+        def replaced_by() -> str | None:
+            now = procs.LAYER.identity(pid)
+            name = os.path.basename(now[0]) if now is not None else "bash"
+            return name if now is not None and now[0] != shell_exe and not name.startswith("bash") else None
+
+        deadline = time.monotonic() + self.config.start_timeout
+        seq = -1
+        while not core.ready.is_set():
+            left = deadline - time.monotonic()
+            if core.dead:
+                return False, None
+            if left <= 0:  # (a program that prints nothing: `exec sleep 100`)
+                return False, replaced_by()
+            seq = core.wait_output(seq, left)
+            name = replaced_by()
+            if name is not None:
+                return False, name
+        return True, None
 
     @property
     def pid(self) -> int | None:

@@ -69,13 +69,20 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
     is running: type-ahead waits in the terminal). Readline is still on and
     echo too, so everything up to the ready probe is discarded by the reader.
     The ready probe reports whether the ``cd`` worked and where the shell is.
+
+    Two empty lines go first, for a start-up file that reads the terminal
+    (``read -t 5 answer`` in ~/.bashrc): it takes one, as if a person pressed
+    Enter, and leaves the set-up to bash (the ``read`` builtin takes one line
+    at a time). Two, because over ssh ~/.bashrc runs twice: in the shell
+    sshd starts for the engine's command (Debian's bash reads it there) and
+    in the login shell. Bash at its prompt runs nothing for an empty line.
     """
     q = shlex.quote
     env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
     cd = cd_command(cwd) if cwd else ":"
     lines = [
         "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
-        "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; "
+        "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; \\builtin unset TMOUT 2>/dev/null; "
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
@@ -90,7 +97,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         _where(ready_nonce),
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n\n" + "\n".join(lines) + "\n"
 
 
 def _where(nonce: str) -> str:

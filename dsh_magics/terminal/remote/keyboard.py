@@ -48,6 +48,7 @@ class RemoteKeyboard:
                 return None
             run.intr.requested = True
             run.intr.pending += 1
+            self._watch.interrupted(run)
             if not run.saw_begin:
                 if run.intr.due is None:
                     run.intr.due = time.monotonic() + BEGIN_WAIT_S

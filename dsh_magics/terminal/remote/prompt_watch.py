@@ -52,6 +52,14 @@ class PromptWatch:
     def available(self) -> bool:
         return self._channel is not None and self._where is not None and self.why_unavailable is None
 
+    def hang_up(self) -> bool:
+        """SIGHUP to the remote shell through the side channel (a close
+        while a job runs); False when it cannot be sent."""
+        if not self.available:
+            return False
+        assert self._channel is not None and self._where is not None
+        return self._channel.hang_up(self._where[1], self._where[0])
+
     @property
     def probes(self) -> int:
         return self._channel.probes if self._channel is not None else 0
@@ -67,6 +75,19 @@ class PromptWatch:
         """Output of the running job (or its start, call under the core's
         lock): what it waited for is answered; look again once it is quiet."""
         self._outputs += 1
+        run.awaiting = None
+        run.quiet.reader = None
+        run.quiet.tries = 0
+        if self.available:
+            run.quiet.at = time.monotonic() + QUIET_S
+
+    def interrupted(self, run: Running) -> None:
+        """A Ctrl-C is on its way to the running job (call under the core's
+        lock): the prompt it waited at is being left, so it no longer counts
+        as awaiting input (a wait would return at once, before the job
+        settles: issue 32); a program that survives the Ctrl-C and reads again
+        (a REPL) is seen by the next look, once it is quiet. Its output
+        spells are not counted: a launch seen before still holds."""
         run.awaiting = None
         run.quiet.reader = None
         run.quiet.tries = 0

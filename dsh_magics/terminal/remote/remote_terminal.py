@@ -175,6 +175,13 @@ class RemoteTerminal(TerminalBase):
                 return
             core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
+            busy = core.running is not None and not core.dead
+        if busy and self.master is None and self.watch.hang_up():
+            # A container's exec session outlives its ended client: hang up
+            # the remote shell as a closing terminal would (over ssh, sshd
+            # does that when the connection ends). Its jobs end with it.
+            with core.out_cond:
+                core.out_cond.wait_for(lambda: core.dead, timeout=1.0)
         if self.side is not None and self.master is None:
             self.side.close()
         if idle and self.transport.pid is not None:
@@ -221,14 +228,14 @@ class RemoteTerminal(TerminalBase):
                 words = self.master.said(since_ready=True)
                 said = " / ".join(w for w in (said, words) if w)
             run = core.running
-            if run is not None:
+            if run is not None and not core.closed:  # (closing: settled as "terminal closed")
                 note = f"the connection to {self.target} ended (exit code {core.exit_code})"
                 if said:
                     note += f": {said}"
                 note += "; the next command opens a new connection"
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
         core.deliver()
-        self._mark_dead()
+        self._mark_dead(note="terminal closed" if core.closed else None)
         if self.master is not None:
             # ssh: the remote shell is gone, so is the rest of the connection
             # (tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)

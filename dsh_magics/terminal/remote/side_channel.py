@@ -234,6 +234,29 @@ class SideChannel:
             return None
         return _parse(out.decode("utf-8", "replace"), shell_pid)
 
+    def hang_up(self, tty: str, shell_pid: int) -> bool:
+        """SIGHUP to the remote shell, as a closing terminal sends it: bash
+        hangs up its jobs (the foreground one too) and exits. For a close
+        while a job runs where ending the client does not reach the remote
+        side (a container's exec session). Only to a process whose fd 255
+        (where bash keeps its terminal) is that terminal: a probe command
+        that reaches another place (``cmd:--probe=``) signals nothing there.
+        False when the channel cannot say it was sent."""
+        if self.broken or not _TTY.match(tty):
+            return False
+        end = "DSH_END_" + secrets.token_hex(8)
+        pid = int(shell_pid)
+        line = f"[ /proc/{pid}/fd/255 -ef {shlex.quote(tty)} ] && kill -HUP {pid} 2>/dev/null; echo {end}\n"
+        with self._lock:
+            try:
+                proc = self._start()  # (no probe may have started it yet)
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(line.encode())
+                proc.stdin.flush()
+                return self._read_until(proc.stdout.fileno(), end.encode()) is not None
+            except (OSError, ValueError):
+                return False
+
     def _read_until(self, fd: int, end: bytes) -> bytes | None:
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         while end + b"\n" not in self._buf:
