@@ -59,7 +59,7 @@ def test_panel_answers_a_prompt_and_a_password(open_notebook: Any, answer_notebo
     wait_until(lambda: "answer=y" in panel.output_lines(), 30, message="the job got the answer")
     panel.wait('.dsh-panel-jobs tr[data-status="completed"]')
     wait_until(
-        lambda: "person: y" in panel.part("dsh-panel-jobs").inner_text(), 30, message="input listed"
+        lambda: "panel: y" in panel.part("dsh-panel-jobs").inner_text(), 30, message="input listed"
     )
 
     # -- a password through the password box ----------------------------------------
@@ -74,7 +74,7 @@ def test_panel_answers_a_prompt_and_a_password(open_notebook: Any, answer_notebo
         lambda: f"length={len(PASSWORD)}" in panel.output_lines(), 30, message="the job got it"
     )
     wait_until(
-        lambda: "person: [secret]" in panel.part("dsh-panel-jobs").inner_text(),
+        lambda: "panel: [secret]" in panel.part("dsh-panel-jobs").inner_text(),
         30,
         message="redacted input listed",
     )
