@@ -448,6 +448,31 @@ def _run_answer(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# --------------------------------------------------------------- attach, log
+def _add_attach(p: argparse.ArgumentParser) -> None:
+    from .attach.cli import add_attach_arguments
+
+    add_attach_arguments(p)
+
+
+def _run_attach(args: argparse.Namespace) -> int:
+    from .attach.cli import run_attach
+
+    return run_attach(args)
+
+
+def _add_log(p: argparse.ArgumentParser) -> None:
+    from .attach.cli import add_log_arguments
+
+    add_log_arguments(p)
+
+
+def _run_log(args: argparse.Namespace) -> int:
+    from .attach.cli import run_log
+
+    return run_log(args)
+
+
 #: name -> (help, add arguments, run).  Other adapters add rows here.
 COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
     "schema": ("show the harness bash tool schema for a configuration", _add_schema, _run_schema),
@@ -476,6 +501,12 @@ COMMANDS: dict[str, tuple[str, AddArgs, Run]] = {
         _add_answer,
         _run_answer,
     ),
+    "attach": (
+        "attach this terminal to a host's terminal session, like tmux attach (Ctrl-] detaches)",
+        _add_attach,
+        _run_attach,
+    ),
+    "log": ("show who typed what into a host's terminal session", _add_log, _run_log),
 }
 
 

@@ -44,8 +44,11 @@ class Job:
         label: str = "",
         canceller: Callable[[Job], None] | None = None,
         job_id: str | None = None,
+        source: str | None = None,
     ) -> None:
         self.id = job_id or new_job_id(kind)
+        #: Who started it (``person``, ``agent``, ``notebook``...; None: not said).
+        self.source = source
         self.kind = kind
         self.owner = owner
         self.label = label

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 
 from ..errors import DshError
+from . import idle
 from .lifecycle import ensure_host, host_status, stop_host
 from .runtime import DEFAULT_NAME, HostPaths, candidate_dirs, list_names
 
@@ -20,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser, *, with_serve: bool = False) -> No
     s = sub.add_parser("start", help="start the terminal host (or report the running one)")
     _common(s)
     s.add_argument("--watch-pid", type=int, default=None, help="exit (closing every terminal) when this process ends")
+    _idle_arg(s)
     s = sub.add_parser("status", help="show running hosts and their terminals")
     _common(s, name_default=None)
     s.add_argument("--json", action="store_true", help="machine-readable output")
@@ -45,10 +47,21 @@ def _common(p: argparse.ArgumentParser, name_default: str | None = DEFAULT_NAME)
                    "$XDG_RUNTIME_DIR/dsh-magics or /tmp/dsh-magics-<uid>)")
 
 
+def _idle_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--idle-timeout",
+        metavar="TIME",
+        default=None,
+        help="stop after this long with no client, no attached person and no running job "
+        "(seconds, or 30m, 4h; 0 or off: never; default $DSH_MAGICS_HOST_IDLE, else 4h)",
+    )
+
+
 def _serve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=DEFAULT_NAME, help="host name (default: %(default)s)")
     p.add_argument("--dir", default=None, help=argparse.SUPPRESS)
     p.add_argument("--watch-pid", type=int, default=None, help="exit when this process ends")
+    _idle_arg(p)
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
 
@@ -69,10 +82,12 @@ def run(args: argparse.Namespace) -> int:
             watch_pid=args.watch_pid,
             ready_fd=args.ready_fd,
             lock_fd=args.lock_fd,
+            idle_timeout=_idle(args),
         )
     if action == "start":
         paths = HostPaths.for_name(args.name, args.dir)
-        info = ensure_host(paths, watch_pid=args.watch_pid)
+        _idle(args)  # a bad value is refused here, not in the host's log
+        info = ensure_host(paths, watch_pid=args.watch_pid, idle_timeout=args.idle_timeout)
         print(f"host {paths.name}: running, pid {info['pid']}, socket {paths.socket}")
         return 0
     if action == "status":
@@ -113,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
             print("no terminal host was running")
         return 0
     raise DshError(f"unknown host action {action!r}")
+
+
+def _idle(args: argparse.Namespace) -> float | None:
+    raw = getattr(args, "idle_timeout", None)
+    return idle.configured() if raw is None else idle.parse_idle(raw, "--idle-timeout")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

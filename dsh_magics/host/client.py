@@ -225,7 +225,13 @@ class HostClient:
         return bool(self._op("exists", session_id=session_id))
 
     def exec(  # noqa: A003
-        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+        self,
+        session_id: str,
+        command: str,
+        wait_ms: int | None = None,
+        tty: bool = False,
+        source: str | None = None,
+        caller: str | None = None,
     ) -> Job | Result:
         """As in-process. ``wait_ms`` is handled here alone: the deadline is
         taken once, the host waits up to its cap (the table row's ``block``)
@@ -241,6 +247,8 @@ class HostClient:
             wait_ms=wait_ms,
             base_cwd=_cwd(),
             tty=(tty or None) if isinstance(tty, bool) else tty,
+            source=source,
+            caller=caller,
         )
         noted = self._proxies.first_after_restart(session_id)
         if "result" in value:
@@ -303,6 +311,12 @@ class HostClient:
             keys=keys,
         )
 
+    def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
+        return self._op("type_keys", session_id=session_id, data=data, caller=caller)  # type: ignore[no-any-return]
+
+    def inputs(self, session_id: str, last: int | None = None) -> builtins.list[dict[str, Any]]:
+        return self._op("inputs", session_id=session_id, last=last)  # type: ignore[no-any-return]
+
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
         V.count(tail_lines, "tail_lines")
         job = self.job(job_id)
@@ -333,14 +347,14 @@ class HostClient:
     def latest_job(self, session_id: str | None = None) -> Job | None:
         return self._op("latest_job", session_id=session_id)  # type: ignore[no-any-return]
 
-    def interrupt(self, session_id: str) -> Job | None:
-        return self._op("interrupt", session_id=session_id)  # type: ignore[no-any-return]
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> Job | None:
+        return self._op("interrupt", session_id=session_id, source=source, caller=caller)  # type: ignore[no-any-return]
 
     def read(self, session_id: str, since: int | None = None, last: int | None = None) -> ReadResult:
         return self._op("read", session_id=session_id, since=since, last=last)  # type: ignore[no-any-return]
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
-        return self._op("screen", session_id=session_id, styles=styles)  # type: ignore[no-any-return]
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
+        return self._op("screen", session_id=session_id, styles=styles, vt=vt or None)  # type: ignore[no-any-return]
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:
         return bool(self._op("resize", session_id=session_id, cols=cols, rows=rows))

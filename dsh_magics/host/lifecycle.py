@@ -89,7 +89,9 @@ def probe(paths: HostPaths, timeout: float = 5.0) -> dict[str, Any] | None:
 # starting
 
 
-def ensure_host(paths: HostPaths, *, watch_pid: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
+def ensure_host(
+    paths: HostPaths, *, watch_pid: int | None = None, timeout: float = 30.0, idle_timeout: str | None = None
+) -> dict[str, Any]:
     """Join the host serving ``paths`` or start it; returns its hello."""
     info = probe(paths)
     if info is not None:
@@ -101,10 +103,12 @@ def ensure_host(paths: HostPaths, *, watch_pid: int | None = None, timeout: floa
         if os.path.lexists(paths.socket):
             os.unlink(paths.socket)  # stale: its host is gone (connection refused)
         assert lock.fd is not None
-        return _spawn(paths, watch_pid, lock.fd, timeout)
+        return _spawn(paths, watch_pid, lock.fd, timeout, idle_timeout)
 
 
-def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float) -> dict[str, Any]:
+def _spawn(
+    paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float, idle_timeout: str | None = None
+) -> dict[str, Any]:
     retire_log(paths)
     prune_logs(paths.dir)
     r, w = os.pipe()
@@ -116,6 +120,8 @@ def _spawn(paths: HostPaths, watch_pid: int | None, lock_fd: int, timeout: float
     ]  # fmt: skip
     if watch_pid is not None:
         cmd += ["--watch-pid", str(watch_pid)]
+    if idle_timeout is not None:  # else the host reads DSH_MAGICS_HOST_IDLE (host/idle.py)
+        cmd += ["--idle-timeout", str(idle_timeout)]
     try:
         proc = subprocess.Popen(
             cmd,

@@ -156,6 +156,7 @@ def job_to_wire(job: jobs.Job, *, with_result: bool = True) -> dict[str, Any]:
         "status": job.status,
         "created_at": job.created_at,
         "settled_at": job.settled_at,
+        "source": job.source,
         "result": result_to_wire(result) if isinstance(result, Result) else None,
     }
 
@@ -357,6 +358,8 @@ OPERATIONS: dict[str, Operation] = {
         _contract("output_seq"),
         _contract("screen"),
         _contract("resize"),
+        _contract("type_keys"),
+        _contract("inputs"),
     )
 }
 

@@ -132,6 +132,7 @@ class JobProxies:
                     label=str(wire.get("label") or ""),
                     job_id=jid,
                     canceller=lambda j: self._interrupt(j.owner),
+                    source=wire.get("source") if isinstance(wire.get("source"), str) else None,
                 )
                 if isinstance(wire.get("created_at"), (int, float)):
                     job.created_at = float(wire["created_at"])

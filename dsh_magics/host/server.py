@@ -22,6 +22,7 @@ from .. import errors, jobs
 from ..terminal import Engine, Registry, Result
 from ..terminal.core import fdwait
 from ..terminal.local import procs
+from . import idle, viewers
 from . import protocol as P
 from .pages import PageTable
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
@@ -191,6 +192,7 @@ class HostServer:
         watch_pid: int | None = None,
         registry: Engine | None = None,
         max_request: int = P.MAX_REQUEST,
+        idle_timeout: float | None = None,
     ) -> None:
         self.paths = paths
         self.watch_pid = watch_pid
@@ -208,6 +210,7 @@ class HostServer:
         self.expected_stop = True
         self._unsubscribe: Callable[[], None] | None = None
         self.pages = PageTable(self.registry, procs.alive)
+        self.idle = idle.IdleClock(idle_timeout)
         # Operations the host answers itself (or wraps); every other row of
         # protocol.OPERATIONS is a plain call of the engine method it names.
         self._hooks: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
@@ -289,6 +292,16 @@ class HostServer:
                 if watch_fd is not None:
                     fds.append(watch_fd)
                 timeout = SOCKET_CHECK if watch_fd is not None or self.watch_pid is None else 1.0
+                left = self._idle_left()
+                if left is not None and left <= 0:
+                    self.stop(
+                        f"idle for {idle.describe(self.idle.timeout or 0)}: no client, no attached person "
+                        f"and no running job ({idle.ENV_IDLE} or --idle-timeout sets this time)",
+                        expected=False,  # keeps the log that says so (docs/host.md, "Idle policy")
+                    )
+                    break
+                if self.idle.timeout is not None:
+                    timeout = min(timeout, self.idle.timeout if left is None else left)
                 try:
                     ready = fdwait.readable(fds, timeout)
                 except InterruptedError:
@@ -312,6 +325,11 @@ class HostServer:
                 os.close(watch_fd)
             self._shutdown()
         return self.stop_reason
+
+    def _idle_left(self) -> float | None:
+        with self._conns_lock:
+            busy = bool(self._conns)
+        return self.idle.remaining(busy or bool(self.registry.jobs.running()))
 
     def _open_watch(self) -> int | None:
         if self.watch_pid is None:
@@ -393,6 +411,7 @@ class HostServer:
             sock.close()
             return
         conn = _Conn(self, sock, peer)
+        self.idle.touch()
         with self._conns_lock:
             self._conns.add(conn)
         threading.Thread(target=self._serve_conn, args=(conn,), name=f"dsh-host-conn-{peer[0]}", daemon=True).start()
@@ -414,6 +433,7 @@ class HostServer:
             conn.close()
             with self._conns_lock:
                 self._conns.discard(conn)
+            self.idle.touch()
 
     def _handle_item(self, conn: _Conn, item: bytes | P.Oversized) -> bytes | None:
         if isinstance(item, P.Oversized):
@@ -465,6 +485,7 @@ class HostServer:
     # ------------------------------------------------------------------
     # events
     def _fan_out(self, event: dict[str, Any]) -> None:
+        self.idle.touch()
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
         for c in subs:
@@ -474,6 +495,7 @@ class HostServer:
     # operations (arguments already checked against their table row)
     def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
         a = P.capped(op, a)
+        viewers.check(conn.client, op.name)
         hook = self._hooks.get(op.name)
         if hook is not None:
             return hook(conn, a)
@@ -495,6 +517,7 @@ class HostServer:
         out["terminals"] = [P.info_to_wire(i) for i in self.registry.list()]
         out["clients"] = sorted({c.peer_pid for c in conns if c.subscribed})
         out["connections"] = len(conns)
+        out["attached"] = viewers.attached((c.peer_pid, c.client) for c in conns)
         return out
 
     def _where(self, sid: str, base: str | None) -> str | None:
@@ -521,7 +544,9 @@ class HostServer:
                 self.registry.attach(sid, cwd=base)
             except errors.DshError:
                 pass  # someone else opened it meanwhile, or base vanished: use the default
-        out = self.registry.exec(sid, a["command"], tty=bool(a.get("tty")))
+        out = self.registry.exec(
+            sid, a["command"], tty=bool(a.get("tty")), source=a.get("source"), caller=a.get("caller")
+        )
         if isinstance(out, Result):
             return {"result": P.result_to_wire(out)}
         if not wait_ms:
@@ -608,6 +633,7 @@ def run(
     ready_fd: int | None = None,
     lock_fd: int | None = None,
     reaper: bool = True,
+    idle_timeout: float | None = None,
 ) -> int:
     """The host process's main: split off the orphan sweeper (see :mod:`.orphan_sweeper`),
     bind (under the start lock), tell the starter we are ready, serve, clean
@@ -634,7 +660,7 @@ def run(
         if os.path.lexists(paths.socket):
             log.info("replacing the stale socket %s", paths.socket)
             os.unlink(paths.socket)
-        server = HostServer(paths, watch_pid=watch_pid)
+        server = HostServer(paths, watch_pid=watch_pid, idle_timeout=idle_timeout)
         server.bind()
     finally:
         if lock is not None:
@@ -644,7 +670,8 @@ def run(
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: server.stop(f"signal {signum}"))
     log.info(
-        "serving %s (instance %s, watching %s)", paths.socket, server.instance, watch_pid or "nothing"
+        "serving %s (instance %s, watching %s, stops after %s idle)", paths.socket, server.instance,
+        watch_pid or "nothing", idle.describe(idle_timeout) if idle_timeout else "no time",
     )
     _tell(ready_fd, f"ready {os.getpid()} {server.instance}")
     reason = server.serve_forever()

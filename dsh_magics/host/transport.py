@@ -78,6 +78,13 @@ class Link:
         self.sock.sendall(P.request("filter", op, args))
 
     def close(self) -> None:
+        # shutdown first: close() alone leaves the connection open while
+        # another thread is blocked reading it (the event reader), so the
+        # host would count a detached client until its next event.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.sock.close()
         except OSError:

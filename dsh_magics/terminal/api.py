@@ -85,11 +85,20 @@ class Engine(Protocol):
 
     # -- jobs --------------------------------------------------------------
     def exec(
-        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+        self,
+        session_id: str,
+        command: str,
+        wait_ms: int | None = None,
+        tty: bool = False,
+        source: str | None = None,
+        caller: str | None = None,
     ) -> Job | Result:
-        """Start ``command`` (SESSION_BUSY if a job runs); its Job at once,
+        """Start ``command`` (SESSION_BUSY if a job runs, or while a person
+        types at the session's prompt); its Job at once,
         or its Result if it settled within ``wait_ms`` milliseconds. Its
-        stdin is /dev/null, or the terminal with ``tty=True`` (REPLs, y/N)."""
+        stdin is /dev/null, or the terminal with ``tty=True`` (REPLs, y/N).
+        ``source`` (``notebook``, ``agent``, ...) and ``caller`` go into the
+        job's ``source`` and the terminal's input record."""
         ...
 
     def wait(
@@ -137,6 +146,21 @@ class Engine(Protocol):
         seen (no side channel) is SECRET_INPUT too unless ``allow_unknown_prompt``."""
         ...
 
+    def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
+        """An attached person's keys, as their terminal encoded them: input
+        of the running job; at an idle terminal they open a person's prompt
+        (bash's ``read -e``) whose line, on Enter, runs as a job with
+        ``source: person`` (docs/attach.md). Returns ``{"job_id", "prompt"}``
+        (``prompt``: the keys went to a person's prompt). A remote idle
+        terminal is NOT_RUNNING (no person's prompt there yet)."""
+        ...
+
+    def inputs(self, session_id: str, last: int | None = None) -> builtins.list[dict[str, Any]]:
+        """The terminal's input record, oldest first (the ``last`` N): each
+        command and input with ``kind``, ``source``, ``caller``, ``text``
+        (``[secret]`` for secret input), ``job_id`` and ``at``."""
+        ...
+
     def result(self, job_id: str, tail_lines: int | None = None) -> Result:
         """A snapshot of the job without waiting. ``tail_lines=N`` keeps only
         the last N lines of ``output`` (``omitted_lines`` counts the rest):
@@ -151,8 +175,9 @@ class Engine(Protocol):
         """The newest job (of one session, or of any)."""
         ...
 
-    def interrupt(self, session_id: str) -> Job | None:
-        """Ctrl-C to the running job's process group; the job, or None if idle."""
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> Job | None:
+        """Ctrl-C to the running job's process group; the job, or None if idle.
+        ``source`` and ``caller`` go into the input record."""
         ...
 
     # -- output ------------------------------------------------------------
@@ -160,12 +185,13 @@ class Engine(Protocol):
         """The terminal's retained output: lines from ``since``, or the ``last`` N."""
         ...
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
         """What an xterm of the terminal's size shows now, JSON-ready:
         ``lines`` (each row's text, trailing blanks cut), ``cursor_row``,
         ``cursor_col``, ``cursor_visible``, ``alt_screen``, ``used_alt_screen``,
         ``title``, ``cols``, ``rows``, ``modes``; with ``styles`` each row's
-        runs of one style (``styles``)."""
+        runs of one style (``styles``); with ``vt`` each row as text with SGR
+        sequences, for a terminal to draw (``vt``)."""
         ...
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:

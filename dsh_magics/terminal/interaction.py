@@ -64,7 +64,7 @@ MAX_SEND_CHARS = 4000
 DEFAULT_SEND_WAIT_MS = 2_000
 
 SOURCES = V.SOURCES
-PERSON, AGENT = SOURCES
+PERSON, AGENT = SOURCES[:2]
 #: Stands in for a None the checks must refuse (they take None as "not given").
 _NOT_NONE = object()
 REDACTED = "[secret]"
@@ -174,6 +174,7 @@ class Typing:
     allow_secret: bool = True
     allow_unknown_prompt: bool = False  # with allow_secret false: type where prompts cannot be seen (remote)
     keys: tuple[str, ...] | None = None  # several named keys, in order
+    raw: bool = False  # ``text`` is bytes a terminal sent (an attached person's keys), typed as they are
 
     @property
     def keyed(self) -> bool:
@@ -190,6 +191,9 @@ class Typing:
             if self.text not in (None, ""):
                 raise InvalidArgument("send either text or a key, not both", field="key")
             return key_bytes(self.key, modes)
+        if self.raw:
+            # A terminal emulator already encoded these for the screen's modes.
+            return (self.text or "").encode("utf-8", "surrogateescape")
         return encode(self.text, enter=self.enter)
 
     def record(self, hidden: bool = False) -> InputRecord:

@@ -8,16 +8,26 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import jobs, shutdown
-from ..errors import InvalidArgument, NoSuchJob, NoSuchSession, TooManySessions
+from ..errors import (
+    InvalidArgument,
+    NoSuchJob,
+    NoSuchSession,
+    NotRunning,
+    SessionBusy,
+    TooManySessions,
+)
 from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
+from .core.input_record import InputLog
 from .local.terminal import Terminal
+from .person import PersonPrompts, is_prompt, line_end
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
@@ -45,6 +55,8 @@ class Registry:
         self._started = threading.Condition(self._lock)
         self.jobs = jobs.JobTable()
         self._listeners: list[Listener] = []
+        self._inputs: dict[str, InputLog] = {}
+        self._person = PersonPrompts(self._exec_person)
 
     # -- terminals ---------------------------------------------------------
     def attach(
@@ -111,15 +123,37 @@ class Registry:
         return self._terms[session_id].info()
 
     def exec(
-        self, session_id: str, command: str, wait_ms: int | None = None, tty: bool = False
+        self,
+        session_id: str,
+        command: str,
+        wait_ms: int | None = None,
+        tty: bool = False,
+        source: str | None = None,
+        caller: str | None = None,
     ) -> jobs.Job | Result:
         """Start ``command``; return its Job at once, or its Result if it
         finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
-        fresh one first (the Result says ``fresh_shell=True``)."""
+        fresh one first (the Result says ``fresh_shell=True``). SESSION_BUSY
+        also while a person types at the session's prompt (:mod:`.person`)."""
         V.session_id(session_id)
         V.command(command)
         V.wait_ms(wait_ms)
         V.flag(tty, "tty")
+        V.source(source)
+        V.caller(caller)
+        self._person.check(session_id)
+        job = self._start_job(session_id, command, tty, source, caller)
+        if wait_ms is not None and job.wait(wait_ms / 1000.0):
+            return job.result  # type: ignore[no-any-return]
+        return job
+
+    def _exec_person(self, session_id: str, command: str, caller: str | None) -> jobs.Job:
+        """A person's prompt or line (:class:`.person.PersonPrompts`): past the reservation."""
+        return self._start_job(session_id, command, True, interaction.PERSON, caller)
+
+    def _start_job(
+        self, session_id: str, command: str, tty: bool, source: str | None, caller: str | None
+    ) -> jobs.Job:
         term = self._terms.get(session_id)
         fresh = False
         if term is None:
@@ -127,10 +161,78 @@ class Registry:
         elif term.dead:
             term = self._replace(session_id, term.cwd, _target(term))
             fresh = True
-        job = term.exec(command, fresh_shell=fresh, tty=tty)
-        if wait_ms is not None and job.wait(wait_ms / 1000.0):
-            return job.result
+        job = term.exec(command, fresh_shell=fresh, tty=tty, source=source)
+        if not is_prompt(command):
+            self._log(session_id).add("command", source, command, caller=caller, job_id=job.id)
         return job
+
+    def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
+        """An attached person's keys (see :class:`.api.Engine`)."""
+        V.keys_data(data)
+        V.caller(caller)
+        term = self._term(session_id)
+        first: jobs.Job | None = None
+        rest = data
+        for _ in range(len(data) + 3):  # each turn types at least one line or ends
+            if not rest:
+                break
+            self._person.await_handover(session_id)
+            running = term.running_job
+            if running is None:
+                if _target(term) is not None:
+                    raise NotRunning(
+                        f"session {session_id!r} (on {_target(term)}) runs no job: keys reach a remote "
+                        "terminal's running jobs only; there is no person's prompt there yet",
+                        session_id=session_id,
+                    )
+                try:
+                    self._await_prompt(term, self._person.open(session_id, caller))
+                except SessionBusy:
+                    pass  # another caller's job started meanwhile: the keys are its input
+                continue
+            piece = rest
+            if is_prompt(running.label):
+                cut = line_end(rest)
+                if cut >= 0:  # the line ends here; what follows is for its job
+                    piece = rest[: cut + 1]
+            try:
+                job, _, _ = term.type_keys(piece, caller)
+            except NotRunning:
+                continue  # it ended meanwhile: look again
+            if is_prompt(job.label) and line_end(piece) >= 0:
+                self._person.submitted(session_id)
+            rest = rest[len(piece) :]
+            first = first or job
+        if first is None:
+            raise NotRunning(f"session {session_id!r}: no job took the keys", session_id=session_id)
+        return {"job_id": first.id, "prompt": is_prompt(first.label)}
+
+    @staticmethod
+    def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:
+        """Until readline has drawn the person's prompt: it takes the terminal
+        out of echo first, so keys typed from then on are not echoed twice."""
+        deadline = time.monotonic() + timeout
+        while not job.done:
+            seq = term.output_seq
+            if term.snapshot(job).output:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            term.wait_output(seq, left)
+
+    def inputs(self, session_id: str, last: int | None = None) -> list[dict[str, Any]]:
+        """The session's input record (see :class:`.api.Engine`)."""
+        V.count(last, "last")
+        self._term(session_id)
+        return [e.to_dict() for e in self._log(session_id).entries(last)]
+
+    def _log(self, session_id: str) -> InputLog:
+        with self._lock:
+            log = self._inputs.get(session_id)
+            if log is None:
+                log = self._inputs[session_id] = InputLog()
+            return log
 
     def wait(
         self,
@@ -227,13 +329,20 @@ class Registry:
         V.count(last, "last")
         return self._term(session_id).read(since=since, last=last)
 
-    def interrupt(self, session_id: str) -> jobs.Job | None:
-        return self._term(session_id).interrupt()
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> jobs.Job | None:
+        V.source(source)
+        V.caller(caller)
+        job = self._term(session_id).interrupt()
+        if job is not None and not is_prompt(job.label):
+            self._log(session_id).add("interrupt", source, "", caller=caller, key="ctrl-c", job_id=job.id)
+        return job
 
     def close(self, session_id: str) -> bool:
         V.session_id(session_id)
         with self._lock:
             term = self._terms.pop(session_id, None)
+            self._inputs.pop(session_id, None)
+        self._person.forget(session_id)
         if term is None:
             raise NoSuchSession(f"no terminal for session {session_id!r}")
         term.close()
@@ -244,7 +353,10 @@ class Registry:
         with self._lock:
             terms = list(self._terms.values())
             self._terms.clear()
+            self._inputs.clear()
+        self._person.close()
         for term in terms:
+            self._person.forget(term.session_id)
             term.close()
             self._emit({"type": "terminal", "session_id": term.session_id, "status": "closed"})
         return len(terms)
@@ -265,9 +377,10 @@ class Registry:
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 
-    def screen(self, session_id: str, styles: bool = False) -> dict[str, Any]:
+    def screen(self, session_id: str, styles: bool = False, vt: bool = False) -> dict[str, Any]:
         V.flag(styles, "styles")
-        return self._term(session_id).screen(styles=bool(styles))
+        V.flag(vt, "vt")
+        return self._term(session_id).screen(styles=bool(styles), vt=bool(vt))
 
     def resize(self, session_id: str, cols: int, rows: int) -> bool:
         for value, name in ((cols, "cols"), (rows, "rows")):
@@ -301,6 +414,8 @@ class Registry:
         return unsubscribe
 
     def _emit(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "input" and isinstance(event.get("input"), dict):
+            self._record_input(event)
         listeners = self._listeners
         if not listeners:
             return
@@ -311,6 +426,20 @@ class Registry:
                 import logging
 
                 logging.getLogger(__name__).exception("registry listener failed")
+
+    def _record_input(self, event: dict[str, Any]) -> None:
+        """Input typed into a job (its record, already redacted) goes into the
+        terminal's record too; a person's keys at their own prompt do not
+        (the line they make is recorded as the command)."""
+        sid, job_id = event.get("session_id"), event.get("job_id")
+        if not isinstance(sid, str):
+            return
+        try:
+            if job_id is not None and is_prompt(self.jobs.get(job_id).label):
+                return
+        except NoSuchJob:
+            pass
+        self._log(sid).add_input(event["input"], job_id)
 
     # -- internals ---------------------------------------------------------
     def _term(self, session_id: str) -> AnyTerminal:

@@ -85,6 +85,9 @@ class Result:
     # A program that used the full (alternate) screen: its drawing is not in
     # ``output``; these are the rows it showed last.
     screen: list[str] | None = None
+    # Who started the job: ``person`` (typed at an attached terminal's prompt),
+    # ``agent``, ``notebook``; None when the caller did not say.
+    source: str | None = None
 
     @property
     def duration(self) -> float:

@@ -18,7 +18,9 @@ MAX_SESSION_ID = 200
 #: Longest ``until`` pattern (a regex is compiled and run on every line).
 MAX_PATTERN_CHARS = 1000
 #: Who typed an input (``send(source=...)``).
-SOURCES = ("person", "agent")
+#: Who typed: a person (an attached terminal, an answer box), an agent (a tool
+#: call), the notebook (a magic), the panel.
+SOURCES = ("person", "agent", "notebook", "panel")
 
 Check = Callable[[Any, str], Any]
 
@@ -167,6 +169,19 @@ def source(value: object, name: str = "source") -> str | None:
     return value  # type: ignore[return-value]
 
 
+#: Most characters one ``type_keys`` call carries (a paste is split by the client).
+MAX_KEYS_CHARS = 64 * 1024
+
+
+def keys_data(value: object, name: str = "data") -> str:
+    """What an attached terminal sent: any characters, at least one."""
+    if not isinstance(value, str) or not value:
+        raise _bad(f"{name} must be a non-empty string", name)
+    if len(value) > MAX_KEYS_CHARS:
+        raise _bad(f"{name} is {len(value)} characters long; one call takes at most {MAX_KEYS_CHARS}", name)
+    return value
+
+
 def caller(value: object, name: str = "caller") -> str | None:
     if value is not None and (not isinstance(value, str) or len(value) > MAX_SESSION_ID):
         raise _bad("caller must be a session id (a string)", "caller")
@@ -204,8 +219,10 @@ CHECKS: dict[str, Check] = {
     "last": count,
     "after_seq": count,
     "styles": flag,
+    "vt": flag,
     "cols": size,
     "rows": size,
+    "data": keys_data,
 }
 
 

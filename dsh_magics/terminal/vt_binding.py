@@ -16,12 +16,16 @@ caller's lock around every call.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from pyghostty import GhosttyError, ffi, lib  # type: ignore[import-untyped]
+
+#: OSC sequences (the formatter's palette prefix): not part of a row's drawing.
+_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 #: Every C type used below, as the parameters of one function type: parsed once.
 _SIGNATURE = (
@@ -173,6 +177,21 @@ class Vt:
         buf = ffi.new(types()["byte_array"], max(n[0], 1))
         _check(lib.ghostty_terminal_selection_format_buf(self._t, opts[0], buf, len(buf), n), "format")
         return ffi.buffer(buf, n[0])[:].decode("utf-8", "replace")
+
+    def row_vt(self, y: int, cols: int) -> str:
+        """Row ``y`` as the emulator's own VT serialisation (text with SGR
+        sequences), the palette and other OSC sequences it prefixes taken out."""
+        sel = new_sized("selection")
+        sel.start = self.ref(0, y)[0]
+        sel.end = self.ref(cols - 1, y)[0]
+        opts = new_sized("format_options")
+        opts.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT
+        opts.unwrap, opts.trim, opts.selection = False, True, sel
+        n = ffi.new(types()["size"])
+        lib.ghostty_terminal_selection_format_buf(self._t, opts[0], ffi.NULL, 0, n)  # asks the size
+        buf = ffi.new(types()["byte_array"], max(n[0], 1))
+        _check(lib.ghostty_terminal_selection_format_buf(self._t, opts[0], buf, len(buf), n), "format")
+        return _OSC.sub("", ffi.buffer(buf, n[0])[:].decode("utf-8", "replace"))
 
     def resize(self, cols: int, rows: int) -> None:
         _check(lib.ghostty_terminal_resize(self._t, cols, rows, 8, 16), "resize")

@@ -291,6 +291,31 @@ def _input_row(r: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+#: Entries of a terminal's input record in a ``bash_list`` row, and their text's bound.
+TYPED_ROWS, TYPED_CHARS = 5, 200
+
+
+def _typed_rows(ctx: _Ctx, session_id: str) -> list[dict[str, Any]]:
+    """Who typed what into the terminal lately (its input record, newest last)."""
+    try:
+        entries = ctx.registry.inputs(session_id, last=TYPED_ROWS)
+    except DshError:
+        return []  # closed meanwhile
+    rows = []
+    for e in entries:
+        row: dict[str, Any] = {
+            "kind": str(e["kind"]),
+            "source": e.get("source") or "unknown",
+            "at": iso_time(e["at"]) or "",
+            "text": str(e.get("text") or "")[:TYPED_CHARS],
+        }
+        for key in ("caller", "key", "job_id"):
+            if e.get(key):
+                row[key] = str(e[key])
+        rows.append(row)
+    return rows
+
+
 def _terminal_row(info: TerminalInfo, caller: str | None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "session_id": info.session_id,
@@ -323,10 +348,8 @@ def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
     command = _checked(V.command, args["command"], "command")
-    if args.get("tty"):
-        res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"), tty=True)
-    else:
-        res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"))
+    tty = bool(args.get("tty"))
+    res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"), tty=tty, source="agent", caller=ctx.caller)
     if isinstance(res, Result):
         return _job_result(res, ctx.budget)
     return {"job_id": res.id, "session_id": res.owner, "status": res.status}
@@ -440,7 +463,7 @@ def _fit_lines(lines: list[str], budget: int, *, forward: bool) -> _Page:
 
 def _interrupt(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = ctx.session(args)
-    job = ctx.registry.interrupt(sid)
+    job = ctx.registry.interrupt(sid, source="agent", caller=ctx.caller)
     return {"session_id": sid, "interrupted": job is not None, "job_id": job.id if job else None}
 
 
@@ -459,7 +482,7 @@ def _close(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _list(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     only = _checked_session(args["session_id"], "session_id") if "session_id" in args else None
     rows = [
-        _terminal_row(info, ctx.caller)
+        {**_terminal_row(info, ctx.caller), "typed": _typed_rows(ctx, info.session_id)}
         for info in ctx.registry.list()
         if only is None or info.session_id == only
     ]

@@ -104,6 +104,21 @@ _TERMINAL_OPTIONAL = {
 }
 _TERMINAL_ROW = _obj(_TERMINAL_FIELDS, _TERMINAL_OPTIONAL)
 
+#: ``bash_list``'s ``typed``: the terminal's input record, last entries
+#: (dsh_magics/terminal/core/input_record.py); secret input is ``[secret]``.
+TYPED = {
+    "type": "array",
+    "items": _obj(
+        {
+            "kind": _t("string", enum=["command", "input", "interrupt"]),
+            "source": _t("string", enum=[*SOURCES, "unknown"]),
+            "at": _t("string"),
+            "text": _t("string"),
+        },
+        {"caller": _t("string"), "key": _t("string"), "job_id": _t("string")},
+    ),
+}
+
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}, _TERMINAL_OPTIONAL),
     "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
@@ -148,7 +163,7 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "bash_list": _obj(
         {
-            "terminals": {"type": "array", "items": _TERMINAL_ROW},
+            "terminals": {"type": "array", "items": _obj(_TERMINAL_FIELDS, {**_TERMINAL_OPTIONAL, "typed": TYPED})},
             "own_session": _nullable(_t("string")),
         }
     ),

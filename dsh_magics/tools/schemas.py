@@ -361,7 +361,9 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "bash_list",
             "List the open terminals. Result: terminals, one entry each with "
-            "session_id; " + _TERMINAL_FIELDS + " own_session is your session id "
+            "session_id; " + _TERMINAL_FIELDS + " typed: the last commands and input "
+            "written to it, each with kind, source (person, agent, notebook, panel) and text "
+            "([secret] for secret input). own_session is your session id "
             "(null if you have none).",
             (_session_param("Show only this session's terminal (an empty list if it has none)."),),
         ),

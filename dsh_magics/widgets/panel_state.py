@@ -561,7 +561,7 @@ class PanelState:
         def run() -> Notice:
             if not isinstance(command, str) or not command.strip():
                 raise InvalidArgument("type a command to send")
-            job = self.registry.exec(self._sel.session, command)
+            job = self.registry.exec(self._sel.session, command, source="panel")
             job_id = getattr(job, "id", None) or getattr(job, "job_id", "")
             self._sel.follow = True
             self._sel.frozen = None
@@ -577,7 +577,7 @@ class PanelState:
         def run() -> Notice:
             if not isinstance(text, str):
                 raise InvalidArgument("type an answer")
-            res = self.registry.send(self._sel.session, text, wait_ms=0, source="person", secret=secret)
+            res = self.registry.send(self._sel.session, text, wait_ms=0, source="panel", secret=secret)
             self._sel.follow = True
             self._sel.frozen = None
             what = "hidden input" if secret else repr(text)
@@ -598,7 +598,7 @@ class PanelState:
         """Ctrl-C for the selected terminal's running job."""
 
         def run() -> Notice:
-            job = self.registry.interrupt(self._sel.session)
+            job = self.registry.interrupt(self._sel.session, source="panel")
             if job is None:
                 return Notice("info", f"{self._sel.session!r} is idle: nothing to interrupt")
             return Notice("ok", f"sent Ctrl-C to job {job.id}")

@@ -125,7 +125,9 @@ class JobCore:
 
     # ------------------------------------------------------------------
     # jobs
-    def new_job(self, command: str, canceller: Callable[[jobs.Job], None]) -> jobs.Job:
+    def new_job(
+        self, command: str, canceller: Callable[[jobs.Job], None], source: str | None = None
+    ) -> jobs.Job:
         """A job for ``command``, refused while the shell is dead or busy
         (call with ``lock`` held, then :meth:`begin` it)."""
         if self.dead:
@@ -137,7 +139,7 @@ class JobCore:
                 session_id=self.session_id,
                 job_id=self.running.job.id,
             )
-        return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller)
+        return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller, source=source)
 
     def input_run(self) -> Running:
         """The running job, to type into (call with ``lock`` held); with none,

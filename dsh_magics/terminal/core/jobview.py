@@ -63,6 +63,7 @@ def running_result(session_id: str, run: Running, ring: Ring, cwd: str | None) -
         note=run.quiet.read_note(secret=bool(run.awaiting and run.awaiting.secret)),
         awaiting_input=run.awaiting.to_dict() if run.awaiting else None,
         inputs=[r.to_dict() for r in run.inputs],
+        source=run.job.source,
     )
 
 
@@ -101,6 +102,7 @@ def final_result(
         note=note,
         start_line=run.start_line,
         inputs=[r.to_dict() for r in run.inputs],
+        source=run.job.source,
     )
 
 
@@ -117,6 +119,7 @@ def orphan_result(session_id: str, job: jobs.Job, cwd: str | None) -> Result:
         started_at=job.created_at,
         ended_at=None,
         cwd=cwd,
+        source=job.source,
     )
 
 

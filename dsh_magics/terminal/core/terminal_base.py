@@ -91,10 +91,21 @@ class TerminalBase:
             )
         )
 
-    def screen(self, styles: bool = False) -> dict[str, Any]:
-        """The screen now (``screen.Snapshot.to_dict``)."""
+    def type_keys(self, data: str, caller: str | None = None) -> tuple[jobs.Job, int, str]:
+        """An attached person's keys, as their terminal sent them, to the
+        running job (NOT_RUNNING if none); recorded as the person's input."""
+        return self._type_in(
+            interaction.Typing(data, None, False, interaction.PERSON, caller, raw=True)
+        )
+
+    def screen(self, styles: bool = False, vt: bool = False) -> dict[str, Any]:
+        """The screen now (``screen.Snapshot.to_dict``); ``vt`` adds ``vt``,
+        each row as text with SGR sequences (:meth:`Screen.vt_rows`)."""
         with self.core.lock:
-            return self.core.screen.snapshot(styles=styles).to_dict()
+            out = self.core.screen.snapshot(styles=styles).to_dict()
+            if vt:
+                out["vt"] = list(self.core.screen.vt_rows())
+            return out
 
     def resize(self, cols: int, rows: int) -> None:
         """A new size for the PTY and the screen; the program gets SIGWINCH."""

@@ -163,9 +163,11 @@ class Terminal(TerminalBase):
 
     # ------------------------------------------------------------------
     # public operations
-    def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
+    def exec(
+        self, command: str, *, fresh_shell: bool = False, tty: bool = False, source: str | None = None
+    ) -> jobs.Job:
         with self.core.lock:
-            job = self.core.new_job(command, self._cancel)
+            job = self.core.new_job(command, self._cancel, source)
             nonce, end_nonce = new_nonce(), new_nonce()
             script = self._write_script(shell.normalize_newlines(command))
             run = Running(

@@ -154,6 +154,10 @@ class RemoteKeyboard:
         with core.lock:
             run = core.input_run()
             hidden = bool(run.awaiting and run.awaiting.secret)
+            if typing.raw and (run.awaiting is None or run.awaiting.secret):
+                # A person's keys: the side channel has not shown a prompt that
+                # echoes them, so they may be a password: recorded as [secret].
+                hidden = True
             record = typing.record(hidden)
             if typing.keyed:  # as an xterm in the screen's current modes sends them
                 data = typing.data(core.screen.modes())

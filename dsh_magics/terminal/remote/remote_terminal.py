@@ -278,7 +278,9 @@ class RemoteTerminal(TerminalBase):
 
     # ------------------------------------------------------------------
     # public operations
-    def exec(self, command: str, *, fresh_shell: bool = False, tty: bool = False) -> jobs.Job:
+    def exec(
+        self, command: str, *, fresh_shell: bool = False, tty: bool = False, source: str | None = None
+    ) -> jobs.Job:
         """Start ``command``. With ``tty`` its stdin is the terminal (type to
         it with :meth:`type_input`) and the terminal echoes while it runs;
         otherwise stdin is /dev/null."""
@@ -287,7 +289,7 @@ class RemoteTerminal(TerminalBase):
         command = command.replace("\r\n", "\n").replace("\r", "\n")
         core = self.core
         with core.lock:
-            job = core.new_job(command, self._cancel)
+            job = core.new_job(command, self._cancel, source)
             run = Running(
                 job=job,
                 command=command,

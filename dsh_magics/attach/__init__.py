@@ -1,0 +1,6 @@
+"""``dsh-magics attach``: a person's terminal emulator attached to a terminal in a host.
+
+The client draws the terminal's screen (the engine's emulator, fetched over the
+host's socket) on the local terminal, like ``tmux attach``, and sends the keys
+typed there back (docs/attach.md).
+"""

@@ -1,0 +1,181 @@
+"""Finding the host that holds a session, and the attach client's connections to it.
+
+The client speaks the host protocol directly (host/protocol.py) over its own
+connections: one for keys, one for screens, one for events. Each says in its
+``hello`` that it is an attach client (and whether read-only), so the host
+counts the person as a client and refuses a read-only viewer's writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DshError, HostUnavailable, InvalidArgument, NoSuchSession
+from ..host.lifecycle import probe
+from ..host.runtime import HostPaths, list_names
+from ..host.transport import Closed, Link, expect
+
+#: What names the setting that puts a kernel's terminals in a host (docs/host.md).
+HOST_SETTING = (
+    "DSH_MAGICS_HOST=1 in the kernel's environment (or c.BashMagics.host = \"on\"), "
+    "or DSH_MAGICS_HOST_NAME=NAME to share a named host"
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    name: str
+    paths: HostPaths
+    sessions: tuple[str, ...]
+
+
+def _running(host_dir: str | None) -> tuple[list[Found], list[str]]:
+    """Running hosts with their sessions, and the names of dead ones."""
+    found: list[Found] = []
+    dead: list[str] = []
+    for name in list_names(host_dir):
+        paths = HostPaths.for_name(name, host_dir)
+        try:
+            hello = probe(paths)
+        except DshError:
+            dead.append(name)
+            continue
+        if hello is None:
+            dead.append(name)
+            continue
+        try:
+            link = Link(paths.socket, 0)
+        except OSError:
+            dead.append(name)
+            continue
+        try:
+            rows = expect(link.call("list", {}))
+        except (OSError, DshError):
+            dead.append(name)
+            continue
+        finally:
+            link.close()
+        found.append(Found(name, paths, tuple(str(r.get("session_id")) for r in rows)))
+    return found, dead
+
+
+def find(session: str, host: str | None, host_dir: str | None) -> Found:
+    """The running host that has ``session`` (clear errors otherwise)."""
+    if host is not None:
+        paths = HostPaths.for_name(host, host_dir)
+        try:
+            hello = probe(paths)
+        except HostUnavailable as e:
+            raise HostUnavailable(f"host {host}: {e.message}") from None
+        if hello is None:
+            stale = os.path.lexists(paths.socket) or os.path.exists(paths.info)
+            raise HostUnavailable(
+                f"host {host} is not running"
+                + (" (its process is gone; only its files are left)" if stale else "")
+                + f"; running: {_names(_running(host_dir)[0])}",
+                host=host,
+            )
+        found, _ = _running(host_dir)
+        for f in found:
+            if f.name == host:
+                if session not in f.sessions:
+                    raise NoSuchSession(
+                        f"host {host} has no terminal session {session!r}; "
+                        f"its sessions: {', '.join(f.sessions) or 'none'}",
+                        session_id=session,
+                    )
+                return f
+        raise HostUnavailable(f"host {host} stopped while we looked", host=host)
+    found, dead = _running(host_dir)
+    if not found:
+        raise HostUnavailable(
+            "no terminal host is running"
+            + (f" (hosts {', '.join(dead)} left files but are gone)" if dead else "")
+            + ". A terminal inside a kernel without a host (plain IPython) cannot be reached "
+            f"from outside; to put terminals in a host set {HOST_SETTING}"
+        )
+    having = [f for f in found if session in f.sessions]
+    if len(having) == 1:
+        return having[0]
+    if not having:
+        raise NoSuchSession(
+            f"no terminal session {session!r} in the running host(s); sessions: "
+            + "; ".join(f"host {f.name}: {', '.join(f.sessions) or 'none'}" for f in found)
+            + f". A terminal inside a kernel without a host cannot be reached; set {HOST_SETTING}",
+            session_id=session,
+        )
+    raise InvalidArgument(
+        f"session {session!r} exists in several hosts; choose one with --host: "
+        + ", ".join(f.name for f in having),
+        field="host",
+    )
+
+
+def _names(found: list[Found]) -> str:
+    return ", ".join(f.name for f in found) or "none"
+
+
+class Conn:
+    """One request/reply connection, introduced as an attach client."""
+
+    def __init__(self, paths: HostPaths, client: dict[str, Any]) -> None:
+        try:
+            self.link = Link(paths.socket, 0)
+        except OSError as e:
+            raise HostUnavailable(f"cannot connect to the terminal host at {paths.socket}: {e}") from None
+        self.lock = threading.Lock()
+        self.hello = self.call("hello", {"client": client})
+
+    def call(self, op: str, args: dict[str, Any]) -> Any:
+        """The value, the engine's error, or HOST_UNAVAILABLE when the host is gone."""
+        args = {k: v for k, v in args.items() if v is not None}
+        with self.lock:
+            try:
+                reply = self.link.call(op, args)
+            except (OSError, Closed, ValueError) as e:
+                raise HostUnavailable(f"the terminal host went away ({e})") from None
+        return expect(reply)
+
+    def close(self) -> None:
+        self.link.close()
+
+
+class Events:
+    """The event connection: ``next()`` gives each event, None when the host is gone."""
+
+    def __init__(self, paths: HostPaths, client: dict[str, Any], types: list[str]) -> None:
+        self.conn = Conn(paths, client)
+        self.conn.call("subscribe", {"types": types})
+
+    def next(self) -> dict[str, Any] | None:
+        reader = self.conn.link.reader
+        while True:
+            try:
+                line = reader.next_item()
+            except OSError:
+                return None
+            if line is None:
+                return None
+            if not isinstance(line, bytes):
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and isinstance(msg.get("event"), dict):
+                return msg["event"]  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        try:
+            self.conn.link.sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked next()
+        except OSError:
+            pass
+        self.conn.close()
+
+
+__all__ = ["HOST_SETTING", "Conn", "Events", "Found", "find"]

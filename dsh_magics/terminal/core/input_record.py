@@ -1,0 +1,129 @@
+"""Who typed what into one terminal: commands and input, each with its source.
+
+One bounded record per terminal. It is fed with what the engine has already
+checked and redacted (a job's :class:`~dsh_magics.terminal.interaction.InputRecord`,
+a command's text), so secret input only ever arrives here as ``[secret]``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Entries kept per terminal (the oldest go first).
+MAX_ENTRIES = 2000
+
+#: Longest text kept for one entry (a pasted file is not a record).
+MAX_TEXT = 500
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing written to the terminal on somebody's behalf.
+
+    ``kind``: ``command`` (a job's command line), ``input`` (text or keys
+    typed into a running job), ``interrupt`` (Ctrl-C). ``source`` is
+    ``person``, ``agent``, ``notebook`` or ``panel`` (None: the caller did
+    not say); ``caller`` names the client where known (an MCP client, an
+    attach client)."""
+
+    seq: int
+    at: float
+    kind: str
+    source: str | None
+    caller: str | None
+    text: str
+    secret: bool = False
+    key: str | None = None
+    job_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class InputLog:
+    """The record of one terminal (thread-safe; engine threads add to it)."""
+
+    def __init__(self, limit: int = MAX_ENTRIES) -> None:
+        self._entries: deque[Entry] = deque(maxlen=limit)
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def add(
+        self,
+        kind: str,
+        source: str | None,
+        text: str,
+        *,
+        caller: str | None = None,
+        secret: bool = False,
+        key: str | None = None,
+        job_id: str | None = None,
+        at: float | None = None,
+    ) -> Entry:
+        with self._lock:
+            self._seq += 1
+            entry = Entry(
+                seq=self._seq,
+                at=time.time() if at is None else at,
+                kind=kind,
+                source=source,
+                caller=caller,
+                text="[secret]" if secret else text[:MAX_TEXT],
+                secret=secret,
+                key=key,
+                job_id=job_id,
+            )
+            self._entries.append(entry)
+            return entry
+
+    def add_input(self, record: dict[str, Any], job_id: str | None) -> Entry:
+        """A job's input record (``InputRecord.to_dict()``, already redacted).
+        A person's keys come a few at a time: consecutive raw text from the
+        same source into the same job joins one entry (a secret one stays
+        ``[secret]``)."""
+        source, caller = record.get("source"), record.get("caller")
+        secret, key = bool(record.get("secret")), record.get("key")
+        text = str(record.get("text") or "")
+        with self._lock:
+            last = self._entries[-1] if self._entries else None
+            if (
+                last is not None
+                and key is None
+                and not record.get("enter", True)
+                and last.kind == "input"
+                and last.key is None
+                and (last.source, last.caller, last.job_id) == (source, caller, job_id)
+                and last.secret == secret
+                and len(last.text) < MAX_TEXT
+            ):
+                joined = last.text if secret else (last.text + text)[:MAX_TEXT]
+                self._entries[-1] = Entry(
+                    last.seq, last.at, "input", source, caller, joined, secret, None, job_id
+                )
+                return self._entries[-1]
+        return self.add(
+            "input",
+            record.get("source"),
+            str(record.get("text") or ""),
+            caller=record.get("caller"),
+            secret=bool(record.get("secret")),
+            key=record.get("key"),
+            job_id=job_id,
+            at=record.get("at"),
+        )
+
+    def entries(self, last: int | None = None) -> list[Entry]:
+        with self._lock:
+            out = list(self._entries)
+        return out if last is None else out[max(0, len(out) - last) :] if last else []
+
+    def latest(self) -> Entry | None:
+        with self._lock:
+            return self._entries[-1] if self._entries else None
+
+
+__all__ = ["Entry", "InputLog", "MAX_ENTRIES"]
