@@ -1,0 +1,89 @@
+"""``%bash_terminal [--session S] [--read-only]``: the terminal as a JupyterLab terminal tab.
+
+The kernel asks its Jupyter server for a named Lab terminal running ``dsh-magics attach``
+(``dsh_magics.lab.terminals``) and shows an output the front-end extension renders as a
+button that opens the tab (and opens it once by itself). Without the extension, the
+output says where to find the terminal. Registered by the extension like ``%bash_panel``.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+import uuid
+from typing import Any
+
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from ..errors import HostUnavailable, NoSuchSession
+from ..magic_args import parse, session_arg, usage_errors
+
+MAGIC_NAME = "bash_terminal"
+MIME = "application/vnd.dsh-magics.terminal+json"
+IN_PROCESS = (
+    "a JupyterLab terminal tab needs this kernel's terminals in a terminal host, and they are "
+    "in-process: set DSH_MAGICS_HOST=1 (or c.BashMagics.host = \"on\") and restart the kernel"
+)
+
+
+@magic_arguments()
+@session_arg("Terminal to open (default: this notebook's).")
+@argument("--read-only", action="store_true", help="a tab that watches without typing")
+@usage_errors
+def bash_terminal(line: str = "") -> None:
+    """Open the terminal in a JupyterLab terminal tab: JupyterLab's own terminal
+    running ``dsh-magics attach`` on it. What you type there is a job with
+    ``source: person``; what the notebook and agents run appears in the tab."""
+    from ..host.client import HostClient
+    from ..lab.terminals import find_server, open_terminal
+    from ..terminal import validate_session_id
+    from .panel import notebook_context
+
+    args = parse(bash_terminal, line)
+    engine, default = notebook_context()
+    session = args.session if args.session is not None else default
+    validate_session_id(session)
+    if not isinstance(engine, HostClient):
+        raise HostUnavailable(IN_PROCESS)
+    if session == default:
+        engine.attach(session)
+    elif not engine.exists(session):
+        names = ", ".join(sorted(t.session_id for t in engine.list())) or "none"
+        raise NoSuchSession(f"no terminal {session!r} in host {engine.paths.name} (terminals: {names})")
+    server = find_server()
+    term = open_terminal(server, session, engine.paths.name, engine.paths.dir, args.read_only)
+    from IPython.display import display
+
+    display(bundle(term.name, session, engine.paths.name, args.read_only), raw=True)
+
+
+def bundle(name: str, session: str, host: str, read_only: bool) -> dict[str, Any]:
+    """The output: the extension's MIME type, and text for a front end without it."""
+    cmd = f"dsh-magics attach {session} --host {host}" + (" --read-only" if read_only else "")
+    text = (
+        f"JupyterLab terminal {name} runs `{cmd}`. Without the dsh-magics JupyterLab extension "
+        "(python -m dsh_magics.lab install, then reload the page), open it from the Running "
+        "panel (Terminals), or run that command in any terminal."
+    )
+    note = f"runs {cmd}" + ("; watching only" if read_only else "; Ctrl-] closes it")
+    page = (
+        f"<div class='dsh-terminal-link'>JupyterLab terminal <code>{html.escape(name)}</code> runs "
+        f"<code>{html.escape(cmd)}</code>. Open it from the Running panel (Terminals), or run that "
+        "command in any terminal. The dsh-magics JupyterLab extension "
+        "(<code>python -m dsh_magics.lab install</code>, then reload the page) opens it as a tab "
+        "from here.</div>"
+    )
+    data = {"name": name, "session": session, "text": note, "nonce": uuid.uuid4().hex, "created_ms": int(time.time() * 1000)}
+    return {MIME: data, "text/plain": text, "text/html": page}
+
+
+def register(ipython: Any) -> None:
+    """Register ``%bash_terminal`` (called by ``%load_ext dsh_magics``)."""
+    ipython.register_magic_function(bash_terminal, magic_kind="line", magic_name=MAGIC_NAME)
+
+
+def unregister(ipython: Any) -> None:
+    """Remove ``%bash_terminal`` (called on ``%unload_ext`` / ``%reload_ext``)."""
+    table = ipython.magics_manager.magics["line"]
+    if table.get(MAGIC_NAME) is not None:
+        del table[MAGIC_NAME]
