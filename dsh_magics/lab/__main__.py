@@ -11,7 +11,11 @@ from . import extension
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m dsh_magics.lab", description=__doc__)
-    p.add_argument("action", choices=("install", "build"), help="build only, or build and install for this user")
+    p.add_argument(
+        "action",
+        choices=("install", "build"),
+        help="build only, or build and install for this user",
+    )
     args = p.parse_args(argv)
     try:
         path = extension.install() if args.action == "install" else extension.build()

@@ -67,11 +67,27 @@ def build(root: Path | None = None, *, log: bool = True) -> Path:
     try:
         for name in SOURCE_FILES:
             shutil.copyfile(SOURCE / name, work / name)
-        _run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", *PINS], work, log)
+        _run(
+            ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", *PINS],
+            work,
+            log,
+        )
         # --core-path: the shared package versions of the JupyterLab installed here
         # (its staging/package.json), not a core-meta looked up on the network.
         core = Path(importlib.import_module("jupyterlab").__file__ or "").parent / "staging"
-        _run([sys.executable, "-m", "jupyter", "labextension", "build", f"--core-path={core}", str(work)], work, log)
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "jupyter",
+                "labextension",
+                "build",
+                f"--core-path={core}",
+                str(work),
+            ],
+            work,
+            log,
+        )
         final = top / source_hash()
         shutil.rmtree(final, ignore_errors=True)
         final.mkdir()

@@ -59,7 +59,17 @@ def terminal_name(session_id: str, read_only: bool = False) -> str:
 
 def attach_argv(session_id: str, host: str, host_dir: str, read_only: bool = False) -> list[str]:
     """The attach client, run by this kernel's Python."""
-    argv = [sys.executable, "-m", "dsh_magics.cli", "attach", session_id, "--host", host, "--host-dir", host_dir]
+    argv = [
+        sys.executable,
+        "-m",
+        "dsh_magics.cli",
+        "attach",
+        session_id,
+        "--host",
+        host,
+        "--host-dir",
+        host_dir,
+    ]
     return argv + (["--read-only"] if read_only else [])
 
 
@@ -75,10 +85,14 @@ def find_server(environ: Any = None) -> Server:
     for info in list_running_servers():
         if int(info.get("pid", -1)) == pid:
             return Server(str(info["url"]), str(info.get("token", "")), pid)
-    raise LabUnavailable(f"the Jupyter server pid {pid} has no runtime file (jupyter server list does not show it)")
+    raise LabUnavailable(
+        f"the Jupyter server pid {pid} has no runtime file (jupyter server list does not show it)"
+    )
 
 
-def _request(server: Server, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+def _request(
+    server: Server, method: str, path: str, body: dict[str, Any] | None = None
+) -> tuple[int, Any]:
     url = urllib.parse.urljoin(server.url, path.lstrip("/"))
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
@@ -95,7 +109,9 @@ def _request(server: Server, method: str, path: str, body: dict[str, Any] | None
         raise LabUnavailable(f"the Jupyter server at {server.url} did not answer: {e}") from None
 
 
-def open_terminal(server: Server, session_id: str, host: str, host_dir: str, read_only: bool = False) -> LabTerminal:
+def open_terminal(
+    server: Server, session_id: str, host: str, host_dir: str, read_only: bool = False
+) -> LabTerminal:
     """Start the named Lab terminal for ``session_id``, or reuse it if it runs."""
     name = terminal_name(session_id, read_only)
     argv = attach_argv(session_id, host, host_dir, read_only)

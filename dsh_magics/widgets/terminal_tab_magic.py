@@ -22,7 +22,7 @@ MAGIC_NAME = "bash_terminal"
 MIME = "application/vnd.dsh-magics.terminal+json"
 IN_PROCESS = (
     "a JupyterLab terminal tab needs this kernel's terminals in a terminal host, and they are "
-    "in-process: set DSH_MAGICS_HOST=1 (or c.BashMagics.host = \"on\") and restart the kernel"
+    'in-process: set DSH_MAGICS_HOST=1 (or c.BashMagics.host = "on") and restart the kernel'
 )
 
 
@@ -49,7 +49,9 @@ def bash_terminal(line: str = "") -> None:
         engine.attach(session)
     elif not engine.exists(session):
         names = ", ".join(sorted(t.session_id for t in engine.list())) or "none"
-        raise NoSuchSession(f"no terminal {session!r} in host {engine.paths.name} (terminals: {names})")
+        raise NoSuchSession(
+            f"no terminal {session!r} in host {engine.paths.name} (terminals: {names})"
+        )
     server = find_server()
     term = open_terminal(server, session, engine.paths.name, engine.paths.dir, args.read_only)
     from IPython.display import display
@@ -73,7 +75,13 @@ def bundle(name: str, session: str, host: str, read_only: bool) -> dict[str, Any
         "(<code>python -m dsh_magics.lab install</code>, then reload the page) opens it as a tab "
         "from here.</div>"
     )
-    data = {"name": name, "session": session, "text": note, "nonce": uuid.uuid4().hex, "created_ms": int(time.time() * 1000)}
+    data = {
+        "name": name,
+        "session": session,
+        "text": note,
+        "nonce": uuid.uuid4().hex,
+        "created_ms": int(time.time() * 1000),
+    }
     return {MIME: data, "text/plain": text, "text/html": page}
 
 
