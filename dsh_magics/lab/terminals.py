@@ -22,7 +22,6 @@ from typing import Any
 
 from ..errors import DshError
 
-LAB_UNAVAILABLE = "LAB_UNAVAILABLE"
 _NOT_WORD = re.compile(r"\W")
 _TIMEOUT = 10.0
 
@@ -30,7 +29,7 @@ _TIMEOUT = 10.0
 class LabUnavailable(DshError):
     """No Jupyter server to ask, or it refused the terminal."""
 
-    code = LAB_UNAVAILABLE
+    code = "LAB_UNAVAILABLE"
 
 
 @dataclass(frozen=True)

@@ -201,5 +201,18 @@ def test_bash_terminal_opens_a_tab_on_the_same_shell(
         latest = nb.output(4).inner_text()
         assert f"latest {job_id} person " in latest and "person-42" in latest, latest
         nb.screenshot("terminal-tab-after")
+
+        # again: the same Lab terminal, and its tab is brought to the front, not doubled
+        _run(nb, path, 1)
+        assert [t["name"] for t in lab.api("terminals")] == [name]
+        nb.js_wait(
+            f"""() => {{
+                const tabs = [...window.jupyterapp.shell.widgets('main')].filter(
+                    w => w.content && w.content.session && w.content.session.name === {json.dumps(name)});
+                return tabs.length === 1 && window.jupyterapp.shell.currentWidget === tabs[0];
+            }}""",
+            30,
+            "one tab for the terminal, in front",
+        )
     finally:
         nb.close()
