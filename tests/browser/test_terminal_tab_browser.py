@@ -32,10 +32,10 @@ CELLS = [
 ]
 
 
-def _notebook(path: Path) -> None:
+def _notebook(path: Path, sources: list[str] = CELLS) -> None:
     cells = [
         {"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None}
-        for src in CELLS
+        for src in sources
     ]
     nb = {
         "cells": cells,
@@ -216,3 +216,30 @@ def test_bash_terminal_opens_a_tab_on_the_same_shell(
         )
     finally:
         nb.close()
+
+
+def test_without_the_extension_the_output_names_the_terminal(
+    open_notebook: Any, lab: LabServer, tmp_path: Path
+) -> None:
+    """The package's shared JupyterLab has no dsh-magics extension: the named Lab terminal
+    is still started, no tab opens, and the output says where the terminal is."""
+    source = tmp_path / "terminal_plain.ipynb"
+    _notebook(source, ["%load_ext dsh_magics", "%bash_terminal"])
+    nb = open_notebook(source)
+    mine: list[str] = []
+    try:
+        nb.run_all()
+        mine = [
+            t["name"] for t in lab.api("terminals") if t["name"].startswith("dsh_terminal_plain")
+        ]
+        assert len(mine) == 1, mine
+        text = nb.output(1).inner_text()
+        assert f"JupyterLab terminal {mine[0]} runs" in text and "Running panel" in text, text
+        assert "dsh-magics attach terminal_plain.ipynb-" in text
+        tabs = nb.page.evaluate(
+            "() => [...window.jupyterapp.shell.widgets('main')].filter(w => w.content && w.content.session).length"
+        )
+        assert tabs == 0
+    finally:
+        for name in mine:
+            lab.api(f"terminals/{name}", method="DELETE")
