@@ -34,14 +34,26 @@ def bash_terminal(line: str = "") -> None:
     """Open the terminal in a JupyterLab terminal tab: JupyterLab's own terminal
     running ``dsh-magics attach`` on it. What you type there is a job with
     ``source: person``; what the notebook and agents run appears in the tab."""
-    from ..host.client import HostClient
-    from ..lab.terminals import find_server, open_terminal
-    from ..terminal import validate_session_id
     from .panel import notebook_context
 
     args = parse(bash_terminal, line)
     engine, default = notebook_context()
     session = args.session if args.session is not None else default
+    from IPython.display import display
+
+    display(terminal_tab(engine, session, default, args.read_only), raw=True)
+
+
+def terminal_tab(
+    engine: Any, session: str, default: str, read_only: bool = False
+) -> dict[str, Any]:
+    """Start (or reuse) the Lab terminal attached to ``session`` and return the output that
+    opens its tab. ``default`` (this notebook's terminal) is opened if it does not run yet;
+    another session must exist. Shared by the magic and the panel's button."""
+    from ..host.client import HostClient
+    from ..lab.terminals import find_server, open_terminal
+    from ..terminal import validate_session_id
+
     validate_session_id(session)
     if not isinstance(engine, HostClient):
         raise HostUnavailable(IN_PROCESS)
@@ -53,10 +65,8 @@ def bash_terminal(line: str = "") -> None:
             f"no terminal {session!r} in host {engine.paths.name} (terminals: {names})"
         )
     server = find_server()
-    term = open_terminal(server, session, engine.paths.name, engine.paths.dir, args.read_only)
-    from IPython.display import display
-
-    display(bundle(term.name, session, engine.paths.name, args.read_only), raw=True)
+    term = open_terminal(server, session, engine.paths.name, engine.paths.dir, read_only)
+    return bundle(term.name, session, engine.paths.name, read_only)
 
 
 def bundle(name: str, session: str, host: str, read_only: bool) -> dict[str, Any]:

@@ -243,3 +243,36 @@ def test_without_the_extension_the_output_names_the_terminal(
     finally:
         for name in mine:
             lab.api(f"terminals/{name}", method="DELETE")
+
+
+def test_the_panel_button_opens_the_tab(
+    lab_with_extension: LabServer, page: Any, screenshots_dir: Path
+) -> None:
+    lab = lab_with_extension
+    path = "terminal_panel.ipynb"
+    _notebook(lab.root / path, ["%load_ext dsh_magics", "%bash_panel"])
+    nb = NotebookPage(page, lab, path, screenshots_dir).open()
+    before = {t["name"] for t in lab.api("terminals")}
+    try:
+        _run(nb, path, 0)
+        _run(nb, path, 1)
+        button = page.locator(".dsh-panel-terminal-tab")
+        button.wait_for(timeout=60_000)
+        button.click()
+        nb.js_wait(
+            """() => {
+                const w = window.jupyterapp.shell.currentWidget;
+                return !!(w && w.content && w.content.session
+                          && w.content.session.name.startsWith('dsh_terminal_panel_ipynb'));
+            }""",
+            60,
+            "the panel's terminal tab in front",
+        )
+        nb.screenshot("terminal-tab-from-panel")
+    finally:
+        try:
+            for t in lab.api("terminals") or []:
+                if t["name"] not in before:
+                    lab.api(f"terminals/{t['name']}", method="DELETE")
+        finally:
+            nb.close()

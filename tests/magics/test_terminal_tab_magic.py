@@ -65,3 +65,16 @@ def test_the_output_says_where_the_terminal_is_without_the_extension() -> None:
         and "python -m dsh_magics.lab install" in out["text/plain"]
     )
     assert "<code>dsh_x</code>" in out["text/html"]
+
+
+def test_the_panel_button_says_the_same_error_inline() -> None:
+    from dsh_magics.terminal import default_registry
+    from dsh_magics.widgets.panel import panel
+
+    p = panel(registry=default_registry(), default_session=f"tab-panel-{id(object())}")
+    try:
+        notice = p.terminal_tab()
+        assert notice.kind == "error" and notice.code == "HOST_UNAVAILABLE"
+        assert "DSH_MAGICS_HOST=1" in notice.text
+    finally:
+        p.close()
