@@ -173,7 +173,7 @@ class Panel:
         the output that opens it goes to the panel's tab area."""
 
         def run() -> Notice:
-            from .terminal_tab_magic import MIME, terminal_tab
+            from ..lab.tab import MIME, terminal_tab
 
             state = self.state
             session = state.selected or state.default_session

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+from dsh_magics.lab.tab import MIME, bundle
 from dsh_magics.lab.terminals import LabUnavailable, attach_argv, find_server, terminal_name
-from dsh_magics.widgets.terminal_tab_magic import MIME, bundle
 
 
 def test_in_process_terminals_get_one_line_naming_the_setting(ip: Any) -> None:
