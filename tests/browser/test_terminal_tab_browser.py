@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from .lab import LabServer, NotebookPage
+from .lab import LabServer, NotebookPage, block_extension
 
 pytestmark = [pytest.mark.browser, pytest.mark.kernel]
 
@@ -219,13 +219,17 @@ def test_bash_terminal_opens_a_tab_on_the_same_shell(
 
 
 def test_without_the_extension_the_output_names_the_terminal(
-    open_notebook: Any, lab: LabServer, tmp_path: Path
+    browser: Any, lab: LabServer, screenshots_dir: Path
 ) -> None:
-    """The package's shared JupyterLab has no dsh-magics extension: the named Lab terminal
-    is still started, no tab opens, and the output says where the terminal is."""
-    source = tmp_path / "terminal_plain.ipynb"
-    _notebook(source, ["%load_ext dsh_magics", "%bash_terminal"])
-    nb = open_notebook(source)
+    """Without the dsh-magics extension (the package's shared JupyterLab, and the page
+    refuses to load it should the user have installed it), the named Lab terminal is
+    still started, no tab opens, and the output says where the terminal is."""
+    path = "terminal_plain.ipynb"
+    _notebook(lab.root / path, ["%load_ext dsh_magics", "%bash_terminal"])
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    block_extension(page, "dsh-magics")
+    nb = NotebookPage(page, lab, path, screenshots_dir).open()
     mine: list[str] = []
     try:
         nb.run_all()
@@ -241,8 +245,12 @@ def test_without_the_extension_the_output_names_the_terminal(
         )
         assert tabs == 0
     finally:
-        for name in mine:
-            lab.api(f"terminals/{name}", method="DELETE")
+        try:
+            for name in mine:
+                lab.api(f"terminals/{name}", method="DELETE")
+        finally:
+            nb.close()
+            context.close()
 
 
 def test_the_panel_button_opens_the_tab(
