@@ -20,7 +20,7 @@ from .terminal import ReadResult, Result, TerminalInfo
 from .terminal.api import Engine
 
 _STATE_ATTR = "_dsh_magics_state"
-_ADDONS = ("inspector_magic", "panel_magic")
+_ADDONS = ("inspector_magic", "panel_magic", "terminal_tab_magic")
 
 
 class _State:

@@ -68,7 +68,7 @@ def known() -> Known:
     from dsh_magics.magics import BashMagics
     from dsh_magics.terminal.api import Engine
     from dsh_magics.terminal.config import ENV_PREFIX, TerminalConfig
-    from dsh_magics.widgets import inspector_magic, panel_magic
+    from dsh_magics.widgets import inspector_magic, panel_magic, terminal_tab_magic
 
     magics = {
         name: _options(fn.parser)
@@ -77,6 +77,7 @@ def known() -> Known:
     }
     magics["bash_schema"] = _options(inspector_magic._parser())
     magics["bash_panel"] = _options(panel_magic.bash_panel.parser)
+    magics["bash_terminal"] = _options(terminal_tab_magic.bash_terminal.parser)
     magics.setdefault("bash_list", frozenset())
     engine = {}
     for name, fn in inspect.getmembers(Engine):

@@ -102,6 +102,7 @@ class Panel:
         self._lock = threading.RLock()
         self._widget: Any = None
         self._detach: Any = None
+        self.o_tab: Any = None  # the terminal-tab output area, once the widget is built
         self._syncing = False
         self._acting = 0  # actions of this panel in flight (see _do)
         self.render_count = 0
@@ -166,6 +167,29 @@ class Panel:
 
     def close_all(self, confirm: bool = False) -> Notice:
         return self._do(lambda: self.state.close_all(confirm=confirm))
+
+    def terminal_tab(self) -> Notice:
+        """Open the selected terminal in a JupyterLab terminal tab (as ``%bash_terminal``):
+        the output that opens it goes to the panel's tab area."""
+
+        def run() -> Notice:
+            from ..lab.tab import MIME, terminal_tab
+
+            state = self.state
+            session = state.selected or state.default_session
+            try:
+                data = terminal_tab(state.registry, session, state.default_session)
+            except DshError as exc:
+                notice = Notice.error(exc)
+            else:
+                if self.o_tab is not None:
+                    out = {"output_type": "display_data", "data": data, "metadata": {}}
+                    self._assign(self.o_tab, "outputs", (out,))
+                notice = Notice("ok", f"terminal tab {data[MIME]['name']} for {session!r}")
+            state.notice = notice
+            return notice
+
+        return self._do(run)
 
     def _do(self, action: Any) -> Notice:
         # No panel lock here: the action refreshes the shared model, which
@@ -270,6 +294,11 @@ class Panel:
         self.c_cwd = w.Text(placeholder="cwd (optional)")
         self.c_cwd.add_class("dsh-panel-attach-cwd")
         self.b_attach = button("Attach", "dsh-panel-attach", tip="open a terminal (or cd it)")
+        self.b_tab = button(
+            "Terminal tab", "dsh-panel-terminal-tab", tip="open it in a JupyterLab terminal tab"
+        )
+        self.o_tab = w.Output()
+        self.o_tab.add_class("dsh-panel-terminal-tab-out")
         self.h_notice = html("dsh-panel-notice-w")
         self.h_outhead = html("dsh-panel-outhead-w")
         self.c_follow = w.Checkbox(value=True, description="follow", indent=False)
@@ -292,6 +321,7 @@ class Panel:
         self.b_close.on_click(lambda _b: self.close_terminal())
         self.b_close_all.on_click(lambda _b: self.close_all(confirm=self.state.confirm_close_all))
         self.b_attach.on_click(lambda _b: self._on_attach())
+        self.b_tab.on_click(lambda _b: self.terminal_tab())
 
         root = w.VBox(
             [
@@ -305,12 +335,14 @@ class Panel:
                         self.b_recreate,
                         self.b_close,
                         self.b_close_all,
+                        self.b_tab,
                     ]
                 ),
                 w.HBox([self.c_command, self.b_send]),
                 w.HBox([self.c_answer, self.b_answer, self.c_secret, self.b_secret, self.b_ctrl_d]),
                 w.HBox([self.c_attach, self.c_cwd, self.b_attach]),
                 self.h_notice,
+                self.o_tab,
                 w.HBox([self.h_outhead, self.c_follow, self.c_screen]),
                 self.h_output,
                 w.HTML("<b>Recent jobs</b>"),
