@@ -114,15 +114,7 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
     when it then ``exec``-s). Until then a SIGINT to the foreground group can
     miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
     moment later reads EOF and exits 0, and the line carries on. A subshell
-    stays a copy of the shell for good: it counts as started once it, too,
-    waits in ``wait4`` (it has set up its signals and forked a command of
-    its own, as ``f`` in ``f | cat`` does with ``sleep``, and that one has
-    ``exec``-ed); one that never
-    waits (a builtin loop) callers wait for only briefly. Before, such a
-    copy always waited out that brief hold, and on a loaded machine a
-    SIGINT sent then could still fall before the copy had set up its
-    signals, leaving ``sleep`` running (a CI failure of
-    tests/reliability/test_interrupt_race.py, function-stage).
+    stays a copy of the shell for good; callers wait for it only briefly.
     None when the machine is unknown or /proc cannot tell.
     """
     if _WAIT4_NR is None:
@@ -134,24 +126,13 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
         shell = _cmdline(pid)
     except OSError:
         return None
-    copies = [pid]
-    while copies:  # the shell, then its copies that wait: their children too
-        for child in children(copies.pop()):
-            try:
-                if os.getpgid(child) != pgrp or _cmdline(child) != shell:
-                    continue
-                if not _in_wait4(child):
-                    return False
-            except OSError:
-                continue  # gone already
-            copies.append(child)
+    for child in children(pid):
+        try:
+            if os.getpgid(child) == pgrp and _cmdline(child) == shell:
+                return False
+        except OSError:
+            continue  # gone already
     return True
-
-
-def _in_wait4(pid: int) -> bool:
-    """``pid`` sleeps in ``wait4`` (raises OSError when it is gone)."""
-    with open(f"/proc/{pid}/syscall", "rb") as f:
-        return f.read().split(maxsplit=1)[:1] == [str(_WAIT4_NR).encode()]
 
 
 def _cmdline(pid: int) -> bytes:
