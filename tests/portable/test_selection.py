@@ -29,7 +29,7 @@ def test_choice_from_the_environment() -> None:
 
 def test_both_layers_offer_the_same_functions() -> None:
     names = [n for n in vars(proclayer.ProcessLayer) if not n.startswith("_")]
-    assert len(names) == 11, names
+    assert len(names) == 12, names
     for name in names:
         assert callable(getattr(procfs, name)) and callable(getattr(portable, name)), name
     # ``procs`` picks one of the two, whole.
@@ -76,3 +76,12 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
     finally:
         owner.communicate("\n", timeout=30)
     assert owner.returncode == 0
+
+
+@pytest.mark.skipif(not ON_PROC, reason="compares with /proc")
+def test_both_layers_name_the_same_executable() -> None:
+    """``executable`` (the start-up check for an ``exec`` in a profile) says
+    the same in both layers, and has no side effect on ``identity``."""
+    pid = os.getpid()
+    assert procfs.executable(pid) == portable.executable(pid) == os.path.realpath(sys.executable)
+    assert procfs.executable(2**22 + 12345) is None and portable.executable(2**22 + 12345) is None

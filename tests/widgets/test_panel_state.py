@@ -261,8 +261,15 @@ def test_output_bursts_are_coalesced(reg: Registry, monkeypatch: pytest.MonkeyPa
         wait_until(lambda: model.snapshot.jobs and model.snapshot.jobs[0].outcome == "ok", 10)
         monkeypatch.setattr(reg.jobs, "all", counted_all)
         events, refreshes = model.event_count, model.refresh_count
-        reg.exec(DEFAULT, "seq 1 300000", wait_ms=30_000)  # ~2 MB: hundreds of output events
-        wait_until(lambda: model.snapshot.jobs and model.snapshot.jobs[0].status == "completed", 10)
+        done = reg.exec(DEFAULT, "seq 1 300000", wait_ms=30_000)  # ~2 MB: hundreds of output events
+        # This job's row, not the finished ``true`` above: the model refreshes
+        # up to ``coalesce`` after the job ended (the race behind this test's
+        # rare failures, len(listings) == 0).
+        wait_until(
+            lambda: model.snapshot.jobs
+            and (model.snapshot.jobs[0].job_id, model.snapshot.jobs[0].status) == (done.job_id, "completed"),
+            10,
+        )
         new_events = model.event_count - events
         new_refreshes = model.refresh_count - refreshes
         assert new_events > 100

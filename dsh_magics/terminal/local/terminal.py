@@ -180,12 +180,17 @@ class Terminal(TerminalBase):
         replacement. The shell's executable is the configured one: by the
         time this looks, the profile may have ``exec``-ed already."""
         core, pid = self.core, self.transport.proc.pid
-        shell_exe = os.path.realpath(shutil.which(self.config.shell) or self.config.shell)
+        allowed = _shell_programs(shutil.which(self.config.shell) or self.config.shell)
 
         def replaced_by() -> str | None:
-            now = procs.LAYER.identity(pid)
-            name = os.path.basename(now[0]) if now is not None else "bash"
-            return name if now is not None and now[0] != shell_exe and not name.startswith("bash") else None
+            # ``executable``, not ``identity``: the portable layer takes its
+            # first identity of a shell at the prompt (descriptor count;
+            # tests/portable/test_portable_layer.py::test_the_prompt_count_is_taken_at_the_prompt).
+            now = procs.LAYER.executable(pid)
+            if now is None or now in allowed:
+                return None
+            name = os.path.basename(now)
+            return None if name.startswith("bash") else name
 
         deadline = time.monotonic() + self.config.start_timeout
         seq = -1
@@ -399,3 +404,19 @@ class Terminal(TerminalBase):
         ``shell.command_file``); tests replace this to lose the file."""
         data = shell.command_file(text.encode("utf-8", "surrogateescape"), keep=shell.can_keep(text))
         return self._scratch.write_command(data)
+
+
+def _shell_programs(shell: str) -> frozenset[str]:
+    """What the configured shell's pid may run during start-up without
+    having been replaced: the shell itself and, for a wrapper script, its
+    ``#!`` interpreter until it ``exec``-s bash (a ``#!/bin/sh`` stand-in:
+    tests/portable/test_bash_version.py::test_a_new_enough_bash_starts_and_is_asked_once)."""
+    programs = {os.path.realpath(shell)}
+    try:
+        with open(shell, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return frozenset(programs)
+    if first.startswith(b"#!") and first[2:].split():
+        programs.add(os.path.realpath(os.fsdecode(first[2:].split()[0])))
+    return frozenset(programs)

@@ -29,6 +29,11 @@ class ProcessLayer(Protocol):
         """The process exists and is not a zombie."""
         ...
 
+    def executable(self, pid: int) -> str | None:
+        """The program ``pid`` runs now, with no side effect (unlike
+        ``identity``, whose first call for a shell is taken at its prompt)."""
+        ...
+
     def identity(self, pid: int) -> tuple[str, bytes] | None:
         """Executable and argv, to notice an ``exec`` into the shell's pid.
         The engine takes it first when the shell is ready at top level."""

@@ -166,6 +166,13 @@ def alive(pid: int) -> bool:
         return True
 
 
+def executable(pid: int) -> str | None:
+    try:
+        return str(psutil.Process(pid).exe())
+    except (psutil.Error, OSError):
+        return None
+
+
 def identity(pid: int) -> tuple[str, bytes] | None:
     try:
         proc = psutil.Process(pid)

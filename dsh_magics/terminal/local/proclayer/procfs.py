@@ -83,6 +83,13 @@ _libc: ctypes.CDLL | None = None
 
 
 
+def executable(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+
+
 def identity(pid: int) -> tuple[str, bytes] | None:
     """What the shell process is running (executable and argv), to notice
     later that a command ``exec``-ed something else into its place: the pid
