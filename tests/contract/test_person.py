@@ -156,7 +156,10 @@ def test_a_persons_keys_to_a_remote_job_are_secret_unless_seen_echoing(
     engine.type_keys("p-rsec", PASSWORD + "\r")  # at once: nothing has been seen yet
     assert job.wait(20) and isinstance(job.result, Result)
     assert f"len {len(PASSWORD)}" in job.result.output
-    assert PASSWORD not in repr(engine.inputs("p-rsec")) and PASSWORD not in repr(job.result)
+    assert PASSWORD not in repr(engine.inputs("p-rsec")) and PASSWORD not in repr(job.result.inputs)
+    # Not asserted: the output. Keys that reach the remote terminal before
+    # ``read -s`` turns its echo off are echoed by that terminal, as a real one
+    # echoes typeahead (seen once in a CI dry run: output 's3cret-Kx7\nlen 10').
 
 
 def test_screen_vt_rows_are_the_rows_with_their_sgr(engine: Engine) -> None:
