@@ -35,15 +35,9 @@ reached from here.
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = DESCRIPTION
-    p.add_argument("session", metavar="SESSION", help="the terminal session whose job waits")
-    p.add_argument("--host", metavar="NAME", default=None, help="the terminal host (default: search)")
-    p.add_argument(
-        "--host-dir",
-        metavar="DIR",
-        default=None,
-        help="the hosts' runtime directory (default: $DSH_MAGICS_HOST_DIR, "
-        "$XDG_RUNTIME_DIR/dsh-magics or /tmp/dsh-magics-<uid>)",
-    )
+    from .host.cli import add_lookup_arguments
+
+    add_lookup_arguments(p, "the terminal session whose job waits")
 
 
 def find_host(session: str, host: str | None, host_dir: str | None) -> tuple[str, HostClient]:

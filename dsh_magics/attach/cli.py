@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..host.cli import add_lookup_arguments
 from .client import DEFAULT_DETACH, Attacher, parse_detach_key
 from .link import Conn, find
 
@@ -29,22 +30,10 @@ SESSION; otherwise the error lists them. The window size follows the last
 """
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", metavar="SESSION", help="the terminal session")
-    p.add_argument("--host", metavar="NAME", default=None, help="the terminal host (default: search)")
-    p.add_argument(
-        "--host-dir",
-        metavar="DIR",
-        default=None,
-        help="the hosts' runtime directory (default: $DSH_MAGICS_HOST_DIR, "
-        "$XDG_RUNTIME_DIR/dsh-magics or /tmp/dsh-magics-<uid>)",
-    )
-
-
 def add_attach_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = ATTACH_DESCRIPTION
-    _common(p)
+    add_lookup_arguments(p, "the terminal session")
     p.add_argument("--read-only", action="store_true", help="watch without typing")
     p.add_argument(
         "--detach-key",
@@ -75,7 +64,7 @@ def add_log_arguments(p: argparse.ArgumentParser) -> None:
         "Show who typed what into a host's terminal session: every command and input with "
         "its source (person, agent, notebook, panel) and caller; secret input shows as [secret]."
     )
-    _common(p)
+    add_lookup_arguments(p, "the terminal session")
     p.add_argument("--last", type=int, default=None, metavar="N", help="only the last N entries")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

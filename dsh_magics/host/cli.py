@@ -16,6 +16,20 @@ from .lifecycle import ensure_host, host_status, stop_host
 from .runtime import DEFAULT_NAME, HostPaths, candidate_dirs, list_names
 
 
+def add_lookup_arguments(p: argparse.ArgumentParser, session_help: str) -> None:
+    """SESSION, ``--host`` and ``--host-dir``: how a client outside the host
+    (``dsh-magics answer``, ``attach``, ``log``) names the terminal it wants."""
+    p.add_argument("session", metavar="SESSION", help=session_help)
+    p.add_argument("--host", metavar="NAME", default=None, help="the terminal host (default: search)")
+    p.add_argument(
+        "--host-dir",
+        metavar="DIR",
+        default=None,
+        help="the hosts' runtime directory (default: $DSH_MAGICS_HOST_DIR, "
+        "$XDG_RUNTIME_DIR/dsh-magics or /tmp/dsh-magics-<uid>)",
+    )
+
+
 def add_arguments(p: argparse.ArgumentParser, *, with_serve: bool = False) -> None:
     sub = p.add_subparsers(dest="host_action", metavar="ACTION", required=not with_serve)
     s = sub.add_parser("start", help="start the terminal host (or report the running one)")
