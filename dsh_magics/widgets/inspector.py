@@ -14,6 +14,7 @@ from ..errors import DshError
 from ..harness import ERAS, OUTCOMES, POLICIES, LiveStatus
 from ..render import LITERAL
 from .inspector_backend import HarnessBackend
+from .inspector_controls import CONFINED, SOURCES
 from .inspector_html import (
     CSS,
     SECTIONS,
@@ -24,7 +25,8 @@ from .inspector_html import (
     section_html,
     text_header,
 )
-from .inspector_state import CONFINED, SOURCES, InspectorState, InspectorView
+from .inspector_state import InspectorState
+from .inspector_view import InspectorView
 
 SANDBOX_OPTIONS = [
     ("none (unconfined executor)", "none"),

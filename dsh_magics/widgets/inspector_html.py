@@ -1,4 +1,4 @@
-"""HTML and plain-text renderings of an :class:`~.inspector_state.InspectorView`.
+"""HTML and plain-text renderings of an :class:`~.inspector_view.InspectorView`.
 
 One renderer for the widget's panes and the static fallback, so the two never disagree.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from ..render import LITERAL
-from .inspector_state import (
+from .inspector_view import (
     DescriptionView,
     EraView,
     EscalationView,

@@ -13,7 +13,8 @@ import pytest
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.harness import ESCALATION_TARGETS
 from dsh_magics.widgets.inspector_backend import HarnessBackend
-from dsh_magics.widgets.inspector_state import CUSTOM, InspectorState
+from dsh_magics.widgets.inspector_controls import CUSTOM
+from dsh_magics.widgets.inspector_state import InspectorState
 
 BASE_PARAMS = ("command", "description", "timeoutMs", "workdir")
 
