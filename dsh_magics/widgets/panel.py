@@ -1,6 +1,7 @@
 """The terminal panel (the plugin's settings page) as a notebook widget: the ipywidgets layer.
 
-What is shown and what buttons do: :mod:`.panel_state`; markup: :mod:`.panel_html`.
+What is shown and what buttons do: :mod:`.panel_state` (shared facts: :mod:`.panel_model`);
+markup: :mod:`.panel_html`.
 """
 
 from __future__ import annotations
@@ -25,15 +26,9 @@ from .panel_html import (
     summary_html,
     terminals_html,
 )
-from .panel_state import (
-    DEFAULT_TAIL,
-    Notice,
-    PanelModel,
-    PanelState,
-    PanelView,
-    Snapshot,
-    shared_model,
-)
+from .panel_model import PanelModel, shared_model
+from .panel_state import PanelState
+from .panel_view import DEFAULT_TAIL, Notice, PanelView, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +188,7 @@ class Panel:
 
     def _do(self, action: Any) -> Notice:
         # No panel lock here: the action refreshes the shared model, which
-        # takes the model lock and then every panel's lock (see panel_state).
+        # takes the model lock and then every panel's lock (see panel_model).
         # Snapshots arriving while the action runs are accepted but not drawn:
         # the action's outcome is drawn once, at its end, so no view shows
         # half of it (say, a closed terminal's row gone while the picker and

@@ -1,6 +1,6 @@
 """Markup for the terminal panel: widget fragments, and HTML/text snapshots without widgets.
 
-Pure functions of a :class:`~.panel_state.PanelView`; ``data-*`` attributes give tests hooks.
+Pure functions of a :class:`~.panel_view.PanelView`; ``data-*`` attributes give tests hooks.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import html
 from ..render import LITERAL, where
 from ..screen_html import screen_html, screen_text
 from ..terminal import TerminalInfo
-from .panel_state import JobRow, Notice, OutputView, PanelView
+from .panel_view import JobRow, Notice, OutputView, PanelView
 
 CSS = """<style>
 .dsh-panel {font-size: 13px}

@@ -15,7 +15,9 @@ import pytest
 
 from dsh_magics.terminal import Registry
 from dsh_magics.widgets.panel_html import render_html, render_text
-from dsh_magics.widgets.panel_state import PanelModel, PanelState, Snapshot, shared_model
+from dsh_magics.widgets.panel_model import PanelModel, shared_model
+from dsh_magics.widgets.panel_state import PanelState
+from dsh_magics.widgets.panel_view import Snapshot
 from tests.conftest import wait_until
 
 DEFAULT = "nb-default"
@@ -390,7 +392,7 @@ def test_exit_stops_every_panel_refresher_before_the_terminals_close() -> None:
     code = (
         "from dsh_magics import shutdown\n"
         "from dsh_magics.terminal import Registry\n"
-        "from dsh_magics.widgets.panel_state import shared_model\n"
+        "from dsh_magics.widgets.panel_model import shared_model\n"
         "reg = Registry(login=False)\n"
         "order = []\n"
         "model = shared_model(reg)\n"

@@ -20,7 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from dsh_magics.terminal import Registry
 from dsh_magics.widgets.panel import Panel, panel
 from dsh_magics.widgets.panel_magic import register, unregister
-from dsh_magics.widgets.panel_state import shared_model
+from dsh_magics.widgets.panel_model import shared_model
 from tests.conftest import wait_until
 
 NB = "nb-widget-test"
