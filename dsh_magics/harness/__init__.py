@@ -8,7 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from .bridge import Bridge
+from .bridge.status import LiveStatus
+from .catalog_types import Catalog, CatalogPackage, CatalogTool, Drift
+from .comparison_types import Matrix, MatrixRow, ParamChange, SchemaDiff
 from .errors import CatalogError, PluginLoadError
+from .escalation_types import ChainStep, EscalationRequest, EscalationResult, Markers
 from .facts import (
     CURRENT_ERA,
     DEFAULT_VERSION,
@@ -20,27 +24,14 @@ from .facts import (
     WIDER_MODES,
     era_info,
 )
-from .types import (
+from .schema_types import (
     SUMMARY_LABEL,
-    Catalog,
-    CatalogPackage,
-    CatalogTool,
-    ChainStep,
     Config,
-    Drift,
     EraInfo,
-    EscalationRequest,
-    EscalationResult,
     Fragment,
     InputStatus,
-    LiveStatus,
-    Markers,
-    Matrix,
-    MatrixRow,
     Param,
-    ParamChange,
     Preset,
-    SchemaDiff,
     SchemaView,
     TextFact,
     Tool,

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
+from .catalog_types import Catalog, CatalogPackage, CatalogTool, Drift
 from .errors import CatalogError
 from .live import known_fragments, text_fact, tool_from_json
 from .model import BASH_PKG, JOBS_PKG, PERSISTENT_PKG, input_statuses, variant_of
-from .types import Catalog, CatalogPackage, CatalogTool, Config, Drift, SchemaView, Tool
+from .schema_types import Config, SchemaView, Tool
 
 MAP_HEADING = "Tool Package Map"
 MAP_COLUMNS = 6

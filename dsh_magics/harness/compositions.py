@@ -15,7 +15,7 @@ from .facts import (
     PACKAGE_DEFAULT_MODE,
     PERMISSION_MODE_ENV,
 )
-from .types import Config, Preset
+from .schema_types import Config, Preset
 
 PRESET_KEYS: tuple[str, ...] = ("catalog-default", "dsh-base", "package-default")
 

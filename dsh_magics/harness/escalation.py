@@ -6,8 +6,9 @@ The order of the checks: docs/inspector.md, "Internals"; messages here are ours,
 from __future__ import annotations
 
 from ..errors import InvalidArgument
+from .escalation_types import ChainStep, EscalationRequest, EscalationResult, Markers
 from .facts import CONFINED_MODES, OUTCOMES, POLICIES, WIDER_MODES, check_mode
-from .types import SUMMARY_LABEL, ChainStep, EscalationRequest, EscalationResult, Markers
+from .schema_types import SUMMARY_LABEL
 
 #: Step keys and titles, in chain order (titles are ours).
 STEPS: tuple[tuple[str, str], ...] = (

@@ -6,7 +6,7 @@ Texts are only lengths and hashes (:mod:`.text_facts`) and our own summaries (:m
 from __future__ import annotations
 
 from ..errors import InvalidArgument
-from .types import EraInfo, SandboxMode
+from .schema_types import EraInfo, SandboxMode
 
 #: Published version the bridge installs by default (npm ``latest``).
 DEFAULT_VERSION = "0.1.0-rc.8"

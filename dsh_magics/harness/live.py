@@ -14,20 +14,11 @@ from . import text_facts
 from .bridge import Bridge, get_bridge
 from .errors import PluginLoadError
 from .escalation import chain_steps, check_request
+from .escalation_types import EscalationRequest, EscalationResult, Markers
 from .facts import CURRENT_ERA, check_mode, live_version
 from .model import _FRAGMENT_SUMMARIES, input_statuses, model_view, variant_of
+from .schema_types import Config, Fragment, Param, SchemaView, TextFact, Tool
 from .tokens import estimate_tokens, json_text_length
-from .types import (
-    Config,
-    EscalationRequest,
-    EscalationResult,
-    Fragment,
-    Markers,
-    Param,
-    SchemaView,
-    TextFact,
-    Tool,
-)
 
 
 def text_fact(text: str) -> TextFact:

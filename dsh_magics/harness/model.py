@@ -11,7 +11,16 @@ from typing import Any
 from . import text_facts
 from .errors import PluginLoadError
 from .facts import CURRENT_ERA, ESCALATION_TARGETS, check_mode, era_info
-from .types import SUMMARY_LABEL, Config, Fragment, InputStatus, Param, SchemaView, TextFact, Tool
+from .schema_types import (
+    SUMMARY_LABEL,
+    Config,
+    Fragment,
+    InputStatus,
+    Param,
+    SchemaView,
+    TextFact,
+    Tool,
+)
 
 BASH_PKG = "@deepseek-ai/dsh-tool-bash"
 JOBS_PKG = "@deepseek-ai/dsh-tool-jobs"

@@ -5,8 +5,9 @@ Parameters match by name; type, enum, required and position are compared (a move
 
 from __future__ import annotations
 
+from .comparison_types import ParamChange, SchemaDiff
+from .schema_types import Config, SchemaView, Tool
 from .tokens import tool_size
-from .types import Config, ParamChange, SchemaDiff, SchemaView, Tool
 
 
 def _label(view: SchemaView) -> str:

@@ -9,11 +9,12 @@ import hashlib
 import json
 
 from ..errors import InvalidArgument
+from .comparison_types import Matrix, MatrixRow
 from .errors import PluginLoadError
 from .facts import CURRENT_ERA, SANDBOX_MODES, era_info
 from .model import input_statuses
+from .schema_types import Config, InputStatus, SchemaView
 from .tokens import tool_size
-from .types import Config, InputStatus, Matrix, MatrixRow, SchemaView
 
 
 def schema_id(view: SchemaView) -> str:

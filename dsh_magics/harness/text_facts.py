@@ -7,7 +7,7 @@ number against live.
 from __future__ import annotations
 
 from .facts import CURRENT_ERA, TASK_ERA
-from .types import TextFact
+from .schema_types import TextFact
 
 #: Pieces of the bash description: base + background-on|off + escalation.
 FRAGMENTS: dict[str, TextFact] = {

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .types import Tool
+    from .schema_types import Tool
 
 _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|\s+|.", re.DOTALL)
 

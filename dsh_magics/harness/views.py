@@ -4,7 +4,7 @@ harness: the one entry point the package, the catalog and the matrix share
 
 from __future__ import annotations
 
-from .types import Config, SchemaView
+from .schema_types import Config, SchemaView
 
 
 def schema(

@@ -24,9 +24,11 @@ from typing import Any
 
 from ... import shutdown
 from ...errors import BridgeUnavailable, InvalidArgument
+from ..escalation_types import EscalationRequest
 from ..facts import DEFAULT_VERSION, KNOWN_PUBLISHED_VERSIONS, TOOL_PACKAGES
-from ..types import Config, EscalationRequest, LiveStatus
+from ..schema_types import Config
 from .install_plan import InstallPlan, plan_for
+from .status import LiveStatus
 
 CACHE_ENV = "DSH_MAGICS_CACHE_DIR"
 NODE_PROGRAM = Path(__file__).resolve().parent.parent / "node" / "bridge.mjs"
