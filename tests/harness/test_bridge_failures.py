@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from dsh_magics.errors import BridgeUnavailable, InvalidArgument
@@ -13,6 +14,7 @@ from dsh_magics.harness import DEFAULT_VERSION, Bridge, Config, get_bridge, sche
 from dsh_magics.harness.bridge import install_dir
 from dsh_magics.harness.facts import TASK_ERA_VERSION, era_of_version
 
+from ..conftest import wait_until
 from .conftest import block_registry, requires_node
 
 
@@ -107,3 +109,31 @@ def test_a_tree_from_another_plan_is_not_installed(tmp_path: Path) -> None:
         json.dumps({**record, "packages": record["packages"][:-1]})
     )
     assert not b.is_installed()
+
+
+@requires_node
+def test_a_node_that_exits_before_it_is_ready_is_one_clear_error(bridge: Bridge) -> None:
+    """The boot reads the ready line; a process that exits first is unavailable, with its status."""
+    b = Bridge(bridge.version, cache_dir=bridge.prefix, node_options=("-e", "process.exit(3)"))
+    with pytest.raises(BridgeUnavailable, match=r"node bridge exited \(status 3\)"):
+        b.start()
+    assert b.status().state == "unavailable" and b.pid is None
+
+
+@requires_node
+def test_a_killed_node_process_is_replaced_on_the_next_call(bridge: Bridge) -> None:
+    """The bridge notices its process died and boots a new one for the next call."""
+    b = Bridge(bridge.version, cache_dir=bridge.prefix)
+    try:
+        b.start()
+        first = b.pid
+        assert first is not None
+        psutil.Process(first).kill()
+        # Not the zombie state: node's leader shows Z while its other threads still exit.
+        wait_until(lambda: b.pid is None, 30, msg="the bridge to see its node process gone")
+        assert b.markers("read-only")["denial"]
+        assert b.status().state == "ready"
+        assert b.pid not in (None, first)
+    finally:
+        b.close()
+    assert b.pid is None

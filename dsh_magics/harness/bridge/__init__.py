@@ -1,23 +1,14 @@
 """The live bridge: a persistent Node process running the real published packages.
 
 Only the harness's own code gives its exact texts, which we must not store (docs/inspector.md).
+Installing lives in :mod:`.npm_install`, the process and its protocol in :mod:`.node_process`.
 """
 
 from __future__ import annotations
 
-import collections
 import concurrent.futures
 import json
-import os
-import queue
-import re
-import shutil
-import subprocess
-import sys
 import threading
-import time
-import urllib.parse
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,104 +18,11 @@ from ...errors import BridgeUnavailable, InvalidArgument
 from ..escalation_types import EscalationRequest
 from ..facts import DEFAULT_VERSION, KNOWN_PUBLISHED_VERSIONS, TOOL_PACKAGES
 from ..schema_types import Config
+from . import npm_install
 from .install_plan import InstallPlan, plan_for
+from .node_process import NodeProcess, reply_result
+from .npm_install import Progress, cache_root, install_dir, published_versions, stderr_progress
 from .status import LiveStatus
-
-CACHE_ENV = "DSH_MAGICS_CACHE_DIR"
-NODE_PROGRAM = Path(__file__).resolve().parent.parent / "node" / "bridge.mjs"
-INSTALL_TIMEOUT_S = 600.0
-BOOT_TIMEOUT_S = 30.0
-CALL_TIMEOUT_S = 30.0
-MIN_NODE_MAJOR = 18
-
-Progress = Callable[[str], None]
-
-
-def _stderr_progress(line: str) -> None:
-    print(f"[dsh-magics] {line}", file=sys.stderr, flush=True)
-
-
-def cache_root() -> Path:
-    """Root of our per-user cache (``$DSH_MAGICS_CACHE_DIR`` wins)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dsh-magics"
-
-
-def install_dir(version: str) -> Path:
-    """Where ``version``'s packages live: ``<cache>/npm/<version>``."""
-    return cache_root() / "npm" / version
-
-
-def _which(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        raise BridgeUnavailable(
-            f"{tool} was not found on PATH; the live bridge needs Node.js >= {MIN_NODE_MAJOR} "
-            "and npm (the offline model still works)",
-            missing=tool,
-        )
-    return path
-
-
-def _check_node(node: str) -> None:
-    try:
-        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BridgeUnavailable(f"cannot run node: {exc}") from exc
-    m = re.match(r"v(\d+)", out.strip())
-    if not m or int(m.group(1)) < MIN_NODE_MAJOR:
-        raise BridgeUnavailable(f"node {out.strip() or '?'} is too old; need >= {MIN_NODE_MAJOR}")
-
-
-_versions_lock = threading.Lock()
-_versions_cache: tuple[str, ...] | None = None
-
-
-def published_versions() -> tuple[str, ...]:
-    """Published versions of ``@deepseek-ai/dsh-tool-bash`` (one ``npm view``).
-
-    Falls back to the versions we know of when npm or the registry is not
-    reachable, so the answer is always usable for choices in a UI.
-    """
-    global _versions_cache
-    with _versions_lock:
-        if _versions_cache is not None:
-            return _versions_cache
-        npm = shutil.which("npm")
-        found: tuple[str, ...] = ()
-        if npm:
-            try:
-                proc = subprocess.run(
-                    [npm, "view", TOOL_PACKAGES[0], "versions", "--json"],
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                )
-                if proc.returncode == 0:
-                    data = json.loads(proc.stdout)
-                    found = tuple([data] if isinstance(data, str) else data)
-            except (OSError, subprocess.SubprocessError, ValueError):
-                found = ()
-        _versions_cache = found or KNOWN_PUBLISHED_VERSIONS
-        return _versions_cache
-
-
-def _classify_npm_failure(output: str) -> str:
-    if re.search(r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network", output):
-        return "the npm registry is not reachable"
-    if re.search(r"E404|ETARGET|No matching version", output):
-        return "a requested package version is not published"
-    return "npm install failed"
-
-
-def _installed_version(prefix: Path) -> str | None:
-    pkg = prefix / "node_modules" / "@deepseek-ai" / "dsh-tool-bash" / "package.json"
-    try:
-        return json.loads(pkg.read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
@@ -156,12 +54,9 @@ class Bridge:
     ) -> None:
         self.version = version
         self.prefix = Path(cache_dir) if cache_dir is not None else install_dir(version)
-        self._progress = progress or _stderr_progress
+        self._progress = progress or stderr_progress
         self._lock = threading.RLock()  # guards process lifecycle and the pipe
-        self._proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
-        self._next_id = 0
+        self._node: NodeProcess | None = None
         self._cache: dict[str, Any] = {}
         self._state: str = "idle"
         self._message = ""
@@ -207,133 +102,11 @@ class Bridge:
     # ---------------------------------------------------------------- install
     def is_installed(self) -> bool:
         """The pinned packages (and stand-ins) of this version's plan are in place."""
-        try:
-            recorded = json.loads((self.prefix / "installed.json").read_text())
-        except (OSError, ValueError):
-            return False
-        plan = self.plan.record()
-        return (
-            _installed_version(self.prefix) == self.version
-            and recorded.get("packages") == plan["packages"]
-            and recorded.get("standins", []) == plan["standins"]
-        )
+        return npm_install.is_installed(self.prefix, self.version, self.plan)
 
     def install(self) -> None:
-        """Install the pinned packages into the cache (no-op when present).
-
-        Installs into a temporary sibling directory and renames it into place,
-        so an interrupted or concurrent install never leaves a half tree.
-        """
-        if self.is_installed():
-            return
-        node = _which("node")
-        npm = _which("npm")
-        _check_node(node)
-        plan = self.plan
-        self.prefix.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.prefix.parent / f".{self.prefix.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        tmp.mkdir()
-        try:
-            (tmp / "package.json").write_text(
-                json.dumps({"name": "dsh-magics-bridge", "private": True, "type": "module"}) + "\n"
-            )
-            for standin in plan.standins:
-                standin.write(tmp)
-            self._progress(
-                f"installing {len(plan.specs)} npm packages @{self.version} into {self.prefix}"
-            )
-            for s in plan.specs:
-                self._progress(f"  {s}")
-            for standin in plan.standins:
-                self._progress(
-                    f"  {standin.package}: stand-in re-exporting {', '.join(standin.names)} "
-                    f"from {standin.source}"
-                )
-            output = self._run_npm(
-                [
-                    npm,
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--ignore-scripts",
-                    "--loglevel=http",
-                    *plan.npm_args(),
-                ],
-                cwd=tmp,
-            )
-            got = _installed_version(tmp)
-            if got != self.version:
-                raise BridgeUnavailable(
-                    f"npm install finished but dsh-tool-bash is {got!r}, not {self.version!r}",
-                    output=output[-2000:],
-                )
-            (tmp / "installed.json").write_text(
-                json.dumps({"version": self.version, **plan.record(), "at": time.time()}) + "\n"
-            )
-            try:
-                tmp.rename(self.prefix)
-            except OSError:
-                # someone else won the race only if theirs is good (not an older plan's tree)
-                if not self.is_installed():
-                    shutil.rmtree(self.prefix, ignore_errors=True)
-                    tmp.rename(self.prefix)
-            self._progress(f"installed {self.version}")
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-
-    def _run_npm(self, argv: list[str], *, cwd: Path) -> str:
-        """Run npm, relaying its progress lines and a heartbeat, return its output."""
-        start = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-            )
-        except OSError as exc:
-            raise BridgeUnavailable(f"cannot run npm: {exc}") from exc
-        lines: list[str] = []
-        done = threading.Event()
-
-        def heartbeat() -> None:
-            while not done.wait(5.0):
-                self._progress(f"  ... still installing ({time.monotonic() - start:.0f}s)")
-
-        hb = threading.Thread(target=heartbeat, name="dsh-npm-heartbeat", daemon=True)
-        hb.start()
-        fetched = 0
-        try:
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                line = raw.rstrip()
-                lines.append(line)
-                fetch = re.search(r"http fetch GET (\d+) (\S+)", line)
-                if fetch:
-                    fetched += 1
-                    what = urllib.parse.unquote(
-                        fetch.group(2).rsplit("/-/", 1)[-1].split("registry.npmjs.org/")[-1]
-                    )
-                    verb = "downloaded" if what.endswith(".tgz") else "resolved"
-                    self._progress(f"  [{fetched}] {verb} {what.removesuffix('.tgz')}")
-                elif line.startswith(("added ", "changed ", "up to date")) or "ERR" in line:
-                    self._progress(f"  npm: {line}")
-            try:
-                proc.wait(timeout=INSTALL_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                raise BridgeUnavailable("npm install timed out") from None
-        finally:
-            done.set()
-            hb.join()
-        output = "\n".join(lines)
-        if proc.returncode != 0:
-            reason = _classify_npm_failure(output)
-            tail = "\n".join(lines[-8:])
-            raise BridgeUnavailable(
-                f"{reason} (npm exit {proc.returncode}):\n{tail}", output=output[-4000:]
-            )
-        self._progress(f"  npm finished in {time.monotonic() - start:.1f}s")
-        return output
+        """Install the pinned packages into the cache (no-op when present)."""
+        npm_install.install(self.prefix, self.version, self.plan, self._progress)
 
     # ------------------------------------------------------------------- boot
     def start(self) -> None:
@@ -342,7 +115,7 @@ class Bridge:
         Raises :class:`BridgeUnavailable` (and records it in :meth:`status`).
         """
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
+            if self._node is not None and self._node.alive:
                 return
             try:
                 if not self.is_installed():
@@ -360,71 +133,13 @@ class Bridge:
             self._set_state("ready", f"node {self.hello.get('node') if self.hello else '?'}")
 
     def _boot(self) -> None:
-        node = _which("node")
-        program = self.prefix / "bridge.mjs"
-        source = NODE_PROGRAM.read_bytes()
-        if not program.exists() or program.read_bytes() != source:
-            tmp = program.with_suffix(f".tmp-{os.getpid()}")
-            tmp.write_bytes(source)
-            tmp.replace(program)
-        self._lines = queue.Queue()
-        self._stderr_tail.clear()
-        proc = subprocess.Popen(
-            [node, *self.node_options, str(program)],
-            cwd=self.prefix,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-        )
-        self._proc = proc
-        threading.Thread(
-            target=self._pump_stdout, args=(proc,), name="dsh-bridge-out", daemon=True
-        ).start()
-        threading.Thread(
-            target=self._pump_stderr, args=(proc,), name="dsh-bridge-err", daemon=True
-        ).start()
-        first = self._read_line(BOOT_TIMEOUT_S)
-        try:
-            ready = json.loads(first)["result"]["ready"]
-        except (ValueError, KeyError, TypeError):
-            ready = False
-        if not ready:
-            self._kill()
-            raise BridgeUnavailable(f"node bridge did not start: {first!r}")
+        self._node = NodeProcess(npm_install.find_tool("node"), self.prefix, self.node_options)
         self.hello = self._call("hello")
         # Warm the JIT on the default configuration (and cache it), so the
         # first request a user makes is as fast as the following ones.
         self._cache[self._key("schemas", config=_config_payload(Config()))] = self._call(
             "schemas", config=_config_payload(Config())
         )
-
-    def _pump_stdout(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _pump_stderr(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            self._stderr_tail.append(line.rstrip())
-
-    def _read_line(self, timeout: float) -> str:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            self._kill()
-            raise BridgeUnavailable(f"node bridge did not answer within {timeout:.0f}s") from None
-        if line is None:
-            proc = self._proc
-            code = proc.wait() if proc is not None else None
-            self._proc = None
-            tail = "\n".join(list(self._stderr_tail)[-12:])
-            raise BridgeUnavailable(f"node bridge exited (status {code}):\n{tail}")
-        return line
 
     def start_background(self) -> concurrent.futures.Future[LiveStatus]:
         """Do :meth:`start` on a daemon thread; the future resolves to the final
@@ -433,7 +148,7 @@ class Bridge:
             if self._future is not None and not self._future.done():
                 return self._future
             fut: concurrent.futures.Future[LiveStatus] = concurrent.futures.Future()
-            if self._proc is not None and self._proc.poll() is None:
+            if self._node is not None and self._node.alive:
                 fut.set_result(self.status())
                 return fut
             self._future = fut
@@ -453,34 +168,15 @@ class Bridge:
     # ------------------------------------------------------------------ calls
     def _call(self, op: str, **payload: Any) -> Any:
         with self._lock:
-            proc = self._proc
-            if proc is None or proc.poll() is not None or proc.stdin is None:
+            node = self._node
+            if node is None or not node.alive:
                 raise BridgeUnavailable("node bridge is not running")
-            self._next_id += 1
-            req_id = self._next_id
             try:
-                proc.stdin.write(json.dumps({"id": req_id, "op": op, **payload}) + "\n")
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError) as exc:
-                self._kill()
-                self._set_state("unavailable", f"node bridge pipe closed: {exc}")
-                raise BridgeUnavailable(f"node bridge pipe closed: {exc}") from exc
-            try:
-                line = self._read_line(CALL_TIMEOUT_S)
+                req_id, reply = node.exchange(op, payload)
             except BridgeUnavailable as exc:
                 self._set_state("unavailable", exc.message)
                 raise
-            reply = json.loads(line)
-            if reply.get("id") != req_id:
-                raise BridgeUnavailable(
-                    f"node bridge protocol error: reply {reply.get('id')} for {req_id}"
-                )
-            if not reply.get("ok"):
-                err = reply.get("error") or {}
-                raise BridgeUnavailable(
-                    f"node bridge error ({err.get('kind')}): {err.get('message')}"
-                )
-            return reply["result"]
+            return reply_result(req_id, reply)
 
     @staticmethod
     def _key(op: str, **payload: Any) -> str:
@@ -513,34 +209,18 @@ class Bridge:
         return self._cached("markers", mode=mode, escalation_advertised=escalation_advertised)
 
     # ---------------------------------------------------------------- closing
-    def _kill(self) -> None:
-        proc = self._proc
-        self._proc = None
-        if proc is None:
-            return
-        try:
-            if proc.stdin:
-                proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
     def close(self) -> None:
         """Stop the node process (it also exits by itself when stdin closes)."""
         with self._lock:
-            running = self._proc is not None
-            self._kill()
-            if running:
+            node, self._node = self._node, None
+            if node is not None:
+                node.stop()
                 self._set_state("idle", "closed")
 
     @property
     def pid(self) -> int | None:
-        proc = self._proc
-        return proc.pid if proc is not None and proc.poll() is None else None
+        node = self._node
+        return node.pid if node is not None else None
 
 
 _bridges: dict[str, Bridge] = {}
@@ -585,3 +265,14 @@ def _register_exit() -> None:
     global _unregister_exit
     if _unregister_exit is None:
         _unregister_exit = shutdown.register(shutdown.BRIDGES, _close_all)
+
+
+__all__ = [
+    "Bridge",
+    "LiveStatus",
+    "Progress",
+    "cache_root",
+    "get_bridge",
+    "install_dir",
+    "published_versions",
+]

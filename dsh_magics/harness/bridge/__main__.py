@@ -12,8 +12,9 @@ import time
 
 from ...errors import BridgeUnavailable
 from ..facts import TOOL_PACKAGES
-from . import Bridge, _stderr_progress
+from . import Bridge
 from .install_plan import DEFAULT_INSTALLS
+from .npm_install import stderr_progress
 
 
 def _install(version: str) -> bool:
@@ -21,12 +22,12 @@ def _install(version: str) -> bool:
     started = time.monotonic()
     try:
         if bridge.is_installed():
-            _stderr_progress(f"{version} already installed in {bridge.prefix}")
+            stderr_progress(f"{version} already installed in {bridge.prefix}")
         bridge.start()
         assert bridge.hello is not None
         versions = bridge.hello.get("versions", {})
         standins = bridge.hello.get("standins", {})
-        _stderr_progress(
+        stderr_progress(
             f"live bridge ready in {time.monotonic() - started:.1f}s: node {bridge.hello.get('node')}, "
             f"dsh-tool-bash {versions.get(TOOL_PACKAGES[0])}"
             + "".join(
