@@ -296,5 +296,6 @@ class PanelState:
                 return None
             scr = self.registry.screen(sid, styles=True)
         except DshError:
+            # Closed since the read, or no screen to give: the pane shows the lines.
             return None
         return scr if self.screen or scr.get("alt_screen") else None

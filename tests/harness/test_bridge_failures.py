@@ -112,12 +112,25 @@ def test_a_tree_from_another_plan_is_not_installed(tmp_path: Path) -> None:
 
 
 @requires_node
-def test_a_node_that_exits_before_it_is_ready_is_one_clear_error(bridge: Bridge) -> None:
-    """The boot reads the ready line; a process that exits first is unavailable, with its status."""
+def test_a_node_that_exits_before_it_is_ready_is_one_clear_error(
+    bridge: Bridge, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The boot reads the ready line; a process that exits first is unavailable, with its
+    status. A status listener that raises is logged and the others still hear every change."""
     b = Bridge(bridge.version, cache_dir=bridge.prefix, node_options=("-e", "process.exit(3)"))
+    seen: list[str] = []
+
+    def broken(_status: object) -> None:
+        raise RuntimeError("listener bug")
+
+    b.on_status(broken)
+    b.on_status(lambda st: seen.append(st.state))
     with pytest.raises(BridgeUnavailable, match=r"node bridge exited \(status 3\)"):
         b.start()
     assert b.status().state == "unavailable" and b.pid is None
+    assert seen == ["booting", "unavailable"]
+    logged = [r for r in caplog.records if r.getMessage() == "a live bridge status listener failed"]
+    assert len(logged) == 2 and "listener bug" in str(logged[0].exc_info)
 
 
 @requires_node

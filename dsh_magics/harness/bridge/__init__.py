@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,8 @@ from .install_plan import InstallPlan, plan_for
 from .node_process import NodeProcess, reply_result
 from .npm_install import Progress, cache_root, install_dir, published_versions, stderr_progress
 from .status import LiveStatus
+
+log = logging.getLogger(__name__)
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
@@ -97,7 +100,7 @@ class Bridge:
             try:
                 cb(st)
             except Exception:  # noqa: BLE001 - a broken listener must not break the bridge
-                pass
+                log.exception("a live bridge status listener failed")
 
     # ---------------------------------------------------------------- install
     def is_installed(self) -> bool:
@@ -157,7 +160,7 @@ class Bridge:
             try:
                 self.start()
             except BridgeUnavailable:
-                pass
+                pass  # start() recorded why in the status the future resolves to
             except Exception as exc:  # noqa: BLE001 - the future must always resolve
                 self._set_state("unavailable", str(exc))
             fut.set_result(self.status())
@@ -252,8 +255,8 @@ def _close_all() -> None:
     for b in list(_bridges.values()):
         try:
             b.close()
-        except Exception:  # noqa: BLE001 - best effort at interpreter exit
-            pass
+        except Exception:  # noqa: BLE001 - best effort at interpreter exit: close the others
+            log.warning("closing the live bridge %s failed", b.version, exc_info=True)
 
 
 _unregister_exit: Callable[[], None] | None = None
