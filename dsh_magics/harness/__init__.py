@@ -1,6 +1,8 @@
 """Facts about the DeepSeek Harness ``bash`` tool schema: from the model, live or a catalog.
 
-All three give the same :class:`SchemaView`; knows nothing about terminals. See ``API.md`` here.
+All three give the same :class:`SchemaView`; this module is the public surface (``API.md``
+here), the submodules are its parts. May import ``errors`` and ``shutdown`` only; must not
+import terminals, widgets, tools or anything notebook-side.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from ..harness import (
     SANDBOX_MODES,
     Config,
     LiveStatus,
+    diff,
     era_info,
 )
-from ..harness.schema_diff import diff_views
 from . import inspector_sections as sections
 from .inspector_backend import HarnessBackend
 from .inspector_controls import (
@@ -245,7 +245,7 @@ class InspectorState:
         if badge.detail:
             notes.insert(0, badge.detail)
         cur, base = view.bash, base_view.bash
-        d = diff_views(base_view, view, tool="bash")
+        d = diff(base_view, view, tool="bash")
         params = ParamTable("bash", sections.param_rows(view, d), base_label)
         cur_json = sections.pretty_json(cur)
         js = JsonView(

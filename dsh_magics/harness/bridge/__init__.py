@@ -2,6 +2,7 @@
 
 Only the harness's own code gives its exact texts, which we must not store (docs/inspector.md).
 Installing lives in :mod:`.npm_install`, the process and its protocol in :mod:`.node_process`.
+May import the harness's facts and value types, ``errors`` and ``shutdown``; nothing above.
 """
 
 from __future__ import annotations
