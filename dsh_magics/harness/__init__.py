@@ -26,6 +26,7 @@ from .facts import (
     WIDER_MODES,
     era_info,
 )
+from .schema_source import schema
 from .schema_types import (
     SUMMARY_LABEL,
     Config,
@@ -38,7 +39,6 @@ from .schema_types import (
     TextFact,
     Tool,
 )
-from .views import schema
 
 __all__ = [
     "CURRENT_ERA",

@@ -295,12 +295,12 @@ def check_drift(
 ) -> Drift:
     """Compare the catalog's ``bash`` with ``source`` for the catalog's config.
 
-    Structure is compared with :func:`~.diff.diff_views`.  Texts are compared by
+    Structure is compared with :func:`~.schema_diff.diff_views`.  Texts are compared by
     SHA-256 (exact text for live, stored facts for the model).  Tool sets are
     compared only for tools the catalog lists (a catalog may omit packages).
     """
     from .schema_diff import diff_views
-    from .views import schema
+    from .schema_source import schema
 
     cview = catalog_view(catalog)
     sview = (

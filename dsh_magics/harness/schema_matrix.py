@@ -43,7 +43,7 @@ def build_matrix(
     source: str = "model", era: str = CURRENT_ERA, *, version: str | None = None
 ) -> Matrix:
     """Build the :class:`Matrix` (live only for eras with a published package)."""
-    from .views import schema
+    from .schema_source import schema
 
     if source not in ("model", "live"):
         raise InvalidArgument(f"unknown source {source!r}; expected 'model' or 'live'")

@@ -55,7 +55,7 @@ class EscalationInputs:
     agent: bool = True
     policy: str = "ask"
 
-    def request_obj(self) -> EscalationRequest:
+    def to_request(self) -> EscalationRequest:
         return EscalationRequest(
             mode=self.mode,  # type: ignore[arg-type]
             request=self.request,

@@ -276,7 +276,7 @@ def escalation_view(
             "the simulator shows what a confining executor would do."
         )
     try:
-        r = backend.escalate(esc.request_obj(), esc_source)
+        r = backend.escalate(esc.to_request(), esc_source)
     except DshError as exc:
         return EscalationView(
             esc, esc_source, "error", f"error ({exc.code})", None, (), exc.message, False,

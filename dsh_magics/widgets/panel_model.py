@@ -44,7 +44,7 @@ class PanelModel:
         self.tick = tick
         self.max_jobs = max_jobs
         self._lock = threading.RLock()
-        self._views: builtins.list[Listener] = []
+        self._listeners: builtins.list[Listener] = []
         self._snapshot = Snapshot(version=0, taken_at=time.time())
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -82,16 +82,16 @@ class PanelModel:
         to leave stops them, so a kernel without panels pays nothing.
         """
         with self._lock:
-            self._views.append(listener)
+            self._listeners.append(listener)
             if self._thread is None:
                 self._start()
         self.refresh()
 
         def detach() -> None:
             with self._lock:
-                if listener in self._views:
-                    self._views.remove(listener)
-                if not self._views:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+                if not self._listeners:
                     self._stop_thread()
 
         return detach
@@ -122,9 +122,9 @@ class PanelModel:
             snap = Snapshot(self._snapshot.version + 1, time.time(), terminals, rows, closed)
             self._snapshot = snap
             self.refresh_count += 1
-            for view in list(self._views):
+            for listener in list(self._listeners):
                 try:
-                    view(snap)
+                    listener(snap)
                 except Exception:  # noqa: BLE001 - one broken view must not stop the others
                     log.exception("panel view failed to refresh")
             return snap
