@@ -73,13 +73,16 @@ class Inspector:
         self.state = state
         self._widget: Any = None
         # Per thread: a refresh on the bridge's thread must not swallow a user's
-        # change arriving on the kernel thread at the same moment.
+        # change arriving on the kernel thread at the same moment (pinned by
+        # tests/widgets/test_inspector_widget.py::test_a_change_during_another_threads_refresh_is_not_swallowed).
         self._local = threading.local()
         self._render_lock = threading.RLock()
         self.last_render_ms: float | None = None
         self._display_ids: list[str] = []
         self._unsubscribe = state.backend.on_live_status(self._on_live_status)
-        # A transition between the state's first look and the subscription is not lost:
+        # A transition between the state's first look and the subscription is not lost
+        # (pinned by tests/widgets/test_inspector_live.py::
+        # test_a_bridge_ready_before_the_widget_subscribes_is_not_missed):
         state.set_live_status(state.backend.live_status())
         self._maybe_start_live()
 
@@ -204,7 +207,8 @@ class Inspector:
             if status is None or not self.state.set_live_status(status):
                 return
             # Outputs first: the frontend redraws the output (a new view of the same
-            # widget model) before the widget's own state update arrives.
+            # widget model) before the widget's own state update arrives. Exercised by the
+            # browser test above, which waits for the settled badge; no test orders them.
             if status.state in ("ready", "unavailable"):
                 self._update_displays()
             self._refresh()

@@ -356,7 +356,8 @@ class Panel:
     def _on_answer(self, secret: bool) -> None:
         box = self.c_secret if secret else self.c_answer
         text = box.value
-        # The password box is emptied whatever happens: its text must not linger.
+        # The password box is emptied whatever happens: its text must not linger (pinned by
+        # tests/browser/test_panel_answer_browser.py::test_panel_answers_a_prompt_and_a_password).
         if secret:
             self._assign(box, "value", "")
         notice = self.answer(text, secret=secret)
@@ -404,7 +405,8 @@ class Panel:
             self._syncing = True
             try:
                 # Options and selection travel in one message: the frontend
-                # never draws the new options with the old index.
+                # never draws the new options with the old index (pinned by
+                # tests/widgets/test_panel_widget.py::test_the_picker_sends_its_options_and_selection_in_one_message).
                 with self.c_session.hold_sync():
                     opts = view.session_options()
                     if list(self.c_session.options) != opts:

@@ -219,6 +219,20 @@ def test_booting_never_blocks_and_the_widget_switches_to_live_when_ready(
     assert bridge.pid is not None
 
 
+
+def test_a_bridge_ready_before_the_widget_subscribes_is_not_missed(
+    gated: tuple[threading.Event, GatedBridge],
+) -> None:
+    """The widget subscribes after the state's first look; a bridge that became ready
+    in between is read once more, so the inspector still switches to live."""
+    gate, bridge = gated
+    state = InspectorState(HarnessBackend(bridge=bridge), source="live")
+    assert state.view().badge.source == "model"  # the first look: the bridge is idle
+    gate.set()
+    assert bridge.start_background().result(60).state == "ready"
+    insp = Inspector(state)
+    assert insp.view.badge.source == "live"
+
 # ------------------------------------------------------------------ the task era
 TASK_ERA = "2026-07-15"
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 
 import pytest
 
 from dsh_magics.widgets.inspector import Inspector
 from dsh_magics.widgets.inspector_backend import HarnessBackend
 from dsh_magics.widgets.inspector_state import InspectorState
+
+from ..conftest import wait_until
 
 
 def _present_params(html: str) -> list[str]:
@@ -95,3 +98,30 @@ def test_code_api_updates_the_widget_too(insp: Inspector) -> None:
     assert insp.c_background.value is False
     insp.escalate(request=None)
     assert 'data-category="invalid-args"' in insp.panes["escalation"].value
+
+
+def test_a_change_during_another_threads_refresh_is_not_swallowed(insp: Inspector) -> None:
+    """While one thread's refresh writes the controls, a person's change on another
+    thread still reaches the state: the "writing controls" flag is per thread."""
+    in_window, release = threading.Event(), threading.Event()
+
+    def hold(_change: object) -> None:
+        if threading.current_thread().name == "refresher":
+            in_window.set()
+            release.wait(30)
+
+    insp.c_era.observe(hold, names="value")
+    refresher = threading.Thread(target=insp.set, kwargs={"era": "2026-07-15"}, name="refresher")
+    refresher.start()
+    person = threading.Thread(target=lambda: setattr(insp.c_background, "value", False))
+    try:
+        assert in_window.wait(30), "the refresh to reach the era control"
+        person.start()
+        wait_until(lambda: insp.state.controls.background is False, 10, msg="the change to land")
+    finally:
+        release.set()
+        refresher.join(30)
+        if person.ident is not None:
+            person.join(30)
+    assert insp.view.controls.era == "2026-07-15"
+    assert insp.c_background.value is False and insp.view.controls.background is False

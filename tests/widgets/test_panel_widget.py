@@ -234,3 +234,26 @@ def test_the_panel_opens_no_port_or_listener(reg: Registry, panels: list[Panel])
     assert _listening() == before
     new_threads = {t.name for t in threading.enumerate()} - threads_before
     assert not [n for n in new_threads if "http" in n.lower() or "server" in n.lower()]
+
+
+def test_the_picker_sends_its_options_and_selection_in_one_message(
+    reg: Registry, panels: list[Panel], tmp_path
+) -> None:
+    """Attaching changes the picker's options and its selection; the frontend gets both
+    in one update, so it never draws the new options with the old index."""
+    p = new_panel(reg, panels)
+    sent: list[dict[str, object]] = []
+    comm = p.c_session.comm
+    real_send = comm.send
+
+    def record(data: dict[str, object], *args: object, **kwargs: object) -> None:
+        sent.append(data)
+        real_send(data, *args, **kwargs)
+
+    comm.send = record
+    p.attach("second", str(tmp_path))
+    updates = [m["state"] for m in sent if m.get("method") == "update"]
+    with_options = [s for s in updates if "_options_labels" in s]
+    assert with_options, updates
+    assert all("index" in s for s in with_options), with_options
+    assert p.c_session.value == "second"

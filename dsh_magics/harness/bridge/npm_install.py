@@ -188,7 +188,9 @@ def install(prefix: Path, version: str, plan: InstallPlan, progress: Progress) -
         try:
             tmp.rename(prefix)
         except OSError:
-            # someone else won the race only if theirs is good (not an older plan's tree)
+            # Someone else won the race only if theirs is good (not an older plan's tree:
+            # tests/harness/test_bridge_failures.py::test_a_tree_from_another_plan_is_not_installed
+            # pins that check; the race itself has no test).
             if not is_installed(prefix, version, plan):
                 shutil.rmtree(prefix, ignore_errors=True)
                 tmp.rename(prefix)

@@ -73,7 +73,8 @@ const ApprovalService = ApprovalPkg.default
 const { Context } = Cordis
 
 // The executor seam's service names differ by version (`shell`/`shellEnv` now,
-// `bash`/`bashEnv` in the task era): take them from the plugin's own inject list.
+// `bash`/`bashEnv` in the task era): take them from the plugin's own inject list
+// (pinned by tests/harness/test_task_era.py::test_live_texts_match_stored_facts).
 const INJECT = [...(ToolBash.inject ?? [])]
 const EXECUTOR_SEAM = INJECT.includes('bash') ? 'bash' : 'shell'
 const ENV_SEAM = INJECT.includes('bashEnv') ? 'bashEnv' : 'shellEnv'
