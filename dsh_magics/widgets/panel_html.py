@@ -201,15 +201,39 @@ def output_html(view: PanelView) -> str:
     return f'<div class="dsh-panel-out {LITERAL}" data-session="{esc(out.session_id)}">{body}</div>'
 
 
+def command_head(command: str, width: int) -> tuple[str, int]:
+    """A command's first line as written (cut to ``width`` with "…") and how many
+    lines follow it: a multi-line command is never run together into one line."""
+    lines = command.strip("\n").split("\n")
+    first = lines[0].rstrip()
+    if len(first) > width:
+        first = first[: width - 1] + "…"
+    return first, len(lines) - 1
+
+
+def more_lines(n: int) -> str:
+    """`` … (+N lines)`` after a command's first line, or nothing for a one-line command."""
+    return f" … (+{n} line{'s' if n != 1 else ''})" if n else ""
+
+
+def _command_cell(command: str) -> str:
+    first, more = command_head(command, 80)
+    if not more:
+        return f'<td class="dsh-panel-cmd">{esc(first)}</td>'
+    # The whole command (as the engine keeps it) is the cell's tooltip.
+    whole = command.strip("\n")
+    return (
+        f'<td class="dsh-panel-cmd" data-more="{more}" title="{esc(whole)}">'
+        f'{esc(first)}<span class="dsh-muted">{esc(more_lines(more))}</span></td>'
+    )
+
+
 def _job_row(j: JobRow, view: PanelView) -> str:
-    cmd = " ".join(j.command.split())
-    if len(cmd) > 80:
-        cmd = cmd[:79] + "…"
     return (
         f'<tr data-job="{esc(j.job_id)}" data-status="{esc(j.status)}"'
         f' data-exit="{"" if j.exit_code is None else j.exit_code}">'
         f'<td title="{esc(j.job_id)}">{esc(short_job(j.job_id))}</td>'
-        f"<td>{esc(j.session_id)}</td><td>{esc(cmd)}</td><td>{job_badge(j)}</td>"
+        f"<td>{esc(j.session_id)}</td>{_command_cell(j.command)}<td>{job_badge(j)}</td>"
         f"<td>{esc(fmt_age(j.age(view.now)))}</td>"
         f'<td class="dsh-panel-inputs">{esc(inputs_text(j))}</td></tr>'
     )
@@ -281,7 +305,7 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
                 j.session_id,
                 j.outcome,
                 fmt_age(j.age(view.now)),
-                " ".join(j.command.split())[:60] + (f"  [{inputs_text(j)}]" if j.inputs else ""),
+                _command_text(j.command) + (f"  [{inputs_text(j)}]" if j.inputs else ""),
             )
             for j in view.jobs
         ]
@@ -290,3 +314,8 @@ def render_text(view: PanelView, output_lines: int = 20) -> str:
             cells = [c.ljust(w) for c, w in zip(jr[:4], widths, strict=True)]
             out.append("  " + "  ".join([*cells, jr[4]]).rstrip())
     return "\n".join(out)
+
+
+def _command_text(command: str) -> str:
+    first, more = command_head(command, 60)
+    return first + more_lines(more)

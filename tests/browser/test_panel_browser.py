@@ -1,6 +1,7 @@
 """The terminal panel in a real JupyterLab, driven through headless Chromium.
 
 One notebook, one kernel, one walk through the panel the way a user would:
+a multi-line job from a cell shows as its first line and "… (+2 lines)";
 type ``echo hello`` and press Send; check the output pane (and the second
 display of the same panel) shows it, scrolled to its end; start ``sleep 30``,
 see the busy row and an inline ``SESSION_BUSY``, press Interrupt and see the
@@ -25,10 +26,14 @@ from .lab import NotebookPage, wait_until
 
 pytestmark = pytest.mark.browser
 
+#: A multi-line job in its own terminal, run before the walk starts: its row shows the
+#: first line and how many follow, literally (markup and dollars stay text).
+MULTI_LINE = "for w in '$a$' '<b>x</b>'; do\n  echo \"$w\"\ndone"
 CELLS = [
     "%load_ext dsh_magics",
     "p = %bash_panel\np",
     "p  # the same panel shown a second time",
+    f"p.registry.exec('multi', {MULTI_LINE!r});",
 ]
 
 
@@ -108,12 +113,21 @@ def test_panel_sends_interrupts_attaches_and_closes(
     label = first.part("dsh-panel-session").locator("select option:checked").inner_text()
     label = label.replace("\xa0", " ")  # ipywidgets draws labels with no-break spaces
     assert "panel.ipynb" in label and "this notebook" in label
+    # The multi-line job's row: first line, "… (+2 lines)", the whole text as tooltip.
+    first.wait('.dsh-panel-jobs tr[data-status="completed"] td.dsh-panel-cmd[data-more="2"]')
+    cmd = first.root.locator('.dsh-panel-jobs td.dsh-panel-cmd[data-more="2"]')
+    assert cmd.inner_text().replace("\xa0", " ") == "for w in '$a$' '<b>x</b>'; do … (+2 lines)"
+    assert cmd.get_attribute("title") == MULTI_LINE
+    assert cmd.locator("b").count() == 0 and cmd.locator("mjx-container, .MathJax").count() == 0
     nb.screenshot("panel-1-opened")
 
     # -- send a command as a job -------------------------------------------------
     first.send("echo hello")
     wait_until(lambda: "hello" in first.output_lines(), 30, message="hello in the output pane")
-    first.wait('.dsh-panel-jobs tr[data-status="completed"][data-exit="0"]')
+    first.wait(
+        '.dsh-panel-jobs tr[data-status="completed"][data-exit="0"]'
+        ':has(td.dsh-panel-cmd:text-is("echo hello"))'
+    )
     # The second view of the same panel shows the same thing.
     wait_until(lambda: "hello" in second.output_lines(), 30, message="hello in the second view")
 

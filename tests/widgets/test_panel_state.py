@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from dsh_magics.terminal import Registry
-from dsh_magics.widgets.panel_html import render_html, render_text
+from dsh_magics.widgets.panel_html import jobs_html, render_html, render_text
 from dsh_magics.widgets.panel_model import PanelModel, shared_model
 from dsh_magics.widgets.panel_state import PanelState
 from dsh_magics.widgets.panel_view import Snapshot
@@ -116,6 +116,30 @@ def test_send_follows_output_and_the_job_settles_in_the_list(
     wait_until(lambda: model.snapshot.jobs[0].status != "running", 10)
     assert (model.snapshot.jobs[0].outcome, model.snapshot.jobs[0].exit_code) == ("exit 3", 3)
 
+
+
+def test_a_multi_line_command_shows_its_first_line_and_how_many_follow(
+    reg: Registry, model: PanelModel
+) -> None:
+    """The job row keeps a multi-line command's lines apart: the first line as written,
+    "… (+N lines)", and the whole text, escaped, as the cell's tooltip."""
+    st, _ = attached(model)
+    command = 'for w in "<b>$x</b>" \\(y\\); do\n  echo "$w"\ndone\n'
+    assert st.send(command).kind == "ok"
+    wait_until(lambda: model.snapshot.jobs and model.snapshot.jobs[0].outcome == "ok", 10)
+    html = jobs_html(st.view())
+    assert html in render_html(st.view())
+    first = 'for w in &quot;&lt;b&gt;$x&lt;/b&gt;&quot; \\(y\\); do'
+    whole = first + '\n  echo &quot;$w&quot;\ndone'
+    cell = f'<td class="dsh-panel-cmd" data-more="2" title="{whole}">{first}'
+    assert cell + '<span class="dsh-muted"> … (+2 lines)</span></td>' in html
+    assert "<b>" not in html and "done" not in html.replace(f'title="{whole}"', "")
+    text = render_text(st.view())
+    assert 'for w in "<b>$x</b>" \\(y\\); do … (+2 lines)' in text
+    # A one-line command is its own cell, as written, with no tooltip.
+    assert st.send("echo  two   spaces").kind == "ok"
+    wait_until(lambda: model.snapshot.jobs[0].command == "echo  two   spaces", 10)
+    assert '<td class="dsh-panel-cmd">echo  two   spaces</td>' in jobs_html(st.view())
 
 def test_a_running_job_is_followed_live(reg: Registry, model: PanelModel) -> None:
     st, _ = attached(model)
