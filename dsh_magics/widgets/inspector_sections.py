@@ -63,10 +63,12 @@ CATEGORY_HEADLINES = {
 
 
 def pretty_json(tool: Tool) -> str:
+    """The model-visible ``{name, description, parameters}``, indented for reading."""
     return json.dumps(tool.model_json(), indent=2, ensure_ascii=False)
 
 
 def json_lines(base: str, cur: str) -> tuple[JsonLine, ...]:
+    """``cur`` line by line, with the lines of ``base`` it lacks marked removed."""
     a, b = base.splitlines(), cur.splitlines()
     out: list[JsonLine] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -134,6 +136,7 @@ def _description_size(tool: Tool) -> tuple[int | None, int | None]:
 
 
 def tool_rows(tools: tuple[Tool, ...]) -> tuple[ToolRow, ...]:
+    """Name, package and parameter names of each tool (the era pane's table)."""
     return tuple(ToolRow(t.name, t.package, t.param_names) for t in tools)
 
 
