@@ -27,6 +27,7 @@ from . import protocol as P
 from .interest import Interest
 from .pages import PageTable
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
+from .stream import ViewerStream
 
 log = logging.getLogger("dsh_magics.host")
 
@@ -77,6 +78,8 @@ class _Conn:
         self._output_sent: dict[Any, float] = {}
         self._ev_cond = threading.Condition()
         self.client: dict[str, Any] = {}
+        self.streams: dict[str, ViewerStream] = {}  # sessions it watches (host/stream.py)
+        self._unsent = b""  # the part of a stream write the socket did not take (wake)
 
     def send(self, data: bytes) -> None:
         with self.wlock:
@@ -88,6 +91,8 @@ class _Conn:
         self.closed = True
         with self._ev_cond:
             self._ev_cond.notify_all()
+        for stream in list(self.streams.values()):
+            stream.stop()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -98,6 +103,46 @@ class _Conn:
             pass
 
     # -- events --------------------------------------------------------------
+    def wake(self) -> None:
+        """A viewer stream has something to send. Called on a terminal's
+        reader thread: it writes the stream itself when nothing is being sent
+        and the socket takes it without waiting (a key's echo then skips a
+        thread switch), and otherwise leaves it to the sender thread. Stream
+        events are only taken with ``wlock`` held, so they go out in order."""
+        if self.wlock.acquire(blocking=False):
+            try:
+                if not self._unsent and not self.closed:
+                    data = self._stream_bytes()
+                    try:
+                        sent = self.sock.send(data, socket.MSG_DONTWAIT)
+                    except BlockingIOError:
+                        sent = 0
+                    except OSError:
+                        sent = len(data)  # the connection is gone; its sender notices and closes
+                    self._unsent = data[sent:]
+            finally:
+                self.wlock.release()
+            if not self._unsent:
+                return
+        with self._ev_cond:
+            self._ev_cond.notify()
+
+    def _stream_bytes(self) -> bytes:
+        """The streams' queued events as wire lines (``wlock`` held)."""
+        out: list[bytes] = []
+        for stream in list(self.streams.values()):
+            if stream.pending:
+                out.extend(P.event_line(e) for e in stream.take())
+        return b"".join(out)
+
+    def _stream_waiting(self) -> bool:
+        return bool(self._unsent) or any(s.pending for s in list(self.streams.values()))
+
+    def start_sender(self) -> None:
+        if not self.subscribed:
+            self.subscribed = True
+            threading.Thread(target=self.sender, name=f"dsh-host-events-{self.peer_pid}", daemon=True).start()
+
     def push(self, event: dict[str, Any]) -> None:
         """Called on engine threads: enqueue only, never block or write."""
         if event.get("type") not in self.types:
@@ -132,9 +177,13 @@ class _Conn:
         interval tells a follower just as much."""
         with self._ev_cond:
             while not self.closed and not self._events and not self._pending_output:
+                if self._stream_waiting():
+                    return []  # a viewer's stream waits for nothing (sent by sender())
                 self._ev_cond.wait()
             if self.closed:
                 return None
+            if self._stream_waiting():
+                return []
         # Events come in bursts (a short command: job_started, output,
         # job_done within a millisecond). Gathering them for a moment makes
         # one write and one wake-up of the client instead of three, and keeps
@@ -176,7 +225,10 @@ class _Conn:
             if batch is None:
                 return
             try:
-                self.send(b"".join(P.event_line(P.event_to_wire(e)) for e in batch))
+                with self.wlock:
+                    data = self._unsent + b"".join(P.event_line(P.event_to_wire(e)) for e in batch)
+                    self._unsent = b""
+                    self.sock.sendall(data + self._stream_bytes())
             except OSError:
                 self.close()
                 return
@@ -224,6 +276,7 @@ class HostServer:
             "status": self._op_status,
             "subscribe": self._op_subscribe,
             "detach": self._op_detach,
+            "watch": self._op_watch,
             "shutdown": self._op_shutdown,
             "attach": self._op_attach,
             "exec": self._op_exec,
@@ -628,10 +681,28 @@ class HostServer:
             if unknown:
                 raise errors.InvalidArgument(f"unknown event type(s): {unknown!r}; known: {', '.join(EVENT_TYPES)}")
             conn.types = frozenset(types)
-        if not conn.subscribed:
-            conn.subscribed = True
-            threading.Thread(target=conn.sender, name=f"dsh-host-events-{conn.peer_pid}", daemon=True).start()
+        conn.start_sender()
         return sorted(conn.types)
+
+    def _op_watch(self, conn: _Conn, a: dict[str, Any]) -> Any:
+        """Stream a session's output to this connection (host/stream.py). The
+        reply goes out first: the stream's first screen follows it."""
+        sid = a["session_id"]
+        self.registry.info(sid)  # NO_SUCH_SESSION before anything starts
+        old = conn.streams.pop(sid, None)
+        if old is not None:
+            old.stop()
+        conn.start_sender()
+        conn.send(P.ok_reply(conn.msg_id, True))
+        stream = ViewerStream(sid, conn.wake)
+        conn.streams[sid] = stream
+        try:
+            stream.start(self.registry)
+        except errors.DshError as e:  # closed meanwhile: the viewer hears it as closed
+            log.info("watching %s for pid %s failed: %s", sid, conn.peer_pid, e)
+            conn.streams.pop(sid, None)
+            conn.push({"type": "terminal", "session_id": sid, "status": "closed"})
+        return _SENT
 
     def _op_detach(self, conn: _Conn, a: dict[str, Any]) -> Any:
         log.info("client pid %s detached; its terminals keep running", conn.peer_pid)
