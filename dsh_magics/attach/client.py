@@ -264,7 +264,7 @@ class Attacher:
         try:
             write_all(self.tty.fd_out, b"\x07")
         except OSError:
-            pass
+            pass  # the terminal is gone: the key loop sees its end
 
     def _set_size(self) -> None:
         assert self._keys is not None
@@ -272,7 +272,7 @@ class Attacher:
         try:
             self._keys.call("resize", {"session_id": self.session, "cols": max(cols, 2), "rows": max(rows, 2)})
         except ShellExited:
-            pass
+            pass  # the shell exited: the next look at the session says so
         self._screen_size = (cols, rows)
 
     # -- events and drawing ------------------------------------------------

@@ -187,7 +187,7 @@ class Events:
         try:
             self.conn.link.sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked next()
         except OSError:
-            pass
+            pass  # already shut (the host closed it first)
         self.conn.close()
 
 
