@@ -305,6 +305,16 @@ class HostServer:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
         for c in subs:
             c.push(event)
+        if event.get("type") == "terminal" and event.get("status") == "idle":
+            # A new terminal for the session id (emitted outside the engine's locks):
+            # viewers follow it (host/stream.py).
+            for c in subs:
+                stream = c.streams.get(str(event.get("session_id")))
+                if stream is not None:
+                    try:
+                        stream.restart(self.registry)
+                    except errors.DshError as e:
+                        log.info("a viewer of %s could not follow its new terminal: %s", event.get("session_id"), e)
 
     # ------------------------------------------------------------------
     # whose job is it (for host/interest.py)

@@ -59,6 +59,12 @@ class ViewerStream:
             raise InvalidArgument("this terminal host's engine cannot stream a terminal's output to a viewer")
         self._unwatch = watch(self.session_id, self._on_piece)
 
+    def restart(self, engine: object) -> None:
+        """Follow a new terminal under the same session id (recreated, or
+        restarted after its shell died): its screen first, then its bytes."""
+        self.stop()
+        self.start(engine)
+
     def stop(self) -> None:
         if self._unwatch is not None:
             self._unwatch()

@@ -73,8 +73,8 @@ def _replay(events: list[dict[str, Any]]) -> Screen:
     screen = Screen(int(shot["cols"]), int(shot["rows"]))
     screen.feed(render.Painter().frame(shot, int(shot["cols"]), int(shot["rows"])).encode())
     for e in events[last + 1 :]:
-        assert e["type"] == "bytes", e
-        screen.feed(base64.b64decode(e["data"]))
+        if e["type"] == "bytes":  # (a "terminal" event says the shell's state)
+            screen.feed(base64.b64decode(e["data"]))
     return screen
 
 
@@ -168,3 +168,22 @@ def test_watch_of_a_missing_session_is_a_clear_error(engine: HostClient, attach_
             ev.conn.call(op, {"session_id": "no-such-session"})
     finally:
         ev.close()
+
+
+def test_a_viewer_follows_a_recreated_terminal(engine: HostClient, attach_dir: str) -> None:
+    engine.attach("s-new")
+    engine.exec("s-new", "echo OLD-SHELL", wait_ms=20_000)
+    paths = HostPaths.for_name("att", attach_dir)
+    ev = Events(paths, {"pid": os.getpid(), "purpose": "attach", "session": "s-new", "read_only": True}, ["terminal"])
+    try:
+        ev.watch("s-new")
+        c = _Collector(ev)
+        _replays_to_the_screen(engine, "s-new", c)
+        engine.attach("s-new", recreate=True)
+        engine.exec("s-new", "echo NEW-SHELL", wait_ms=20_000)
+        _replays_to_the_screen(engine, "s-new", c)
+        shown = "\n".join(engine.screen("s-new")["lines"])
+        assert "NEW-SHELL" in shown and "OLD-SHELL" not in shown
+    finally:
+        ev.close()
+    c.join()
