@@ -6,7 +6,8 @@ from the terminal's reader to the viewer instead of a screen fetch. The stream
 starts with the terminal's screen (drawn by the viewer), and a screen takes the
 place of the bytes whenever they alone would draw wrong:
 
-- after a resize (the emulator reflowed the screen);
+- after a resize (the emulator reflowed the screen), and for a new terminal
+  under the same session id (:meth:`ViewerStream.restart`);
 - at a switch of the alternate screen: the viewer draws on its own terminal's
   alternate screen and cannot switch it back to the terminal's normal screen;
 - when the viewer falls :data:`MAX_BEHIND` bytes behind: what is queued is
