@@ -360,7 +360,7 @@ class Attacher:
                 )
             except (NoSuchSession, HostUnavailable):
                 continue  # the event thread reports the end
-            except DshError:
+            except DshError:  # no screen now (its shell exited): the next event draws again
                 continue
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))
             if screen.get("vt") is not None and cols < self._screen_size[0]:
