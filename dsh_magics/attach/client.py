@@ -1,14 +1,26 @@
 """The attach loop: keys from the local terminal to the session, screens back.
 
 Three threads: this one reads the keyboard (and the signal pipe), an event
-thread follows the host's events for the session, and a draw thread fetches
-the screen whenever it changed and paints what differs. Every way out (detach
+thread follows the session's live stream from the host (host/stream.py), and
+a draw thread fetches the screen and paints what differs when the stream's
+bytes cannot be written as they are.
+
+**Live and drawn.** The stream starts with the terminal's screen, painted in
+full. While the local window has the terminal's size, the stream's bytes are
+written to it as they come (a key's echo is one hop from the terminal's
+reader): the local terminal then shows what the terminal's emulator shows.
+The host sends a screen instead of bytes after a resize, at an alternate
+screen switch and when this client falls behind; each is painted in full and
+the bytes go on from there. In a window of another size (a read-only viewer,
+or one whose size another viewer set) bytes only say "changed": the draw
+thread fetches the screen and paints it, at most :data:`FRAME_S` apart. Every way out (detach
 key, the session closed, the host gone, SIGTERM/SIGHUP, an error) goes
 through :meth:`Attacher.run`'s ``finally``, which puts the local terminal back.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import threading
@@ -90,7 +102,8 @@ class Attacher:
         self._events: Events | None = None
         self._signals = Signals()
         self._cond = threading.Condition()
-        self._dirty = True
+        self._dirty = False  # the stream's first screen draws the first frame
+        self._live = False  # writing the stream's bytes as they come (module docstring)
         self._resized = False
         self._outcome: Outcome | None = None
         self._stopping = False
@@ -109,7 +122,8 @@ class Attacher:
                 session_id=self.session,
             )
         self._draw = Conn(self.paths, self._client)
-        self._events = Events(self.paths, self._client, ["output", "terminal", "job_started", "job_done"])
+        self._events = Events(self.paths, self._client, ["terminal"])
+        self._events.watch(self.session)
         return info  # type: ignore[no-any-return]
 
     def run(self) -> Outcome:
@@ -188,12 +202,15 @@ class Attacher:
             self._finish(1, f"[{name}: detached from session {self.session}; it keeps running]")
             return
         if signal.SIGWINCH in got:
-            if not self.read_only:
-                self._set_size()
             with self._cond:
+                self._live = False  # until the screen the resize brings
                 self._resized = True
                 self._dirty = True
                 self._cond.notify_all()
+            if not self.read_only:
+                self._set_size()  # the host answers with a screen of the new size
+            elif self._events is not None:
+                self._events.rewatch(self.session)  # a screen to go live from, if it fits now
 
     def _on_keys(self, data: bytes) -> None:
         cut = data.find(self.detach_key)
@@ -247,7 +264,7 @@ class Attacher:
         try:
             write_all(self.tty.fd_out, b"\x07")
         except OSError:
-            pass
+            pass  # the terminal is gone: the key loop sees its end
 
     def _set_size(self) -> None:
         assert self._keys is not None
@@ -255,7 +272,7 @@ class Attacher:
         try:
             self._keys.call("resize", {"session_id": self.session, "cols": max(cols, 2), "rows": max(rows, 2)})
         except ShellExited:
-            pass
+            pass  # the shell exited: the next look at the session says so
         self._screen_size = (cols, rows)
 
     # -- events and drawing ------------------------------------------------
@@ -273,10 +290,46 @@ class Attacher:
                 return
             if event.get("session_id") != self.session:
                 continue
-            if event.get("type") == "terminal" and event.get("status") == "closed":
+            kind = event.get("type")
+            if kind == "terminal" and event.get("status") == "closed":
                 self._finish(0, f"[session {self.session} was closed]")
                 return
-            self._mark_dirty()
+            if kind == "screen" and isinstance(event.get("screen"), dict):
+                self._on_screen(event["screen"])
+            elif kind == "bytes":
+                self._on_bytes(base64.b64decode(str(event.get("data") or "")))
+
+    def _on_screen(self, screen: dict[str, Any]) -> None:
+        """Paint the stream's screen in full; go live if the window fits it."""
+        with self._cond:
+            self._screen_size = (int(screen["cols"]), int(screen["rows"]))
+            cols, rows = self.tty.size()
+            self._live = self._screen_size == (cols, rows)
+            if not self._live:
+                self._dirty = True  # drawn from a fetched screen, cut or padded to the window
+                self._cond.notify_all()
+                return
+            self._painter.invalidate()
+            self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
+
+    def _on_bytes(self, data: bytes) -> None:
+        with self._cond:
+            if self._live and self.tty.size() == self._screen_size:
+                self._painter.invalidate()  # the window no longer holds the painter's last frame
+                self._write(data)
+                return
+            self._live = False
+            self._dirty = True
+            self._cond.notify_all()
+
+    def _write(self, data: bytes) -> None:
+        """Write to the local terminal (``_cond`` held: one writer at a time)."""
+        if self._stopping or not data:
+            return
+        try:
+            write_all(self.tty.fd_out, data)
+        except OSError:
+            self._finish(1, "")
 
     def _draw_loop(self) -> None:
         assert self._draw is not None
@@ -307,22 +360,18 @@ class Attacher:
                 )
             except (NoSuchSession, HostUnavailable):
                 continue  # the event thread reports the end
-            except DshError:
+            except DshError:  # no screen now (its shell exited): the next event draws again
                 continue
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))
             if screen.get("vt") is not None and cols < self._screen_size[0]:
                 self._mark_dirty()  # it got narrower than we thought: draw again with runs
                 continue
-            out = self._painter.frame(screen, cols, rows)
-            if out:
-                with self._cond:
-                    if self._stopping:
-                        return
-                    try:
-                        write_all(self.tty.fd_out, out.encode("utf-8", "replace"))
-                    except OSError:
-                        self._finish(1, "")
-                        return
+            with self._cond:
+                if self._stopping:
+                    return
+                if self._live:
+                    continue  # the stream took over meanwhile: this screen may be older than its bytes
+                self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
 
 
 __all__ = ["DEFAULT_DETACH", "Attacher", "Outcome", "parse_detach_key"]

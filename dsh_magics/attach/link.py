@@ -152,6 +152,19 @@ class Events:
         self.conn = Conn(paths, client)
         self.conn.call("subscribe", {"types": types})
 
+    def watch(self, session: str) -> None:
+        """Start the session's live stream on this connection (host/stream.py)."""
+        self.conn.call("watch", {"session_id": session})
+
+    def rewatch(self, session: str) -> None:
+        """Ask for a fresh start of the stream (its screen first) while
+        :meth:`next` reads this connection: the reply is skipped there."""
+        try:
+            with self.conn.lock:
+                self.conn.link.send_only("watch", {"session_id": session})
+        except OSError:
+            pass  # the host is gone: next() says so
+
     def next(self) -> dict[str, Any] | None:
         reader = self.conn.link.reader
         while True:
@@ -174,7 +187,7 @@ class Events:
         try:
             self.conn.link.sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked next()
         except OSError:
-            pass
+            pass  # already shut (the host closed it first)
         self.conn.close()
 
 

@@ -53,7 +53,7 @@ class RawTerminal:
         try:
             termios.tcsetattr(self.fd_in, termios.TCSAFLUSH, saved)
         except (OSError, termios.error):
-            pass
+            pass  # the terminal is gone: no mode left to restore
 
     def size(self) -> tuple[int, int]:
         """(cols, rows) of the local terminal."""
@@ -93,7 +93,7 @@ class Signals:
             while os.read(self.read_fd, 512):
                 pass
         except BlockingIOError:
-            pass
+            pass  # drained: the pipe is non-blocking
         got, self.pending = self.pending, set()
         return got
 
@@ -105,7 +105,7 @@ class Signals:
             try:
                 os.close(fd)
             except OSError:
-                pass
+                pass  # already closed
 
 
 Wake = Callable[[], None]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -98,7 +99,7 @@ def detach_on_shutdown() -> bool:
     try:
         client.detach()
     except Exception:  # noqa: BLE001 - at exit, never raise
-        pass
+        logging.getLogger(__name__).debug("detaching at exit failed", exc_info=True)
     return True
 
 

@@ -9,6 +9,7 @@ contract method is one row of :data:`protocol.OPERATIONS`; docs/host.md.
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import time
 import weakref
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from ..answer_page import SecretPrompt
     from ..terminal.api import Engine
     from ..terminal.registry import Registry
+
+log = logging.getLogger(__name__)
 
 #: Longest one ``wait_output`` request asks the host to block (it caps at
 #: :data:`protocol.MAX_BLOCK_SECONDS` anyway); the client loops.
@@ -150,8 +153,8 @@ class HostClient:
     def _detach_quietly(self) -> None:
         try:
             self.detach()
-        except Exception:  # noqa: BLE001 - at exit
-            pass
+        except Exception:  # noqa: BLE001 - at exit, never raise
+            log.debug("detaching at exit failed", exc_info=True)
 
     # ------------------------------------------------------------------
     # requests: one generic call over protocol.OPERATIONS

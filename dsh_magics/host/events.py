@@ -48,7 +48,7 @@ class EventStream:
                 if isinstance(event, dict):
                     self._on_event(event)
         except OSError:
-            pass
+            pass  # the host went away: the loop below reports it as lost
         except Exception:  # noqa: BLE001 - never die silently with jobs pending
             log.exception("host event stream failed")
         self._ended(link.generation)

@@ -233,7 +233,7 @@ def stop_host(paths: HostPaths, timeout: float = 30.0) -> dict[str, Any] | None:
         sock.sendall(P.request(1, "shutdown", {}))
         P.LineReader(sock, P.MAX_REPLY).next_item()
     except OSError:
-        pass
+        pass  # it went away before answering: that is a stop too
     finally:
         sock.close()
     if not _wait_gone(pid, timeout):
@@ -271,7 +271,7 @@ def _remove_stale(paths: HostPaths) -> None:
         try:
             os.unlink(path)
         except OSError:
-            pass
+            pass  # already gone
     remove_lock(paths)
 
 

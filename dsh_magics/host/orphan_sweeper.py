@@ -39,7 +39,7 @@ def split(close_fds: tuple[int | None, ...] = ()) -> None:
             try:
                 os.close(fd)  # the start lock and the ready pipe belong to the host
             except OSError:
-                pass
+                pass  # not open in this process
     argv = [sys.executable, "-m", "dsh_magics.host", "reap", "--pid", str(pid)]
     try:
         os.execv(sys.executable, argv)
@@ -57,7 +57,7 @@ def reap(host_pid: int) -> int:
         try:
             os.kill(host_pid, signum)
         except ProcessLookupError:
-            pass
+            pass  # the host has exited: nothing to forward to
 
     signal.signal(signal.SIGTERM, forward)
     code = 1

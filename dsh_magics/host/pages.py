@@ -10,6 +10,7 @@ it never travels on the host's socket (docs/host.md, docs/security.md).
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 from collections import OrderedDict
@@ -19,6 +20,8 @@ from typing import Any
 from ..answer_page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError, InvalidArgument, NotRunning
 from ..terminal.api import Engine
+
+log = logging.getLogger(__name__)
 
 #: Outcomes of ended pages kept for a late ``page_wait`` (oldest dropped first).
 KEEP_ENDED = 256
@@ -180,7 +183,7 @@ class HostPage:
         try:
             self._call("page_close", page=self.id)
         except DshError:
-            pass
+            pass  # the host is gone or the page ended: it is closed either way
         self.settle()
         self._ended("closed")
 
@@ -193,4 +196,4 @@ class HostPage:
             try:
                 self._on_end(outcome)
             except Exception:  # noqa: BLE001 - a listener must not break the watcher
-                pass
+                log.exception("an answer page's end listener failed")

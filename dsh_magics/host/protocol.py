@@ -333,6 +333,8 @@ OPERATIONS: dict[str, Operation] = {
         Operation("status", host=True),
         Operation("subscribe", {"types": V.strings}, host=True),
         Operation("detach", host=True),
+        # an attached viewer's live stream of a session (host/stream.py)
+        Operation("watch", {"session_id": V.session_id}, ("session_id",), host=True),
         Operation("shutdown", host=True),
         Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", host=True),
         # answer pages (host/pages.py): the host serves the page for a password prompt

@@ -45,7 +45,7 @@ class RemoteJob(jobs.Job):
             try:
                 self._result = fetch(self.id)
             except DshError:
-                pass
+                pass  # gone from the host (or the host is): the job keeps no result
         return self._result
 
     @result.setter

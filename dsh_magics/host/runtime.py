@@ -53,7 +53,7 @@ def default_dir(environ: Mapping[str, str] | None = None) -> str:
             if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
                 return os.path.join(xdg, "dsh-magics")
         except OSError:
-            pass
+            pass  # no usable XDG_RUNTIME_DIR: fall back to the next candidate
     return f"/tmp/dsh-magics-{os.getuid()}"
 
 
@@ -77,7 +77,7 @@ def secure_dir(path: str) -> str:
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
-        pass
+        pass  # checked below
     except OSError as e:
         raise HostUnavailable(f"cannot create the host runtime directory {path}: {e.strerror}") from None
     st = os.lstat(path)
@@ -174,7 +174,7 @@ def retire_log(paths: HostPaths) -> None:
     try:
         os.replace(paths.log, target)
     except OSError:
-        pass
+        pass  # no log to keep (or it moved meanwhile)
 
 
 def prune_logs(directory: str, keep: int = KEEP_CRASH_LOGS) -> list[str]:
@@ -209,7 +209,7 @@ def prune_logs(directory: str, keep: int = KEEP_CRASH_LOGS) -> list[str]:
             os.unlink(path)
             removed.append(path)
         except OSError:
-            pass
+            pass  # removed by another host meanwhile
     return removed
 
 

@@ -1,11 +1,13 @@
 """:class:`HostServer`: one process that owns a :class:`Registry` and serves it over a Unix socket.
 
 Thread per connection; nothing a peer sends can crash it (docs/host.md, "Internals").
+The server accepts and ends connections and runs the host's life (start, idle
+policy, stop); requests are answered by :mod:`.requests`, each connection's
+events written by :mod:`.connection`, viewers' live streams come from :mod:`.stream`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -14,18 +16,19 @@ import socket
 import struct
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .. import errors, jobs
-from ..terminal import Engine, Registry, Result
+from .. import errors
+from ..terminal import Engine, Registry
 from ..terminal.core import fdwait
 from ..terminal.local import procs
-from . import idle, viewers
+from . import idle
 from . import protocol as P
+from .connection import Connection
 from .interest import Interest
 from .pages import PageTable
+from .requests import Requests
 from .runtime import FileLock, HostPaths, remove_lock, remove_own_log
 
 log = logging.getLogger("dsh_magics.host")
@@ -33,153 +36,11 @@ log = logging.getLogger("dsh_magics.host")
 #: Longest a single blocking request may hold its connection; clients loop.
 MAX_BLOCK_SECONDS = P.MAX_BLOCK_SECONDS
 
-#: Events queued for one subscriber before it is considered stuck and dropped.
-MAX_QUEUED_EVENTS = 20_000
-
 _PEERCRED = struct.Struct("3i")
-
-#: A result small enough to be sent straight from the terminal's reader thread.
-_INLINE_REPLY = 64 * 1024
-
-#: Returned by a handler that has already sent its reply itself.
-_SENT = object()
-
-EVENT_TYPES = ("output", "job_started", "job_done", "terminal")
-#: The subscription of a client without listeners: its job stand-ins only.
-_SETTLES_ONLY = frozenset(("job_done",))
 
 #: How often an idle host checks that its socket file is still its own
 #: (seconds; ``DSH_MAGICS_HOST_SOCKET_CHECK`` overrides it, for tests).
 SOCKET_CHECK = float(os.environ.get("DSH_MAGICS_HOST_SOCKET_CHECK") or 30.0)
-
-#: How long the event sender lets a burst gather before writing it.
-EVENT_GATHER = 0.002
-
-#: Least time between two ``output`` events for one session on one connection.
-OUTPUT_INTERVAL = 0.005
-
-
-class _Conn:
-    """One client connection: its socket, a write lock and (once it has
-    subscribed) an event queue with per-session coalescing of ``output``."""
-
-    def __init__(self, host: HostServer, sock: socket.socket, peer: tuple[int, int, int]) -> None:
-        self.host = host
-        self.sock = sock
-        self.peer_pid, self.peer_uid, _ = peer
-        self.wlock = threading.Lock()
-        self.closed = False
-        self.subscribed = False
-        self.types: frozenset[str] = frozenset(EVENT_TYPES)
-        self.msg_id: Any = None
-        self._events: deque[dict[str, Any]] = deque()
-        self._pending_output: dict[Any, None] = {}  # sessions with unsent output, in order
-        self._output_sent: dict[Any, float] = {}
-        self._ev_cond = threading.Condition()
-        self.client: dict[str, Any] = {}
-
-    def send(self, data: bytes) -> None:
-        with self.wlock:
-            self.sock.sendall(data)
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        with self._ev_cond:
-            self._ev_cond.notify_all()
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    # -- events --------------------------------------------------------------
-    def push(self, event: dict[str, Any]) -> None:
-        """Called on engine threads: enqueue only, never block or write."""
-        if event.get("type") not in self.types:
-            return
-        if self.types == _SETTLES_ONLY and not self.host.interest.wants(self.peer_pid, event.get("session_id")):
-            return  # a job this client never asked about (dsh_magics/host/interest.py)
-        with self._ev_cond:
-            if event.get("type") == "output":
-                sid = event.get("session_id")
-                if sid in self._pending_output:
-                    return  # one pending "output" per session says it all
-                self._pending_output[sid] = None
-            else:
-                if len(self._events) >= MAX_QUEUED_EVENTS:
-                    log.warning("dropping subscriber pid %s: %d events unread", self.peer_pid, len(self._events))
-                    threading.Thread(target=self.close, daemon=True).start()
-                    return
-                sid = event.get("session_id")
-                if sid in self._pending_output:
-                    # Output that came before this event is said before it, and what
-                    # comes after it, after (pinned for both backends by
-                    # tests/contract/test_contract.py::test_subscribe_delivers_job_and_output_events).
-                    del self._pending_output[sid]
-                    self._events.append({"type": "output", "session_id": sid})
-                self._events.append(event)
-            self._ev_cond.notify()
-
-    def _take(self) -> list[dict[str, Any]] | None:
-        """Wait for events to send. ``output`` for a session goes out at once,
-        then at most every :data:`OUTPUT_INTERVAL` seconds: a chatty job
-        produces a few hundred PTY reads per second, and one wake-up per
-        interval tells a follower just as much."""
-        with self._ev_cond:
-            while not self.closed and not self._events and not self._pending_output:
-                self._ev_cond.wait()
-            if self.closed:
-                return None
-        # Events come in bursts (a short command: job_started, output,
-        # job_done within a millisecond). Gathering them for a moment makes
-        # one write and one wake-up of the client instead of three, and keeps
-        # that work off the critical path of the command's own reply.
-        time.sleep(EVENT_GATHER)
-        with self._ev_cond:
-            while True:
-                if self.closed:
-                    return None
-                now = time.monotonic()
-                due = [
-                    sid for sid in self._pending_output
-                    if now - self._output_sent.get(sid, 0.0) >= OUTPUT_INTERVAL
-                ]  # fmt: skip
-                if due or self._events:
-                    break
-                wait = None
-                if self._pending_output:
-                    wait = min(self._output_sent[sid] + OUTPUT_INTERVAL - now for sid in self._pending_output)
-                self._ev_cond.wait(wait)
-            batch: list[dict[str, Any]] = []
-            while self._events and len(batch) < 256:
-                event = self._events.popleft()
-                if event.get("type") == "output":
-                    self._output_sent[event.get("session_id")] = now
-                batch.append(event)
-            if not self._events:
-                # Pending output is newer than every queued event: it goes last.
-                for sid in due:
-                    if sid in self._pending_output:
-                        del self._pending_output[sid]
-                        self._output_sent[sid] = now
-                        batch.append({"type": "output", "session_id": sid})
-            return batch
-
-    def sender(self) -> None:
-        while True:
-            batch = self._take()
-            if batch is None:
-                return
-            try:
-                self.send(b"".join(P.event_line(P.event_to_wire(e)) for e in batch))
-            except OSError:
-                self.close()
-                return
 
 
 class HostServer:
@@ -207,7 +68,7 @@ class HostServer:
         self.started_at = time.time()
         self._listener: socket.socket | None = None
         self._socket_ino = 0
-        self._conns: set[_Conn] = set()
+        self._conns: set[Connection] = set()
         self._conns_lock = threading.Lock()
         self._stop_r, self._stop_w = os.pipe()
         self._stopping = threading.Event()
@@ -217,23 +78,7 @@ class HostServer:
         self.pages = PageTable(self.registry, procs.alive)
         self.interest = Interest(self._owner_of)
         self.idle = idle.IdleClock(idle_timeout)
-        # Operations the host answers itself (or wraps); every other row of
-        # protocol.OPERATIONS is a plain call of the engine method it names.
-        self._hooks: dict[str, Callable[[_Conn, dict[str, Any]], Any]] = {
-            "hello": self._op_hello,
-            "status": self._op_status,
-            "subscribe": self._op_subscribe,
-            "detach": self._op_detach,
-            "shutdown": self._op_shutdown,
-            "attach": self._op_attach,
-            "exec": self._op_exec,
-            "jobs": self._op_jobs,
-            "page_open": self._op_page_open,
-            "page_wait": lambda conn, a: self.pages.wait(a["page"], a["timeout"]),
-            "page_close": lambda conn, a: self.pages.close(a["page"]),
-        }
-        missing = [n for n, o in P.OPERATIONS.items() if o.engine_method is None and n not in self._hooks]
-        assert not missing, f"host operations without a handler: {missing}"
+        self.requests = Requests(self)
 
     # ------------------------------------------------------------------
     # start and stop
@@ -279,7 +124,7 @@ class HostServer:
         try:
             os.write(self._stop_w, b"x")
         except OSError:
-            pass
+            pass  # the pipe is full or closed: a stop is already pending
 
     def serve_forever(self) -> str:
         """Accept connections until stopped or the watched server exits.
@@ -375,7 +220,7 @@ class HostServer:
             try:
                 os.close(fd)
             except OSError:
-                pass
+                pass  # already closed
 
     def _remove_files(self) -> None:
         # Only our own files: a newer host may already have replaced them.
@@ -386,7 +231,7 @@ class HostServer:
             try:
                 os.unlink(path)
             except OSError:
-                pass
+                pass  # already gone
 
     # ------------------------------------------------------------------
     # connections
@@ -413,26 +258,26 @@ class HostServer:
                 sock.settimeout(1.0)
                 sock.sendall(P.error_reply(None, err))
             except OSError:
-                pass
+                pass  # the refused peer went away: nothing to tell it
             sock.close()
             return
-        conn = _Conn(self, sock, peer)
+        conn = Connection(sock, peer, self.interest)
         self.idle.touch()
         with self._conns_lock:
             self._conns.add(conn)
         threading.Thread(target=self._serve_conn, args=(conn,), name=f"dsh-host-conn-{peer[0]}", daemon=True).start()
 
-    def _serve_conn(self, conn: _Conn) -> None:
+    def _serve_conn(self, conn: Connection) -> None:
         reader = P.LineReader(conn.sock, self.max_request)
         try:
             for item in reader:
                 if self._stopping.is_set():
                     break
-                reply = self._handle_item(conn, item)
+                reply = self.requests.handle(conn, item)
                 if reply is not None:
                     conn.send(reply)
         except OSError:
-            pass
+            pass  # the peer went away: the finally below ends the connection
         except Exception:  # noqa: BLE001 - a connection thread must never take the host down
             log.exception("connection from pid %s failed", conn.peer_pid)
         finally:
@@ -444,52 +289,13 @@ class HostServer:
                 self.interest.forget(conn.peer_pid)
             self.idle.touch()
 
-    def _handle_item(self, conn: _Conn, item: bytes | P.Oversized) -> bytes | None:
-        if isinstance(item, P.Oversized):
-            return P.error_reply(
-                None,
-                P.protocol_error(
-                    "oversized", f"message of {item.size} bytes exceeds the limit of {self.max_request} bytes"
-                ),
-            )
-        if not item.strip():
-            return None
-        msg_id: Any = None
-        try:
-            try:
-                msg = json.loads(item)
-            except (ValueError, RecursionError):
-                raise P.protocol_error("malformed", "message is not valid JSON") from None
-            if not isinstance(msg, dict):
-                raise P.protocol_error("malformed", "message must be a JSON object")
-            msg_id = msg.get("id")
-            if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, (int, str))):
-                msg_id = None
-                raise P.protocol_error("malformed", "message id must be an integer or a string")
-            version = msg.get("v")
-            if version != P.VERSION:
-                raise P.protocol_error(
-                    "version", f"unsupported protocol version {version!r}; this host speaks version {P.VERSION}"
-                )
-            name = msg.get("op")
-            op = P.OPERATIONS.get(name) if isinstance(name, str) else None
-            if op is None:
-                raise P.protocol_error("op", f"unknown operation {name!r}")
-            args = msg.get("args", {})
-            if not isinstance(args, dict):
-                raise P.protocol_error("malformed", "args must be a JSON object")
-            if self._stopping.is_set():
-                raise errors.HostUnavailable("the terminal host is shutting down")
-            conn.msg_id = msg_id
-            value = self._perform(conn, op, op.check(args))
-            if value is _SENT:
-                return None
-            return P.ok_reply(msg_id, value)
-        except errors.DshError as e:
-            return P.error_reply(msg_id, e)
-        except Exception as e:  # noqa: BLE001 - report, log, keep serving
-            log.exception("request failed")
-            return P.error_reply(msg_id, errors.DshError(f"internal error in the terminal host: {type(e).__name__}: {e}"))
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def connections(self) -> list[Connection]:
+        with self._conns_lock:
+            return list(self._conns)
 
     # ------------------------------------------------------------------
     # events
@@ -499,147 +305,24 @@ class HostServer:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
         for c in subs:
             c.push(event)
+        if event.get("type") == "terminal" and event.get("status") == "idle":
+            # A new terminal for the session id (emitted outside the engine's locks):
+            # viewers follow it (host/stream.py).
+            for c in subs:
+                stream = c.streams.get(str(event.get("session_id")))
+                if stream is not None:
+                    try:
+                        stream.restart(self.registry)
+                    except errors.DshError as e:
+                        log.info("a viewer of %s could not follow its new terminal: %s", event.get("session_id"), e)
 
     # ------------------------------------------------------------------
-    # operations (arguments already checked against their table row)
-    def _perform(self, conn: _Conn, op: P.Operation, a: dict[str, Any]) -> Any:
-        a = P.capped(op, a)
-        viewers.check(conn.client, op.name)
-        self.interest.note(conn.peer_pid, op.name, a)
-        hook = self._hooks.get(op.name)
-        if hook is not None:
-            return hook(conn, a)
-        method = op.engine_method
-        assert method is not None
-        return P.TO_WIRE[op.returns](getattr(self.registry, method)(**a))
-
+    # whose job is it (for host/interest.py)
     def _owner_of(self, job_id: str) -> str | None:
         try:
             return self.registry.job(job_id).owner
         except errors.DshError:
             return None
-
-    def _op_hello(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        conn.client = dict(a.get("client") or {})
-        out = self.describe()
-        out["config"] = self.registry.config.to_dict()
-        out["operations"] = sorted(P.OPERATIONS)
-        return out
-
-    def _op_status(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        out = self.describe()
-        with self._conns_lock:
-            conns = list(self._conns)
-        out["terminals"] = [P.info_to_wire(i) for i in self.registry.list()]
-        out["clients"] = sorted({c.peer_pid for c in conns if c.subscribed})
-        out["connections"] = len(conns)
-        out["attached"] = viewers.attached((c.peer_pid, c.client) for c in conns)
-        return out
-
-    def _where(self, sid: str, base: str | None) -> str | None:
-        """A new terminal starts where the calling kernel is, as in-process."""
-        if base and not self.registry.exists(sid) and os.path.isdir(base):
-            return base
-        return None
-
-    def _op_attach(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        base = self._where(a["session_id"], a.pop("base_cwd", None))
-        if a.get("target") not in (None, "local"):
-            base = None  # the kernel's directory is a path on this machine, not there
-        if base is not None:
-            cwd = a.get("cwd")
-            a["cwd"] = os.path.join(base, os.path.expanduser(cwd)) if cwd else base
-        return P.info_to_wire(self.registry.attach(**a))
-
-    def _op_exec(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        sid = a["session_id"]
-        wait_ms = a.get("wait_ms")  # capped by the table row
-        base = self._where(sid, a.get("base_cwd"))
-        if base is not None:
-            try:
-                self.registry.attach(sid, cwd=base)
-            except errors.DshError:
-                pass  # someone else opened it meanwhile, or base vanished: use the default
-        out = self.registry.exec(
-            sid, a["command"], tty=bool(a.get("tty")), source=a.get("source"), caller=a.get("caller")
-        )
-        if isinstance(out, Result):
-            return {"result": P.result_to_wire(out)}
-        if not wait_ms:
-            return {"job": P.job_to_wire(out)}
-        return self._reply_when_done(conn, out, wait_ms / 1000.0)
-
-    def _reply_when_done(self, conn: _Conn, job: jobs.Job, timeout: float) -> Any:
-        """Answer an ``exec`` with ``wait_ms`` from the terminal's reader
-        thread the moment the job settles: waking this connection's thread
-        first would add a thread switch to every short command's round trip.
-        Whoever claims the reply first sends it; a big result is left to
-        this thread, so a slow client can never stall a terminal's reader."""
-        msg_id = conn.msg_id
-        claim = threading.Lock()
-        finished = threading.Event()  # set *after* the reply went out
-
-        def on_done(j: jobs.Job) -> None:
-            try:
-                result = j.result
-                if not isinstance(result, Result) or len(result.output) > _INLINE_REPLY:
-                    return
-                if not claim.acquire(blocking=False):
-                    return
-                try:
-                    conn.send(P.ok_reply(msg_id, {"result": P.result_to_wire(result)}))
-                except OSError:
-                    pass
-            finally:
-                finished.set()
-
-        job.add_done_listener(on_done)
-        finished.wait(timeout)
-        if not claim.acquire(blocking=False):
-            return _SENT
-        job.remove_done_listener(on_done)
-        if job.done and isinstance(job.result, Result):
-            return {"result": P.result_to_wire(job.result)}
-        return {"job": P.job_to_wire(job)}
-
-    def _op_jobs(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        table = self.registry.jobs
-        owner = a.get("owner")
-        found: list[jobs.Job] = table.running(owner) if a.get("running") else table.all()
-        if not a.get("running") and owner is not None:
-            found = [j for j in found if j.owner == owner]
-        with_result = a.get("results", True)
-        return [P.job_to_wire(j, with_result=with_result) for j in found]
-
-    def _op_page_open(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        """A one-time answer page for the prompt the job waits at, served by
-        this process (it owns the terminal); it closes when the prompt goes
-        away or the process that asked for it exits."""
-        return self.pages.open(a["session_id"], a["job_id"], conn.peer_pid)
-
-    def _op_subscribe(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        """Start (or re-filter) this connection's event stream. ``types``
-        limits it to some event types: a client without listeners of its
-        own only needs ``job_done``, and every event it does not get is a
-        wake-up saved on both sides."""
-        types = a.get("types")
-        if types is not None:
-            unknown = [t for t in types if t not in EVENT_TYPES]
-            if unknown:
-                raise errors.InvalidArgument(f"unknown event type(s): {unknown!r}; known: {', '.join(EVENT_TYPES)}")
-            conn.types = frozenset(types)
-        if not conn.subscribed:
-            conn.subscribed = True
-            threading.Thread(target=conn.sender, name=f"dsh-host-events-{conn.peer_pid}", daemon=True).start()
-        return sorted(conn.types)
-
-    def _op_detach(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        log.info("client pid %s detached; its terminals keep running", conn.peer_pid)
-        return True
-
-    def _op_shutdown(self, conn: _Conn, a: dict[str, Any]) -> Any:
-        self.stop(f"stop requested by pid {conn.peer_pid}")
-        return {"pid": os.getpid()}
 
 
 def run(
@@ -706,9 +389,9 @@ def _tell(fd: int | None, text: str) -> None:
     try:
         os.write(fd, (text + "\n").encode())
     except OSError:
-        pass
+        pass  # the starter is gone: nobody waits for the word
     finally:
         try:
             os.close(fd)
         except OSError:
-            pass
+            pass  # already closed

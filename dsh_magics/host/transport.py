@@ -84,11 +84,11 @@ class Link:
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
-            pass
+            pass  # already shut (the host closed it first)
         try:
             self.sock.close()
         except OSError:
-            pass
+            pass  # already closed
 
 
 def expect(reply: dict[str, Any]) -> Any:
@@ -286,7 +286,7 @@ class Transport:
                 finally:
                     link.close()
             except (OSError, ValueError):
-                pass
+                pass  # the host is gone: there is nothing to detach from
         if events is not None:
             events.close()
         self._drop_pool()

@@ -18,7 +18,7 @@ from ..errors import InvalidArgument
 READS = frozenset(
     {
         "hello", "status", "subscribe", "detach", "jobs", "result", "job", "latest_job",
-        "read", "list", "info", "exists", "wait_output", "output_seq", "screen", "inputs", "wait",
+        "read", "list", "info", "exists", "wait_output", "output_seq", "screen", "inputs", "wait", "watch",
     }
 )  # fmt: skip
 

@@ -389,6 +389,13 @@ class Registry:
         self._term(session_id).resize(cols, rows)
         return True
 
+    def watch_screen(
+        self, session_id: str, listener: Callable[[bytes | None, Callable[[], dict[str, Any]]], None]
+    ) -> Callable[[], None]:
+        """The terminal's output as its screen gets it (``TerminalBase.watch_screen``),
+        for the host's attached viewers; not part of the engine contract."""
+        return self._term(session_id).watch_screen(listener)
+
     def output_seq(self, session_id: str) -> int:
         return self._term(session_id).output_seq
 

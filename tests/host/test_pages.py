@@ -11,6 +11,7 @@ import signal
 import threading
 from urllib.parse import urlencode, urlsplit
 
+import psutil
 import pytest
 
 from dsh_magics.answer_page import pending_secret
@@ -150,3 +151,49 @@ def test_the_page_closes_when_the_process_that_opened_it_dies(client: HostClient
             child.kill()
             child.wait(STEP)
         client.close(sid)
+
+
+def test_a_token_is_good_for_one_answer(client: HostClient) -> None:
+    """A second use of the page's link types nothing: 410 Gone while the
+    page still answers, or nothing listening once it has stopped."""
+    sid = "page-once"
+    prompting(client, sid)
+    prompt = pending_secret(client, sid)
+    assert prompt is not None
+    page = client.open_answer_page(prompt)
+    try:
+        assert post(page.url, SECRET) == 200
+        try:
+            second = post(page.url, "typed-twice")
+        except OSError:
+            second = 0  # nothing listens any more
+        assert second in (410, 0), second
+        result = client.wait(prompt.job_id, timeout=STEP, on_input=False)
+        assert result.output.endswith("match\n")
+        assert [(i["source"], i["text"]) for i in result.inputs] == [("person", "[secret]")]
+        assert "typed-twice" not in result.output
+    finally:
+        page.close()
+        client.close(sid)
+
+
+def test_the_page_listens_on_loopback_only(client: HostClient) -> None:
+    """The host's only network socket while a page is open is the page's,
+    bound to 127.0.0.1 (checked on the host process's own sockets)."""
+    sid = "page-loopback"
+    prompting(client, sid)
+    prompt = pending_secret(client, sid)
+    assert prompt is not None
+    page = client.open_answer_page(prompt)
+    try:
+        port = urlsplit(page.url).port
+        host = psutil.Process(client.host_info()["pid"])
+        listen = [c for c in host.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+        assert [(c.laddr.ip, c.laddr.port) for c in listen] == [("127.0.0.1", port)], listen
+    finally:
+        page.close()
+        client.close(sid)
+    wait_until(
+        lambda: not [c for c in host.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN],
+        STEP, msg="the page still listens after it closed",
+    )  # fmt: skip

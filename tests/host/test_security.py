@@ -109,3 +109,77 @@ def test_no_network_listener(served) -> None:
     assert host.net_connections(kind="inet") == []
     unix = [c for c in host.net_connections(kind="unix") if c.laddr == client.paths.socket]
     assert unix, "the host should listen on its Unix socket"
+
+
+# -- a real second user (issue 32 §5): created for these tests, removed after -----------
+_RAW_HELLO = r"""
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print(json.dumps({"connect": type(e).__name__}))
+    sys.exit(0)
+try:
+    s.sendall(json.dumps({"v": int(sys.argv[2]), "id": 1, "op": "hello", "args": {}}).encode() + b"\n")
+except (BrokenPipeError, ConnectionResetError):
+    pass  # refused and closed at once: the reason is still there to read
+data = b""
+while not data.endswith(b"\n"):
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+print(json.dumps({"reply": json.loads(data) if data.strip() else None}))
+"""
+
+
+@pytest.fixture(scope="module")
+def second_user():
+    """A throwaway system user (no home, no shell), deleted at the end."""
+    if shutil.which("useradd") is None or shutil.which("userdel") is None:
+        pytest.skip("useradd/userdel are not installed")
+    name = f"dshsec{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+    try:
+        import pwd
+
+        yield name, pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid
+    finally:
+        subprocess.run(["userdel", name], check=True)
+
+
+def _connect_as(argv_prefix: list[str], path: str) -> dict:
+    """Connect to ``path`` and say hello as another user, with the system's
+    python (the test's interpreter lives under /root, closed to others)."""
+    from dsh_magics.host import protocol as P
+
+    out = subprocess.run(
+        [*argv_prefix, "/usr/bin/python3", "-c", _RAW_HELLO, path, str(P.VERSION)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no system python for the second user")
+def test_a_second_users_connection_is_refused(served, second_user) -> None:
+    outer, _, client = served
+    name, uid, gid = second_user
+    # Through the private directory: the filesystem refuses (runuser).
+    got = _connect_as(["runuser", "-u", name, "--"], client.paths.socket)
+    assert got == {"connect": "PermissionError"}, got
+    # Through a world-writable link to the socket: the host itself refuses (setpriv).
+    link = os.path.join(outer, "second.sock")
+    os.link(client.paths.socket, link)
+    mode = os.stat(link).st_mode
+    os.chmod(link, 0o666)  # same inode: the real socket too, for this test only
+    try:
+        got = _connect_as(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"], link)
+    finally:
+        os.chmod(client.paths.socket, stat.S_IMODE(mode))
+        os.unlink(link)
+    reply = got.get("reply") or {}
+    assert reply.get("ok") is False and reply["error"]["code"] == "HOST_UNAVAILABLE", got
+    assert f"uid {uid}" in reply["error"]["message"], got
+    assert client.exec("sec-second", "echo ok", wait_ms=10_000).output == "ok\n"

@@ -79,6 +79,9 @@ def check(nb: nbformat.NotebookNode) -> None:
             # IPython prints a UsageError as one stderr line, no traceback; a failed job
             # raises JobFailed, also one line
             assert _text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'" or (
+                # %bash_terminal without JupyterLab: one line saying why no tab opens
+                c.source == "%bash_terminal" and re.fullmatch(r"UsageError: LAB_UNAVAILABLE: [^\n]+\n", _text(c))
+            ) or (
                 len(errors) == 1
                 and errors[0]["traceback"] == [f"JobFailed: {errors[0]['evalue']}"]
                 and "exit code 2" in errors[0]["evalue"]
@@ -137,6 +140,10 @@ def check(nb: nbformat.NotebookNode) -> None:
 
     # full-screen: the wait after the quitting key returns the program's end
     assert "('settled', 'completed', [" in _text(_cell(nb, "%bash_send --no-enter q"))
+
+    # open it as a terminal: headless, the tab cell says why in one line and hangs nothing
+    assert "raises-exception" in _cell(nb, "%bash_terminal").metadata.get("tags", [])
+    assert _text(_cell(nb, "%bash_terminal")).startswith("UsageError: LAB_UNAVAILABLE: ")
 
     # 8. closing
     assert "closed session 'build'" in _text(_cell(nb, "%bash_close --session build"))

@@ -66,6 +66,9 @@ class JobCore:
         self.full_screen: tuple[str, ...] | None = None  # what it showed last, settled
         self.running: Running | None = None
         self.output_seq = 0
+        #: Raw viewers (TerminalBase.watch_screen): called with every piece fed
+        #: to the screen, in order, under ``lock``.
+        self.watchers: list[Callable[[bytes | None], None]] = []
         self.dead = False
         #: Why the terminal died, when the engine ended it itself (a failed
         #: reader): start-up reports it rather than an exit code.
@@ -88,6 +91,8 @@ class JobCore:
             if switch is False and self.full_screen is None:  # leaving, never seen idle
                 self.full_screen = tuple(self.screen.text())
             self.screen.feed(piece)
+            for watcher in self.watchers:
+                watcher(piece)
             if switch:
                 self.used_full_screen = True
             if not on_alt:

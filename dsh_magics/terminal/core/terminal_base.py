@@ -6,6 +6,7 @@ few operations that depend on it (``exec``, ``interrupt``, ``info``, ``close``,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ... import jobs
@@ -107,6 +108,33 @@ class TerminalBase:
                 out["vt"] = list(self.core.screen.vt_rows())
             return out
 
+    def watch_screen(self, listener: Callable[[bytes | None, Callable[[], dict[str, Any]]], None]) -> Callable[[], None]:
+        """Hand ``listener`` the terminal's output as the screen gets it, for a
+        viewer that writes it to a real terminal (host/stream.py): every piece
+        fed to the screen, then ``None`` whenever the viewer must redraw from
+        the screen instead (once now, and after each resize). Its second
+        argument takes the screen (``screen(vt=True)``). Called under the
+        terminal's lock, so a screen taken inside ``listener`` matches the
+        stream exactly; the listener must only queue. Returns the function
+        that stops it."""
+
+        def take() -> dict[str, Any]:
+            return self.screen(vt=True)
+
+        def watcher(piece: bytes | None) -> None:
+            listener(piece, take)
+
+        with self.core.lock:
+            self.core.watchers.append(watcher)
+            watcher(None)
+
+        def unwatch() -> None:
+            with self.core.lock:
+                if watcher in self.core.watchers:
+                    self.core.watchers.remove(watcher)
+
+        return unwatch
+
     def resize(self, cols: int, rows: int) -> None:
         """A new size for the PTY and the screen; the program gets SIGWINCH."""
         with self.core.lock:
@@ -115,6 +143,8 @@ class TerminalBase:
             self.transport.set_size(cols, rows)
             self.core.screen.resize(cols, rows)
             self.core.touched()
+            for watcher in self.core.watchers:
+                watcher(None)  # the screen reflowed: a raw viewer redraws from it
 
     def snapshot(self, job: jobs.Job) -> Result:
         """The job's result so far (final once the job has settled)."""

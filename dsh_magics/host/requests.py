@@ -1,0 +1,280 @@
+"""The host's request dispatch: one request line in, one reply out.
+
+Every row of protocol.OPERATIONS is either a plain call of the engine method
+it names or one of the host's own operations below (the ``hooks`` table).
+Arguments are checked against the row before an operation sees them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .. import errors, jobs
+from ..terminal import Engine, Result
+from . import protocol as P
+from . import viewers
+from .connection import EVENT_TYPES, Connection
+from .interest import Interest
+from .pages import PageTable
+from .stream import ViewerStream
+
+log = logging.getLogger("dsh_magics.host")
+
+#: A result small enough to be sent straight from the terminal's reader thread.
+_INLINE_REPLY = 64 * 1024
+
+#: Returned by a handler that has already sent its reply itself.
+_SENT = object()
+
+
+class Served(Protocol):
+    """What the dispatch needs of its server (host/server.py's ``HostServer``)."""
+
+    registry: Engine
+    pages: PageTable
+    interest: Interest
+    max_request: int
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def connections(self) -> list[Connection]: ...
+
+    def stop(self, reason: str, *, expected: bool = True) -> None: ...
+
+
+class Requests:
+    """The operations of ``server``'s protocol."""
+
+    def __init__(self, server: Served) -> None:
+        self.server = server
+        self.registry = server.registry
+        self.pages = server.pages
+        self.interest = server.interest
+        # Operations the host answers itself (or wraps); every other row of
+        # protocol.OPERATIONS is a plain call of the engine method it names.
+        self._hooks: dict[str, Callable[[Connection, dict[str, Any]], Any]] = {
+            "hello": self._op_hello,
+            "status": self._op_status,
+            "subscribe": self._op_subscribe,
+            "detach": self._op_detach,
+            "watch": self._op_watch,
+            "shutdown": self._op_shutdown,
+            "attach": self._op_attach,
+            "exec": self._op_exec,
+            "jobs": self._op_jobs,
+            "page_open": self._op_page_open,
+            "page_wait": lambda conn, a: self.pages.wait(a["page"], a["timeout"]),
+            "page_close": lambda conn, a: self.pages.close(a["page"]),
+        }
+        missing = [n for n, o in P.OPERATIONS.items() if o.engine_method is None and n not in self._hooks]
+        assert not missing, f"host operations without a handler: {missing}"
+
+    def handle(self, conn: Connection, item: bytes | P.Oversized) -> bytes | None:
+        """The reply to one request line (None: no reply, or already sent)."""
+        if isinstance(item, P.Oversized):
+            return P.error_reply(
+                None,
+                P.protocol_error(
+                    "oversized", f"message of {item.size} bytes exceeds the limit of {self.server.max_request} bytes"
+                ),
+            )
+        if not item.strip():
+            return None
+        msg_id: Any = None
+        try:
+            try:
+                msg = json.loads(item)
+            except (ValueError, RecursionError):
+                raise P.protocol_error("malformed", "message is not valid JSON") from None
+            if not isinstance(msg, dict):
+                raise P.protocol_error("malformed", "message must be a JSON object")
+            msg_id = msg.get("id")
+            if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, (int, str))):
+                msg_id = None
+                raise P.protocol_error("malformed", "message id must be an integer or a string")
+            version = msg.get("v")
+            if version != P.VERSION:
+                raise P.protocol_error(
+                    "version", f"unsupported protocol version {version!r}; this host speaks version {P.VERSION}"
+                )
+            name = msg.get("op")
+            op = P.OPERATIONS.get(name) if isinstance(name, str) else None
+            if op is None:
+                raise P.protocol_error("op", f"unknown operation {name!r}")
+            args = msg.get("args", {})
+            if not isinstance(args, dict):
+                raise P.protocol_error("malformed", "args must be a JSON object")
+            if self.server.stopping:
+                raise errors.HostUnavailable("the terminal host is shutting down")
+            conn.msg_id = msg_id
+            value = self._perform(conn, op, op.check(args))
+            if value is _SENT:
+                return None
+            return P.ok_reply(msg_id, value)
+        except errors.DshError as e:
+            return P.error_reply(msg_id, e)
+        except Exception as e:  # noqa: BLE001 - report, log, keep serving
+            log.exception("request failed")
+            return P.error_reply(msg_id, errors.DshError(f"internal error in the terminal host: {type(e).__name__}: {e}"))
+
+    # operations (arguments already checked against their table row)
+    def _perform(self, conn: Connection, op: P.Operation, a: dict[str, Any]) -> Any:
+        a = P.capped(op, a)
+        viewers.check(conn.client, op.name)
+        self.interest.note(conn.peer_pid, op.name, a)
+        hook = self._hooks.get(op.name)
+        if hook is not None:
+            return hook(conn, a)
+        method = op.engine_method
+        assert method is not None
+        return P.TO_WIRE[op.returns](getattr(self.registry, method)(**a))
+
+    def _op_hello(self, conn: Connection, a: dict[str, Any]) -> Any:
+        conn.client = dict(a.get("client") or {})
+        out = self.server.describe()
+        out["config"] = self.registry.config.to_dict()
+        out["operations"] = sorted(P.OPERATIONS)
+        return out
+
+    def _op_status(self, conn: Connection, a: dict[str, Any]) -> Any:
+        out = self.server.describe()
+        conns = self.server.connections()
+        out["terminals"] = [P.info_to_wire(i) for i in self.registry.list()]
+        out["clients"] = sorted({c.peer_pid for c in conns if c.subscribed})
+        out["connections"] = len(conns)
+        out["attached"] = viewers.attached((c.peer_pid, c.client) for c in conns)
+        return out
+
+    def _where(self, sid: str, base: str | None) -> str | None:
+        """A new terminal starts where the calling kernel is, as in-process."""
+        if base and not self.registry.exists(sid) and os.path.isdir(base):
+            return base
+        return None
+
+    def _op_attach(self, conn: Connection, a: dict[str, Any]) -> Any:
+        base = self._where(a["session_id"], a.pop("base_cwd", None))
+        if a.get("target") not in (None, "local"):
+            base = None  # the kernel's directory is a path on this machine, not there
+        if base is not None:
+            cwd = a.get("cwd")
+            a["cwd"] = os.path.join(base, os.path.expanduser(cwd)) if cwd else base
+        return P.info_to_wire(self.registry.attach(**a))
+
+    def _op_exec(self, conn: Connection, a: dict[str, Any]) -> Any:
+        sid = a["session_id"]
+        wait_ms = a.get("wait_ms")  # capped by the table row
+        base = self._where(sid, a.get("base_cwd"))
+        if base is not None:
+            try:
+                self.registry.attach(sid, cwd=base)
+            except errors.DshError:
+                pass  # someone else opened it meanwhile, or base vanished: use the default
+        out = self.registry.exec(
+            sid, a["command"], tty=bool(a.get("tty")), source=a.get("source"), caller=a.get("caller")
+        )
+        if isinstance(out, Result):
+            return {"result": P.result_to_wire(out)}
+        if not wait_ms:
+            return {"job": P.job_to_wire(out)}
+        return self._reply_when_done(conn, out, wait_ms / 1000.0)
+
+    def _reply_when_done(self, conn: Connection, job: jobs.Job, timeout: float) -> Any:
+        """Answer an ``exec`` with ``wait_ms`` from the terminal's reader
+        thread the moment the job settles: waking this connection's thread
+        first would add a thread switch to every short command's round trip.
+        Whoever claims the reply first sends it; a big result is left to
+        this thread, so a slow client can never stall a terminal's reader."""
+        msg_id = conn.msg_id
+        claim = threading.Lock()
+        finished = threading.Event()  # set *after* the reply went out
+
+        def on_done(j: jobs.Job) -> None:
+            try:
+                result = j.result
+                if not isinstance(result, Result) or len(result.output) > _INLINE_REPLY:
+                    return
+                if not claim.acquire(blocking=False):
+                    return
+                try:
+                    conn.send(P.ok_reply(msg_id, {"result": P.result_to_wire(result)}))
+                except OSError:
+                    pass  # the client went away: nobody is left to answer
+            finally:
+                finished.set()
+
+        job.add_done_listener(on_done)
+        finished.wait(timeout)
+        if not claim.acquire(blocking=False):
+            return _SENT
+        job.remove_done_listener(on_done)
+        if job.done and isinstance(job.result, Result):
+            return {"result": P.result_to_wire(job.result)}
+        return {"job": P.job_to_wire(job)}
+
+    def _op_jobs(self, conn: Connection, a: dict[str, Any]) -> Any:
+        table = self.registry.jobs
+        owner = a.get("owner")
+        found: list[jobs.Job] = table.running(owner) if a.get("running") else table.all()
+        if not a.get("running") and owner is not None:
+            found = [j for j in found if j.owner == owner]
+        with_result = a.get("results", True)
+        return [P.job_to_wire(j, with_result=with_result) for j in found]
+
+    def _op_page_open(self, conn: Connection, a: dict[str, Any]) -> Any:
+        """A one-time answer page for the prompt the job waits at, served by
+        this process (it owns the terminal); it closes when the prompt goes
+        away or the process that asked for it exits."""
+        return self.pages.open(a["session_id"], a["job_id"], conn.peer_pid)
+
+    def _op_subscribe(self, conn: Connection, a: dict[str, Any]) -> Any:
+        """Start (or re-filter) this connection's event stream. ``types``
+        limits it to some event types: a client without listeners of its
+        own only needs ``job_done``, and every event it does not get is a
+        wake-up saved on both sides."""
+        types = a.get("types")
+        if types is not None:
+            unknown = [t for t in types if t not in EVENT_TYPES]
+            if unknown:
+                raise errors.InvalidArgument(f"unknown event type(s): {unknown!r}; known: {', '.join(EVENT_TYPES)}")
+            conn.types = frozenset(types)
+        conn.start_sender()
+        return sorted(conn.types)
+
+    def _op_watch(self, conn: Connection, a: dict[str, Any]) -> Any:
+        """Stream a session's output to this connection (host/stream.py). The
+        reply goes out first: the stream's first screen follows it."""
+        sid = a["session_id"]
+        self.registry.info(sid)  # NO_SUCH_SESSION before anything starts
+        old = conn.streams.pop(sid, None)
+        if old is not None:
+            old.stop()
+        conn.start_sender()
+        conn.send(P.ok_reply(conn.msg_id, True))
+        stream = ViewerStream(sid, conn.wake)
+        conn.streams[sid] = stream
+        try:
+            stream.start(self.registry)
+        except errors.DshError as e:  # closed meanwhile: the viewer hears it as closed
+            log.info("watching %s for pid %s failed: %s", sid, conn.peer_pid, e)
+            conn.streams.pop(sid, None)
+            conn.push({"type": "terminal", "session_id": sid, "status": "closed"})
+        return _SENT
+
+    def _op_detach(self, conn: Connection, a: dict[str, Any]) -> Any:
+        log.info("client pid %s detached; its terminals keep running", conn.peer_pid)
+        return True
+
+    def _op_shutdown(self, conn: Connection, a: dict[str, Any]) -> Any:
+        self.server.stop(f"stop requested by pid {conn.peer_pid}")
+        return {"pid": os.getpid()}
+
+
+__all__ = ["Requests", "Served"]
