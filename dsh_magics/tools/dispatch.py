@@ -15,6 +15,7 @@ from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
 from ..terminal import Engine, Result, default_registry, waits
 from ..terminal import validation as V
 from ..terminal.snapshot import marked_text, snapshot_from_dict
+from . import group_tools
 from .arguments import checked, checked_session, parse, short
 from .output_schemas import INTERNAL_ERROR_CODE
 from .results import fit_lines, job_result, terminal_row, typed_rows
@@ -111,6 +112,11 @@ def _attach(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    if "targets" in args:
+        return group_tools.exec_group(ctx.registry, args, ctx.caller)
+    for key in ("fanout", "target_timeout_ms"):
+        if key in args:
+            raise InvalidArgument(f"{key}: only with targets", field=key)
     sid = ctx.session(args)
     command = checked(V.command, args["command"], "command")
     tty = bool(args.get("tty"))
@@ -121,6 +127,10 @@ def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wait(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    if group_tools.is_group_id(args["job_id"]):
+        timeout = args.get("timeout_ms", DEFAULT_WAIT_TIMEOUT_MS)
+        return group_tools.wait_group(ctx.registry, args, ctx.caller, ctx.budget, timeout)
+    _no_group_views(args)
     sid = args.get("session_id", ctx.caller)
     job = ctx.registry.job(args["job_id"])
     if sid is not None and job.owner != checked_session(sid, "session_id"):
@@ -165,6 +175,9 @@ def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    if "group_id" in args:
+        return group_tools.read_group(ctx.registry, args, ctx.caller, ctx.budget)
+    _no_group_views(args)
     sid = ctx.session(args)
     since = args.get("since")
     rr = ctx.registry.read(sid, since=since, last=args.get("last"))
@@ -195,6 +208,8 @@ def _read(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _interrupt(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    if "group_id" in args:
+        return group_tools.interrupt_group(ctx.registry, args, ctx.caller)
     sid = ctx.session(args)
     job = ctx.registry.interrupt(sid, source="agent", caller=ctx.caller)
     return {"session_id": sid, "interrupted": job is not None, "job_id": job.id if job else None}
@@ -246,6 +261,12 @@ def _screen(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if marks:
         out["marked"] = marked_text(snapshot_from_dict(snap))
     return out
+
+
+def _no_group_views(args: dict[str, Any]) -> None:
+    for key in ("detail", "diff"):
+        if key in args:
+            raise InvalidArgument(f"{key}: only for a group (a group_id)", field=key)
 
 
 _HANDLERS: dict[str, Callable[[_Ctx, dict[str, Any]], dict[str, Any]]] = {

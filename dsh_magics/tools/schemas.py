@@ -6,12 +6,14 @@ Why bounds live in descriptions and ``validation_schema`` enforces them: docs/in
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from ..terminal import validation as V
 from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
 from ..terminal.keys import describe_valid
 from ..terminal.validation import MAX_PATTERN_CHARS
+from .group_params import GROUP_EXEC_PARAMS, GROUP_ID_PARAM, GROUP_TEXT, GROUP_VIEW_PARAMS
 from .params import (
     DEFAULT_SEND_WAIT_MS,
     DEFAULT_WAIT_TIMEOUT_MS,
@@ -124,6 +126,7 @@ SPECS: dict[str, ToolSpec] = {
                     "for input, which you type with bash_send. Default false (stdin is empty).",
                 ),
                 session_param("Terminal to run in (opened if it has none)."),
+                *GROUP_EXEC_PARAMS,
             ),
         ),
         ToolSpec(
@@ -141,7 +144,9 @@ SPECS: dict[str, ToolSpec] = {
                 Param(
                     "job_id",
                     "string",
-                    "The job_id returned by bash_exec.",
+                    "The job_id returned by bash_exec, or the group_id (g1, g2, ...) of a command "
+                    "started with targets: then the wait returns when every target has finished "
+                    "(or at timeout_ms) with the group's merged view.",
                     required=True,
                     min_length=1,
                     max_length=MAX_JOB_ID_CHARS,
@@ -192,6 +197,7 @@ SPECS: dict[str, ToolSpec] = {
                     "false keeps waiting while the job waits for typed input. Default true.",
                 ),
                 session_param("Session the job ran in (a job of another session is refused)."),
+                *GROUP_VIEW_PARAMS,
             ),
         ),
         ToolSpec(
@@ -227,6 +233,8 @@ SPECS: dict[str, ToolSpec] = {
                     maximum=MAX_READ_LINES,
                 ),
                 session_param("Terminal to read."),
+                GROUP_ID_PARAM,
+                *GROUP_VIEW_PARAMS,
             ),
         ),
         ToolSpec(
@@ -237,7 +245,7 @@ SPECS: dict[str, ToolSpec] = {
             "running. Result: session_id is the terminal; interrupted is false when "
             "nothing was running; job_id "
             "is the job that was signalled.",
-            (session_param("Terminal to interrupt."),),
+            (session_param("Terminal to interrupt."), GROUP_ID_PARAM),
         ),
         ToolSpec(
             "bash_close",
@@ -369,6 +377,10 @@ SPECS: dict[str, ToolSpec] = {
     )
 }
 
+SPECS = {
+    name: dataclasses.replace(spec, description=spec.description + GROUP_TEXT.get(name, ""))
+    for name, spec in SPECS.items()
+}
 assert tuple(SPECS) == TOOL_NAMES
 
 
