@@ -18,7 +18,7 @@ from tests.remote.conftest import Sshd, _free_port
 BOX_PREFIX = "fanout-"
 
 
-def ssh_aliases(sshd: Sshd, names: list[str], dead: list[str] = ()) -> str:  # type: ignore[assignment]
+def ssh_aliases(sshd: Sshd, names: list[str], dead: tuple[str, ...] | list[str] = ()) -> str:
     """Write an ssh config where each of ``names`` is the test sshd and each
     of ``dead`` a port nothing listens on; the ssh options that select it."""
     options = sshd.client_config("fanout")

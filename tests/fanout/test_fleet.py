@@ -35,7 +35,7 @@ def boxes() -> Iterator[Boxes]:
 @pytest.fixture(scope="module")
 def fleet(sshd, boxes: Boxes) -> Iterator[tuple[Registry, GroupBook]]:  # noqa: F811
     mp = pytest.MonkeyPatch()
-    mp.setenv(ENV_SSH_OPTIONS, ssh_aliases(sshd, ALIASES, dead=["fandead"]))
+    mp.setenv(ENV_SSH_OPTIONS, ssh_aliases(sshd, ALIASES, dead=("fandead",)))
     book = GroupBook(
         {
             "hosts": ["ssh://fanhost[1-8]"],

@@ -73,3 +73,23 @@ def test_another_callers_group_is_not_found(agent: Agent) -> None:
     other = Agent(agent.registry, f"{agent.session}-other")
     assert other.err("bash_wait", {"job_id": started["group_id"]}, "NO_SUCH_JOB")
     agent.ok("bash_wait", {"job_id": started["group_id"], "timeout_ms": 30_000})
+
+
+def test_a_secret_prompt_on_a_member_is_shown_and_not_typed_by_the_agent(agent: Agent) -> None:
+    member = f"{agent.session}-pw"
+    started = agent.ok(
+        "bash_exec", {"command": "case $DSH_MAGICS_SESSION in *-pw) read -s -p 'Password: ' x </dev/tty;; esac; echo got", "targets": [member, f"{agent.session}-ok"]}
+    )
+    gid = started["group_id"]
+
+    def secret_row() -> dict | None:
+        res = agent.ok("bash_read", {"group_id": gid, "detail": True})
+        rows = [r for r in res["detail"] if r.get("awaiting_input", {}).get("secret")]
+        return res if rows else None
+
+    res = wait_until(secret_row, timeout=30, msg="the member's password prompt seen")
+    assert f"secret prompt (only a person may answer): {member}" in res["merged"]
+    assert agent.err("bash_send", {"session_id": member, "text": "hunter2"}, "SECRET_INPUT")
+    agent.ok("bash_interrupt", {"group_id": gid})
+    done = agent.ok("bash_wait", {"job_id": gid, "timeout_ms": 30_000})
+    assert done["counts"] == {"interrupted": 1, "completed": 1}
