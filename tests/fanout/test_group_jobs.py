@@ -52,8 +52,10 @@ def test_width_bounds_how_many_members_run_at_once(reg: Registry) -> None:
 
 
 def test_ctrl_c_on_the_group_ends_every_member(reg: Registry) -> None:
-    g = _start(reg, ["c[1-3]"], "sleep 300")
-    wait_until(lambda: all(r.status == "running" for r in g.runs), timeout=60, msg="members running")
+    g = _start(reg, ["c[1-3]"], "echo started; sleep 300")
+    wait_until(
+        lambda: all("started" in (r.output or "") for r in fanout.report(g).rows), timeout=60, msg="every sleep started"
+    )
     assert sorted(g.interrupt(source="agent")) == ["c1", "c2", "c3"]
     assert g.wait(30)
     assert [r.status for r in g.runs] == ["interrupted"] * 3
@@ -62,7 +64,7 @@ def test_ctrl_c_on_the_group_ends_every_member(reg: Registry) -> None:
 
 def test_a_per_target_timeout_interrupts_only_the_slow_member(reg: Registry) -> None:
     reg.exec("slow", "X=slow", wait_ms=30_000)  # the members differ only in this variable
-    g = _start(reg, ["fast", "slow"], 'test "$X" = slow && sleep 300; echo done', member_timeout=2)
+    g = _start(reg, ["fast", "slow"], 'test "$X" = slow && sleep 300; echo done', member_timeout=5)
     assert g.wait(60)
     rows = {r.target: r for r in fanout.report(g).rows}
     assert rows["fast"].status == "completed" and rows["fast"].output == "done\n"

@@ -32,14 +32,18 @@ def test_exec_on_targets_returns_a_group_and_wait_merges(agent: Agent) -> None:
 
 def test_interrupt_a_group_and_unreachable_members(agent: Agent) -> None:
     started = agent.ok(
-        "bash_exec", {"command": "sleep 300", "targets": [*_names(agent, "i[1-2]"), "cmd:false"], "fanout": 3}
+        "bash_exec",
+        {"command": "echo started; sleep 300", "targets": [*_names(agent, "i[1-2]"), "cmd:false"], "fanout": 3},
     )
     gid = started["group_id"]
-    wait_until(
-        lambda: agent.ok("bash_read", {"group_id": gid})["counts"] == {"running": 2, "failed": 1},
-        timeout=60,
-        msg="two members running, one unreachable",
-    )
+
+    def both_started() -> bool:
+        res = agent.ok("bash_read", {"group_id": gid, "detail": True})
+        return res["counts"] == {"running": 2, "failed": 1} and all(
+            r["last_line"] == "started" for r in res["detail"] if r["status"] == "running"
+        )
+
+    wait_until(both_started, timeout=60, msg="two members' sleep started, one unreachable")
     hit = agent.ok("bash_interrupt", {"group_id": gid})
     assert hit["count"] == 2 and hit["interrupted"] == f"{agent.session}-i[1-2]"
     res = agent.ok("bash_wait", {"job_id": gid, "timeout_ms": 30_000, "detail": True})
