@@ -106,3 +106,19 @@ def test_ctrl_c_on_the_group_ends_every_member(fleet) -> None:
     assert all("not-interrupted" not in (r.output or "") for r in rep.rows)
     after = _run(fleet, "echo alive")
     assert after.counts() == {"completed": 13, "failed": 1} and [b.output for b in after.blocks] == ["alive\n"]
+
+
+def test_a_member_whose_remote_shell_dies_is_target_lost_and_comes_back(fleet, boxes: Boxes) -> None:
+    """Last in this module: it ends two members' terminals."""
+    reg, book = fleet
+    some = ["ssh://fanhost1", f"podman://{boxes.names[0]}", "fanlocal"]
+    group = fanout.start(reg, some, "echo bye; exit 3", book=book)
+    assert group.wait(STEP_S)
+    rows = {r.target: r for r in fanout.report(group).rows}
+    for target in some[:2]:
+        assert rows[target].code == "TARGET_LOST" and (rows[target].output or "").startswith("bye\n"), rows[target]
+    assert rows["fanlocal"].status == "shell_exited" and rows["fanlocal"].code is None  # local: nothing to lose
+    assert f"TARGET_LOST: {fanout.fold(some[:2])}" in fanout.report(group).summary()
+    again = fanout.start(reg, some, "echo back", book=book)
+    assert again.wait(STEP_S)
+    assert [b.output for b in fanout.report(again).blocks] == ["back\n"]
