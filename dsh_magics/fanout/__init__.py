@@ -30,6 +30,12 @@ def table_for(engine: Engine) -> GroupTable:
         return found
 
 
+def _files_lookup(name: str) -> list[str]:
+    """Group ``name`` from the files as they are now; read only when a list names a group,
+    so a broken inventory does not stop commands that use none."""
+    return GroupBook.load()(name)
+
+
 def start(
     engine: Engine,
     targets: str | list[str],
@@ -44,7 +50,7 @@ def start(
     """Unfold ``targets`` (names, URLs, ranges, ``@group``) and start
     ``command`` on each; the group handle at once. Bad input raises before
     anything starts."""
-    members = expand(targets, book if book is not None else GroupBook.load(), kubectl.expand)
+    members = expand(targets, book if book is not None else _files_lookup, kubectl.expand)
     return table_for(engine).start(
         members, command, width=width, member_timeout=member_timeout, source=source, caller=caller
     )

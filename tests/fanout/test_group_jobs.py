@@ -101,3 +101,16 @@ def test_bad_input_starts_nothing(reg: Registry, targets: list[str], kw: dict, e
         _start(reg, targets, "echo x", **kw)
     assert words in e.value.message
     assert reg.list() == [] and len(reg.jobs) == 0
+
+
+def test_group_files_are_read_only_when_a_group_is_named(reg: Registry, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DSH_MAGICS_INVENTORY", str(tmp_path / "missing.ini"))
+    monkeypatch.setenv("DSH_MAGICS_GROUPS", str(tmp_path / "groups.yaml"))
+    g = fanout.start(reg, ["plain1"], "echo ok")
+    assert g.wait(60) and fanout.report(g).rows[0].output == "ok\n"
+    with pytest.raises(InvalidArgument, match="cannot read inventory"):
+        fanout.start(reg, ["@any"], "echo ok")
+    (tmp_path / "groups.yaml").write_text("groups:\n  pair: [plain1, plain2]\n")
+    monkeypatch.delenv("DSH_MAGICS_INVENTORY")
+    g = fanout.start(reg, "@pair", "echo ok")  # the file as it is now
+    assert g.wait(60) and [r.target for r in fanout.report(g).rows] == ["plain1", "plain2"]
