@@ -30,6 +30,8 @@ MAX_FANOUT = MAX_TARGETS
 MAX_ITEM_CHARS = 1000
 
 _URL_KINDS = ("ssh://", "docker://", "podman://", "kubectl://")
+#: ``ssh://[::1]``, ``ssh://u@[fe80::1]:22``: brackets of an IPv6 address, not a range.
+_IPV6 = re.compile(r"(://|@)\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]")
 #: Labels NodeSet can fold safely (no spaces, commas, brackets or set operators).
 _FOLDABLE = re.compile(r"^[A-Za-z0-9._:/@+=%-]+$")
 
@@ -56,7 +58,7 @@ def unfold(text: str) -> list[str]:
     """``ssh://web[01-03]`` -> ``ssh://web01 ssh://web02 ssh://web03``
     (ClusterShell's node set syntax: ranges, steps, lists with ``,``).
     ``cmd:`` items are taken as written: their brackets are the command's."""
-    if text.startswith("cmd:") or not any(c in text for c in "[],"):
+    if text.startswith("cmd:") or not any(c in text for c in "[],") or _IPV6.search(text):
         return [text]
     try:
         nodes = NodeSet(text)

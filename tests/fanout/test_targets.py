@@ -19,6 +19,13 @@ def test_ranges_unfold_and_fold_back() -> None:
     assert fold(["b2", "b1", "cmd:bash -i"]) == "b[1-2],cmd:bash -i"
 
 
+def test_ipv6_brackets_are_not_ranges() -> None:
+    assert unfold("ssh://[::1]:2222") == ["ssh://[::1]:2222"]
+    assert [m.label for m in expand(["ssh://u@[fe80::1]", "ssh://h[1-2]"], NO_GROUPS)] == [
+        "ssh://u@[fe80::1]", "ssh://h1", "ssh://h2",
+    ]  # fmt: skip
+
+
 def test_cmd_targets_keep_their_brackets() -> None:
     assert unfold("cmd:bash -c '[ -x /bin/sh ] && exec bash -i'") == ["cmd:bash -c '[ -x /bin/sh ] && exec bash -i'"]
 
