@@ -196,6 +196,7 @@ def main() -> None:
         res["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     finally:
         server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)
     print(json.dumps(res, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
