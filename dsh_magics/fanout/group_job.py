@@ -29,7 +29,8 @@ STARTING = "starting"  # connecting (attach) or starting the job
 RUNNING = "running"
 FAILED = "failed"  # never ran, or its terminal died: see ``error``
 CANCELLED = "cancelled"  # the group was interrupted before it started
-FINAL = (COMPLETED, INTERRUPTED, SHELL_EXITED, FAILED, CANCELLED)
+TIMED_OUT = "timed_out"  # its per-target timeout passed and Ctrl-C did not end it: still runs, no longer waited for
+FINAL = (COMPLETED, INTERRUPTED, SHELL_EXITED, FAILED, CANCELLED, TIMED_OUT)
 
 #: After a per-target timeout the member gets Ctrl-C and this long to settle.
 INTERRUPT_GRACE_S = 10.0
@@ -135,11 +136,13 @@ class GroupJob:
             lost = m.target is not None and e.code in _LOST
             self._finish(run, FAILED, error={"code": "TARGET_LOST" if lost else e.code, "message": e.message})
             return
-        if res.status == SHELL_EXITED and m.target is not None:
+        if not res.done:  # ignored Ctrl-C: its terminal keeps it; snapshots show it live
+            self._finish(run, TIMED_OUT)
+        elif res.status == SHELL_EXITED and m.target is not None:
             note = res.note or "the remote shell or its connection ended while the job ran"
             self._finish(run, FAILED, result=res, error={"code": "TARGET_LOST", "message": note})
         else:
-            self._finish(run, res.status if res.done else RUNNING, result=res)
+            self._finish(run, res.status, result=res)
 
     def _finish(self, run: MemberRun, status: str, **kw: Any) -> None:
         with self._cond:

@@ -135,5 +135,5 @@ def _row(group: GroupJob, run: MemberRun, tail_lines: int | None) -> Row:
         code=err.get("code"),
         message=err.get("message"),
         timed_out=run.timed_out,
-        awaiting_input=None if res is None or run.done else res.awaiting_input,
+        awaiting_input=None if res is None or res.done else res.awaiting_input,
     )

@@ -114,3 +114,17 @@ def test_group_files_are_read_only_when_a_group_is_named(reg: Registry, tmp_path
     monkeypatch.delenv("DSH_MAGICS_INVENTORY")
     g = fanout.start(reg, "@pair", "echo ok")  # the file as it is now
     assert g.wait(60) and [r.target for r in fanout.report(g).rows] == ["plain1", "plain2"]
+
+
+def test_a_member_that_ignores_ctrl_c_after_its_timeout_is_no_longer_waited_for(reg: Registry, monkeypatch) -> None:
+    from dsh_magics.fanout import group_job
+
+    monkeypatch.setattr(group_job, "INTERRUPT_GRACE_S", 1.0)
+    g = _start(reg, ["stubborn", "quick"], "case $DSH_MAGICS_SESSION in stubborn) trap '' INT; echo stays; sleep 60;; esac; echo end",
+               member_timeout=2)  # fmt: skip
+    assert g.wait(60)
+    rows = {r.target: r for r in fanout.report(g).rows}
+    assert rows["quick"].status == "completed"
+    assert rows["stubborn"].status == "timed_out" and rows["stubborn"].timed_out
+    assert rows["stubborn"].last_line == "stays" and rows["stubborn"].exit_code is None  # its live output
+    assert "timed_out (target timeout): stubborn" in fanout.report(g).summary()
