@@ -52,6 +52,7 @@ class MemberRun:
     started_at: float | None = None
     ended_at: float | None = None
     timed_out: bool = False  # the per-target timeout ended it
+    awaiting: dict[str, Any] | None = None  # what its job waits for, while it waits for typed input
 
     @property
     def done(self) -> bool:
@@ -127,7 +128,7 @@ class GroupJob:
         if late_cancel:
             self._interrupt_member(run)
         try:
-            res = self.engine.wait(job_id, timeout=self.member_timeout, on_input=False)
+            res = self._until_settled(run, job_id)
             if res.timed_out:
                 run.timed_out = True
                 self._interrupt_member(run)
@@ -143,6 +144,26 @@ class GroupJob:
             self._finish(run, FAILED, result=res, error={"code": "TARGET_LOST", "message": note})
         else:
             self._finish(run, res.status, result=res)
+
+    def _until_settled(self, run: MemberRun, job_id: str) -> Result:
+        """Wait for the member's job to settle (or its per-target timeout),
+        marking it ``awaiting`` while it waits for typed input, so that a
+        group wait can return then (as a job's wait does)."""
+        deadline = None if self.member_timeout is None else time.monotonic() + self.member_timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            seq = self.engine.output_seq(run.member.session_id)
+            res = self.engine.wait(job_id, timeout=left, on_input=True)
+            if res.done or res.timed_out or res.awaiting_input is None:
+                return res
+            with self._cond:
+                run.awaiting = res.awaiting_input
+                self._cond.notify_all()
+            # until something changes there: output, the prompt answered, the job's end
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            self.engine.wait_output(run.member.session_id, seq, left)
+            with self._cond:
+                run.awaiting = None
 
     def _finish(self, run: MemberRun, status: str, **kw: Any) -> None:
         with self._cond:
@@ -161,16 +182,43 @@ class GroupJob:
         with self._cond:
             return all(r.done for r in self.runs)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until every member ended (True) or ``timeout`` seconds passed (False)."""
+    def wait(self, timeout: float | None = None, on_input: bool = False) -> bool:
+        """Block until every member ended (True) or ``timeout`` seconds passed
+        (False); with ``on_input``, also return (False) while a member's job
+        waits for typed input (:meth:`awaiting`, checked with the engine, as
+        a member's mark can lag behind its terminal)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while not all(r.done for r in self.runs):
+        checked: set[int] = set()  # marks found stale; looked at again after a change
+        while True:
+            with self._cond:
+                if all(r.done for r in self.runs):
+                    return True
+                marked = [r for r in self.runs if on_input and r.awaiting is not None and not r.done]
+                fresh = [r for r in marked if id(r) not in checked]
                 left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(timeout=left)
-            return True
+                if not fresh:
+                    if left is not None and left <= 0:
+                        return False
+                    self._cond.wait(timeout=left)
+                    checked.clear()
+                    continue
+            if any(self._awaits_now(r) for r in fresh):
+                return False
+            checked.update(id(r) for r in fresh)
+
+    def _awaits_now(self, run: MemberRun) -> bool:
+        if run.job_id is None:
+            return False
+        try:
+            return self.engine.result(run.job_id, tail_lines=0).awaiting_input is not None
+        except DshError as e:
+            log.info("group %s: no snapshot of %s: %s", self.id, run.member.label, e)
+            return False
+
+    def awaiting(self) -> list[MemberRun]:
+        """The members whose job waits for typed input now."""
+        with self._cond:
+            return [r for r in self.runs if r.awaiting is not None and not r.done]
 
     def interrupt(self, source: str | None = None, caller: str | None = None) -> list[str]:
         """Ctrl-C to every running member; members not started yet are

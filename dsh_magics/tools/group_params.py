@@ -13,7 +13,8 @@ GROUP_RESULT_TEXT = (
     "(targets per status: completed, interrupted, failed, running, queued, ...); merged: one "
     "header line per outcome (exit 0: web[01-16], TARGET_UNREACHABLE: ...), then each distinct "
     "output once under the targets that printed it (folded as web[01-16]), the most common "
-    "first; omitted_chars if merged was cut; detail (only with detail true): one row per "
+    "first; omitted_chars if merged was cut; reason awaiting_input when bash_wait returned "
+    "early because a target waits for typed input; detail (only with detail true): one row per "
     "target with target, session_id, job_id, status, exit_code, duration_s, last_line and, "
     "when relevant, code (TARGET_UNREACHABLE: never reached; TARGET_LOST: its connection or "
     "shell died), message, timed_out (target_timeout_ms ended it) and awaiting_input (a "
@@ -79,8 +80,9 @@ GROUP_TEXT = {
     "bash_exec": " With targets, runs the command on every target at once and returns at once: "
     "group_id, status running, targets (how many) and nodes (the targets, folded); then "
     "bash_wait with job_id set to the group_id.",
-    "bash_wait": " With a group_id as job_id: waits for every target (it does not stop for "
-    "input; rows show awaiting_input). " + GROUP_RESULT_TEXT,
+    "bash_wait": " With a group_id as job_id: waits for every target; it returns early, with "
+    "reason awaiting_input, while a target's job waits for typed input (on_input false keeps "
+    "waiting; detail rows show which). " + GROUP_RESULT_TEXT,
     "bash_read": " With group_id: the group's view now, without waiting. " + GROUP_RESULT_TEXT,
     "bash_interrupt": " With group_id: Ctrl-C to every running target of that group, and targets "
     "not started yet are cancelled. Result: group_id; interrupted, the targets signalled "

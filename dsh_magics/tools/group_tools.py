@@ -63,8 +63,15 @@ def wait_group(engine: Engine, args: dict[str, Any], caller: str | None, budget:
         if key in args:
             raise InvalidArgument(f"{key}: a group wait takes only timeout_ms, detail and diff", field=key)
     group = group_of(engine, args["job_id"], caller)
-    finished = group.wait(timeout_ms / 1000.0)
-    return group_result(fanout.report(group), budget, bool(args.get("detail")), bool(args.get("diff")), not finished)
+    on_input = bool(args.get("on_input", True))
+    finished = group.wait(timeout_ms / 1000.0, on_input=on_input)
+    waiting = on_input and not finished and bool(group.awaiting())
+    out = group_result(
+        fanout.report(group), budget, bool(args.get("detail")), bool(args.get("diff")), not finished and not waiting
+    )
+    if waiting:
+        out["reason"] = "awaiting_input"
+    return out
 
 
 def read_group(engine: Engine, args: dict[str, Any], caller: str | None, budget: int) -> dict[str, Any]:

@@ -121,7 +121,7 @@ GROUP_RESULT = _obj(
         "merged": _t("string"),
         "omitted_chars": _COUNT,
     },
-    {"detail": {"type": "array", "items": GROUP_ROW}},
+    {"detail": {"type": "array", "items": GROUP_ROW}, "reason": _t("string", enum=["awaiting_input"])},
 )
 
 GROUP_INTERRUPTED = _obj({"group_id": _t("string"), "interrupted": _t("string"), "count": _COUNT})

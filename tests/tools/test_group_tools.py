@@ -91,8 +91,12 @@ def test_a_secret_prompt_on_a_member_is_shown_and_not_typed_by_the_agent(agent: 
         rows = [r for r in res["detail"] if r.get("awaiting_input", {}).get("secret")]
         return res if rows else None
 
+    early = agent.ok("bash_wait", {"job_id": gid, "timeout_ms": 60_000})  # returns for the prompt
+    assert early["reason"] == "awaiting_input" and early["status"] == "running" and not early["timed_out"]
     res = wait_until(secret_row, timeout=30, msg="the member's password prompt seen")
     assert f"secret prompt (only a person may answer): {member}" in res["merged"]
+    held = agent.ok("bash_wait", {"job_id": gid, "timeout_ms": 300, "on_input": False})
+    assert held["timed_out"] and "reason" not in held
     assert agent.err("bash_send", {"session_id": member, "text": "hunter2"}, "SECRET_INPUT")
     agent.ok("bash_interrupt", {"group_id": gid})
     done = agent.ok("bash_wait", {"job_id": gid, "timeout_ms": 30_000})
