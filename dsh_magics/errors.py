@@ -61,6 +61,13 @@ class TargetUnreachable(DshError):
     code = "TARGET_UNREACHABLE"
 
 
+class TargetLost(DshError):
+    """A remote terminal's connection or shell died while a job ran there
+    (a member of a group reports it; docs/fanout.md)."""
+
+    code = "TARGET_LOST"
+
+
 class NotRunning(DshError):
     """Input was sent to a terminal whose shell runs no job: typed text would
     become a command of the shell itself, so it is refused."""
@@ -103,6 +110,7 @@ ERROR_CODES: tuple[str, ...] = (
     "INVALID_ARGUMENT",
     "SHELL_EXITED",
     "TARGET_UNREACHABLE",
+    "TARGET_LOST",
     "SHELL_UNSUPPORTED",
     "NOT_RUNNING",
     "SECRET_INPUT",

@@ -80,3 +80,26 @@ def test_a_cycle_is_found() -> None:
 def test_no_import_cycle_in_the_package() -> None:
     cycle = _cycle(_graph())
     assert cycle is None, " -> ".join(cycle or [])
+
+
+#: What dsh_magics.fanout may import from the package: the engine contract and
+#: the plain values and checks under it, and the target parser; never engine
+#: internals (registry, terminals, core), so it works over any Engine.
+FANOUT_FLOOR = {
+    "dsh_magics.errors",
+    "dsh_magics.jobs",
+    "dsh_magics.terminal.api",
+    "dsh_magics.terminal.result",
+    "dsh_magics.terminal.validation",
+    "dsh_magics.terminal.remote.targets",
+}
+
+
+def test_fanout_stands_on_the_engine_contract_only() -> None:
+    graph = _graph()
+    fanout = {name for name in graph if name == "dsh_magics.fanout" or name.startswith("dsh_magics.fanout.")}
+    assert "dsh_magics.fanout.group_job" in fanout
+    reached = {t for name in fanout for t in graph[name] if t not in fanout}
+    assert reached <= FANOUT_FLOOR, sorted(reached - FANOUT_FLOOR)
+    below = {name for name in graph if name.startswith("dsh_magics.terminal")}
+    assert not any(t in fanout for name in below for t in graph[name]), "the engine imports fanout"

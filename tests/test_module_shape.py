@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dsh_magics"
-PACKAGES = ("widgets", "harness")
+PACKAGES = ("widgets", "harness", "tools", "fanout")
 MAX_LINES = 500
 BROAD = {"Exception", "BaseException"}
 

@@ -87,6 +87,45 @@ JOB_RESULT = _obj(
     },
 )
 
+#: bash_exec with targets: the group, started (dsh_magics/tools/group_tools.py).
+GROUP_STARTED = _obj(
+    {"group_id": _t("string"), "status": _t("string", enum=["running"]), "targets": _COUNT, "nodes": _t("string")}
+)
+
+GROUP_ROW = _obj(
+    {
+        "target": _t("string"),
+        "session_id": _t("string"),
+        "status": _t("string"),
+        "job_id": _nullable(_t("string")),
+        "exit_code": _nullable(_t("integer")),
+        "duration_s": _nullable(_t("number")),
+        "last_line": _t("string"),
+    },
+    {
+        "code": _t("string", enum=list(ERROR_CODES) + [INTERNAL_ERROR_CODE]),
+        "message": _t("string"),
+        "timed_out": _t("boolean", const=True),
+        "awaiting_input": AWAITING_INPUT,
+    },
+)
+
+#: bash_wait / bash_read on a group: the merged view first, rows on request.
+GROUP_RESULT = _obj(
+    {
+        "group_id": _t("string"),
+        "status": _t("string", enum=["running", "done"]),
+        "timed_out": _t("boolean"),
+        "targets": _COUNT,
+        "counts": {"type": "object"},
+        "merged": _t("string"),
+        "omitted_chars": _COUNT,
+    },
+    {"detail": {"type": "array", "items": GROUP_ROW}, "reason": _t("string", enum=["awaiting_input"])},
+)
+
+GROUP_INTERRUPTED = _obj({"group_id": _t("string"), "interrupted": _t("string"), "count": _COUNT})
+
 _TERMINAL_FIELDS = {
     "session_id": _t("string"),
     "status": _t("string", enum=list(TERMINAL_STATUSES)),
@@ -121,9 +160,9 @@ TYPED = {
 
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "bash_attach": _obj({**_TERMINAL_FIELDS, "opened": _t("boolean")}, _TERMINAL_OPTIONAL),
-    "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT]},
-    "bash_wait": JOB_RESULT,
-    "bash_read": _obj(
+    "bash_exec": {"oneOf": [STARTED_JOB, JOB_RESULT, GROUP_STARTED]},
+    "bash_wait": {"oneOf": [JOB_RESULT, GROUP_RESULT]},
+    "bash_read": {"oneOf": [GROUP_RESULT, _obj(
         {
             "session_id": _t("string"),
             "text": _t("string"),
@@ -136,14 +175,14 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
             "dropped": _COUNT,
             "running_job_id": _nullable(_t("string")),
         }
-    ),
-    "bash_interrupt": _obj(
+    )]},
+    "bash_interrupt": {"oneOf": [GROUP_INTERRUPTED, _obj(
         {
             "session_id": _t("string"),
             "interrupted": _t("boolean"),
             "job_id": _nullable(_t("string")),
         }
-    ),
+    )]},
     "bash_close": _obj({"closed": {"type": "array", "items": _t("string")}, "count": _COUNT}),
     "bash_send": JOB_RESULT,
     "bash_screen": _obj(

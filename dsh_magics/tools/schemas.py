@@ -1,4 +1,4 @@
-"""The eight ``bash_*`` tools as JSON Schema, generated from one spec per tool in the shapes providers expect.
+"""The ``bash_*`` tools as JSON Schema, generated from one spec per tool in the shapes providers expect.
 
 Why bounds live in descriptions and ``validation_schema`` enforces them: docs/internals.md ("Module notes").
 """
@@ -6,35 +6,31 @@ Why bounds live in descriptions and ``validation_schema`` enforces them: docs/in
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
 from ..terminal import validation as V
 from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
 from ..terminal.keys import describe_valid
 from ..terminal.validation import MAX_PATTERN_CHARS
+from .group_params import GROUP_EXEC_PARAMS, GROUP_ID_PARAM, GROUP_TEXT, GROUP_VIEW_PARAMS
+from .params import (
+    DEFAULT_SEND_WAIT_MS,
+    DEFAULT_WAIT_TIMEOUT_MS,
+    MAX_COMMAND_CHARS,
+    MAX_JOB_ID_CHARS,
+    MAX_LINE_NUMBER,
+    MAX_PATH_CHARS,
+    MAX_READ_LINES,
+    MAX_SESSION_ID_CHARS,
+    MAX_WAIT_MS,
+    RESULT_FIELDS,
+    TERMINAL_FIELDS,
+    Param,
+    ToolSpec,
+    session_param,
+)
 from .truncate import OUTPUT_BUDGET_CHARS
-
-#: Longest wait a single call may block for (``wait_ms``, ``timeout_ms``): ten
-#: minutes. A model that needs longer polls again; a tool call that blocks for
-#: an hour would hold the agent loop hostage.
-MAX_WAIT_MS = 600_000
-#: ``bash_wait`` waits this long when ``timeout_ms`` is omitted.
-DEFAULT_WAIT_TIMEOUT_MS = 30_000
-#: Longest command accepted. Commands reach the shell through a file, so the PTY line
-#: limit does not apply; this bound only stops absurd inputs (a 1 MB "command"
-#: is a bug in the caller, not a script).
-MAX_COMMAND_CHARS = 100_000
-#: Longest session id (the engine's own limit).
-MAX_SESSION_ID_CHARS = 200
-MAX_JOB_ID_CHARS = 200
-MAX_PATH_CHARS = 4096
-#: Line numbers are exchanged as JSON numbers; stay within what every JSON
-#: reader represents exactly (JavaScript's safe integers).
-MAX_LINE_NUMBER = 2**53 - 1
-MAX_READ_LINES = 100_000
-#: ``bash_send`` waits this long for the job to react when ``wait_ms`` is omitted.
-DEFAULT_SEND_WAIT_MS = 2_000
 
 TOOL_NAMES: tuple[str, ...] = (
     "bash_attach",
@@ -51,104 +47,6 @@ TOOL_NAMES: tuple[str, ...] = (
 FORMATS = ("plain", "openai", "anthropic")
 
 
-@dataclass(frozen=True)
-class Param:
-    """One parameter: its JSON type, our description, and its bounds."""
-
-    name: str
-    type: str  # "string" | "integer" | "boolean" | "array" (of strings)
-    description: str
-    required: bool = False
-    minimum: int | None = None
-    maximum: int | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    enum: tuple[str, ...] | None = None
-
-    def model_schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "description": self.description}
-        if self.enum is not None:
-            out["enum"] = list(self.enum)
-        if self.type == "array":
-            out["items"] = {"type": "string"}
-        return out
-
-    def bounded_schema(self) -> dict[str, Any]:
-        out = self.model_schema()
-        lengths = ("minItems", "maxItems") if self.type == "array" else ("minLength", "maxLength")
-        for key, value in (
-            ("minimum", self.minimum),
-            ("maximum", self.maximum),
-            (lengths[0], self.min_length),
-            (lengths[1], self.max_length),
-        ):
-            if value is not None:
-                out[key] = value
-        return out
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-
-    def parameters(self, *, bounds: bool = False) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                p.name: (p.bounded_schema() if bounds else p.model_schema()) for p in self.params
-            },
-            "required": [p.name for p in self.params if p.required],
-            "additionalProperties": False,
-        }
-
-
-def _session_param(what: str) -> Param:
-    return Param(
-        "session_id",
-        "string",
-        f"{what} Omit it to use your own session's terminal; name another session "
-        f"to share that session's terminal. 1 to {MAX_SESSION_ID_CHARS} characters, no '/'.",
-        min_length=1,
-        max_length=MAX_SESSION_ID_CHARS,
-    )
-
-
-_RESULT_FIELDS = (
-    "Result: job_id and session_id identify the job; status is completed, interrupted "
-    "(by bash_interrupt), shell_exited (the shell died; the next command gets a fresh "
-    "one) or running; exit_code is the exit status (0 = success; null while running); "
-    "output is the command's stdout and stderr as the terminal showed them; timed_out "
-    "is true if the job was still running at the deadline; cwd is the shell's directory "
-    "afterwards; duration_s is the run time; output_chars and output_lines are the "
-    f"output's full size; output over {OUTPUT_BUDGET_CHARS} characters keeps its head and "
-    "tail around a marker, and omitted_chars and omitted_lines count what was left out "
-    "(bash_read pages through it); dropped_lines counts lines the terminal had already "
-    "discarded (it keeps only its newest). Only when relevant: signal (that stopped the "
-    "command), fresh_shell (the shell was restarted first; earlier state is gone), note "
-    "(anything unusual), awaiting_input (the job waits for someone to type: pid and name "
-    "of the program, prompt is its unfinished last line, secret is true for hidden entry "
-    "such as a password, which only a person may answer), reason (why a wait returned: "
-    "settled, matched, idle, awaiting_input or timeout), match_line and match_text (the "
-    "line that matched until; its number is the one bash_read uses), inputs (what was "
-    "typed into the job: source person or agent, caller, at, text, key for a named "
-    "key, enter whether Enter followed; secret text is redacted)."
-)
-
-_TERMINAL_FIELDS = (
-    "status is idle (ready), busy (a command is running) or dead (the shell "
-    "exited; the next command starts a fresh one); cwd is the shell's current "
-    "directory; running and job_id tell whether a command is in progress and "
-    "which; pid is the shell's process id; own is true for your own session's terminal; "
-    "target is where the shell runs (local, or the ssh://, docker://, ... target it was opened "
-    "with); "
-    "awaiting_input, only while the running job waits for typed input, gives its pid, "
-    "name, prompt and secret (true for a password prompt, which a person must answer); "
-    "awaiting_input_unavailable, on a remote terminal whose prompts cannot be seen, says why "
-    "(bash_send text to its job then needs allow_unknown_prompt)."
-)
-
 SPECS: dict[str, ToolSpec] = {
     s.name: s
     for s in (
@@ -158,7 +56,7 @@ SPECS: dict[str, ToolSpec] = {
             "is already open. bash_exec opens the terminal on demand, so attach only "
             "to choose the working directory, to check the terminal, or to start "
             "over with recreate. Result: session_id; "
-            + _TERMINAL_FIELDS
+            + TERMINAL_FIELDS
             + " opened is true when a new shell was started (earlier directory, "
             "variables and functions are gone).",
             (
@@ -187,7 +85,7 @@ SPECS: dict[str, ToolSpec] = {
                     min_length=1,
                     max_length=1000,
                 ),
-                _session_param("Terminal to attach to."),
+                session_param("Terminal to attach to."),
             ),
         ),
         ToolSpec(
@@ -227,7 +125,8 @@ SPECS: dict[str, ToolSpec] = {
                     "terminal does: REPLs (python3 -i, psql, node) and y/N prompts then wait "
                     "for input, which you type with bash_send. Default false (stdin is empty).",
                 ),
-                _session_param("Terminal to run in (opened if it has none)."),
+                session_param("Terminal to run in (opened if it has none)."),
+                *GROUP_EXEC_PARAMS,
             ),
         ),
         ToolSpec(
@@ -240,12 +139,14 @@ SPECS: dict[str, ToolSpec] = {
             "timeout_ms passes, returns the output so far with timed_out true and status "
             "running; the command keeps running, so call bash_wait again to keep "
             "waiting, or bash_interrupt to stop it. Use until to wait for a server to be "
-            "ready instead of polling. " + _RESULT_FIELDS,
+            "ready instead of polling. " + RESULT_FIELDS,
             (
                 Param(
                     "job_id",
                     "string",
-                    "The job_id returned by bash_exec.",
+                    "The job_id returned by bash_exec, or the group_id (g1, g2, ...) of a command "
+                    "started with targets: then the wait returns when every target has finished "
+                    "(or at timeout_ms) with the group's merged view.",
                     required=True,
                     min_length=1,
                     max_length=MAX_JOB_ID_CHARS,
@@ -295,7 +196,8 @@ SPECS: dict[str, ToolSpec] = {
                     "boolean",
                     "false keeps waiting while the job waits for typed input. Default true.",
                 ),
-                _session_param("Session the job ran in (a job of another session is refused)."),
+                session_param("Session the job ran in (a job of another session is refused)."),
+                *GROUP_VIEW_PARAMS,
             ),
         ),
         ToolSpec(
@@ -330,7 +232,9 @@ SPECS: dict[str, ToolSpec] = {
                     minimum=1,
                     maximum=MAX_READ_LINES,
                 ),
-                _session_param("Terminal to read."),
+                session_param("Terminal to read."),
+                GROUP_ID_PARAM,
+                *GROUP_VIEW_PARAMS,
             ),
         ),
         ToolSpec(
@@ -341,7 +245,7 @@ SPECS: dict[str, ToolSpec] = {
             "running. Result: session_id is the terminal; interrupted is false when "
             "nothing was running; job_id "
             "is the job that was signalled.",
-            (_session_param("Terminal to interrupt."),),
+            (session_param("Terminal to interrupt."), GROUP_ID_PARAM),
         ),
         ToolSpec(
             "bash_close",
@@ -355,17 +259,17 @@ SPECS: dict[str, ToolSpec] = {
                     "boolean",
                     "true closes every open terminal (do not pass session_id then). Default false.",
                 ),
-                _session_param("Terminal to close."),
+                session_param("Terminal to close."),
             ),
         ),
         ToolSpec(
             "bash_list",
             "List the open terminals. Result: terminals, one entry each with "
-            "session_id; " + _TERMINAL_FIELDS + " typed: the last commands and input "
+            "session_id; " + TERMINAL_FIELDS + " typed: the last commands and input "
             "written to it, each with kind, source (person, agent, notebook, panel) and text "
             "([secret] for secret input). own_session is your session id "
             "(null if you have none).",
-            (_session_param("Show only this session's terminal (an empty list if it has none)."),),
+            (session_param("Show only this session's terminal (an empty list if it has none)."),),
         ),
         ToolSpec(
             "bash_send",
@@ -430,7 +334,7 @@ SPECS: dict[str, ToolSpec] = {
                     "seen (its info says awaiting input is unavailable), where it might be a "
                     "password prompt. Default false: refused with SECRET_INPUT.",
                 ),
-                _session_param("Terminal whose running job gets the input."),
+                session_param("Terminal whose running job gets the input."),
             ),
         ),
         ToolSpec(
@@ -467,12 +371,16 @@ SPECS: dict[str, ToolSpec] = {
                     minimum=2,
                     maximum=V.MAX_SIZE,
                 ),
-                _session_param("Terminal to look at."),
+                session_param("Terminal to look at."),
             ),
         ),
     )
 }
 
+SPECS = {
+    name: dataclasses.replace(spec, description=spec.description + GROUP_TEXT.get(name, ""))
+    for name, spec in SPECS.items()
+}
 assert tuple(SPECS) == TOOL_NAMES
 
 
@@ -516,3 +424,23 @@ _VALIDATION: dict[str, dict[str, Any]] = {
 def validation_schema(name: str) -> dict[str, Any]:
     """The bounded schema ``call()`` enforces for tool ``name`` (a copy)."""
     return copy.deepcopy(_VALIDATION[name])
+
+
+__all__ = [
+    "DEFAULT_SEND_WAIT_MS",
+    "DEFAULT_WAIT_TIMEOUT_MS",
+    "FORMATS",
+    "MAX_COMMAND_CHARS",
+    "MAX_JOB_ID_CHARS",
+    "MAX_LINE_NUMBER",
+    "MAX_PATH_CHARS",
+    "MAX_READ_LINES",
+    "MAX_SESSION_ID_CHARS",
+    "MAX_WAIT_MS",
+    "SPECS",
+    "TOOL_NAMES",
+    "Param",
+    "ToolSpec",
+    "schemas",
+    "validation_schema",
+]

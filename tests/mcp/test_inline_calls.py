@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_magics import tools
 from dsh_magics.mcp.server import INLINE_MS
+from dsh_magics.tools.output_schemas import JOB_RESULT
 
 from .conftest import ServerEnv, mcp_server
 
@@ -22,7 +22,7 @@ async def test_exec_on_a_warm_terminal_keeps_its_semantics(server_env: ServerEnv
         slow = await m.ok("bash_exec", {"command": "sleep 0.3; echo slow", "wait_ms": 30_000})
         assert (slow["status"], slow["output"], slow["exit_code"]) == ("completed", "slow\n", 0)
         assert slow["duration_s"] >= 0.3 and "reason" not in slow
-        assert set(slow) <= set(tools.OUTPUT_SCHEMAS["bash_wait"]["properties"])
+        assert set(slow) <= set(JOB_RESULT["properties"])
         # longer than wait_ms: the started job, as the engine's exec returns it
         started = await m.ok("bash_exec", {"command": "sleep 1; echo late", "wait_ms": INLINE_MS + 200})
         assert set(started) == {"job_id", "session_id", "status"} and started["status"] == "running"

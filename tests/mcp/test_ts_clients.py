@@ -134,7 +134,8 @@ def fresh_server_cases(tmp_path: Path) -> list[FreshCase]:
 #: The codes no call can produce: BRIDGE_UNAVAILABLE belongs to the harness
 #: inspector's Node bridge, which no tool uses; ERROR is an internal error,
 #: an exception the tools did not expect (a bug), never an expected outcome.
-NOT_FROM_TOOLS = {"BRIDGE_UNAVAILABLE", tools.INTERNAL_ERROR_CODE}
+#: TARGET_LOST is only a group member's per-target code (tests/fanout), never a tool error.
+NOT_FROM_TOOLS = {"BRIDGE_UNAVAILABLE", "TARGET_LOST", tools.INTERNAL_ERROR_CODE}
 
 
 def test_inspector_call_results_and_every_error(

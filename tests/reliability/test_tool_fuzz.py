@@ -94,7 +94,7 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "cwd": st.sampled_from(["sub", ".", "~", "~/sub", "sub/../sub", "missing"]),
     "recreate": st.booleans(),
     "all": st.booleans(),
-    "job_id": st.just("<known job>") | st.just("bash-" + "0" * 32),
+    "job_id": st.just("<known job>") | st.just("bash-" + "0" * 32) | st.just("g1"),
     "tty": st.booleans(),
     "until": st.sampled_from(["bg", r"^\d+$", "x"]),
     "idle_ms": st.integers(min_value=1, max_value=500),
@@ -110,6 +110,13 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "marks": st.booleans(),
     "cols": st.integers(min_value=20, max_value=200),
     "rows": st.integers(min_value=5, max_value=60),
+    # groups (docs/fanout.md): local sessions of the pool only, ranges included
+    "targets": st.lists(st.sampled_from([*POOL, "fz-[own,other]", "@nope"]), min_size=1, max_size=3),
+    "fanout": st.integers(min_value=1, max_value=40),
+    "target_timeout_ms": st.integers(min_value=1, max_value=3000),
+    "group_id": st.sampled_from(["g1", "g2", "g999"]),
+    "detail": st.booleans(),
+    "diff": st.booleans(),
 }
 #: Anything at all, and the near misses a model produces.
 BAD: dict[str, st.SearchStrategy[Any]] = {
@@ -137,6 +144,12 @@ BAD: dict[str, st.SearchStrategy[Any]] = {
     "marks": json_values,
     "cols": _ints | json_values,
     "rows": _ints | json_values,
+    "targets": st.sampled_from([[], ["fz-[1-"], ["fz-[1-10000]"], ["@"], [""], ["a/b"], "fz-own"]) | json_values,
+    "fanout": _ints | json_values,
+    "target_timeout_ms": _ints | json_values,
+    "group_id": st.sampled_from(["", "g", "g0", "x" * 13]) | json_values,
+    "detail": json_values,
+    "diff": json_values,
 }
 TOOL_PARAMS = {s["name"]: list(s["parameters"]["properties"]) for s in tools.schemas()}
 

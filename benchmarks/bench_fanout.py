@@ -1,0 +1,206 @@
+"""Fan-out benchmark: one command on 16 ssh targets through a group of
+persistent terminals (dsh_magics.fanout), against pdsh, ClusterShell's clush
+and parallel-ssh on the same 16 targets, in one run.
+
+    python benchmarks/bench_fanout.py [--quick] [--json PATH] [--max-targets 64]
+
+A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
+reached under N host aliases (an ssh config with one Host entry each), so
+every contender makes N real ssh connections to N "hosts". Measured:
+
+- ``hostname; uname -r`` repeated R times (20; 5 with --quick) through each
+  contender, wall time per command: the group's first command (connections
+  included) and the repeated ones on the open terminals; ``pdsh -R ssh -w``
+  with its default connection handling and with an ssh ControlMaster
+  (``ControlPersist``, so only its first command connects); ``clush -b``;
+  parallel-ssh's ``ParallelSSHClient`` (``pip install .[bench]``), whose
+  client keeps its connections between ``run_command`` calls, so its first
+  call and its repeated calls are shown apart, as ours are.
+- The cost per extra target: the same command through groups of 1, 2, 4,
+  ... up to --max-targets terminals (first and repeated), and pdsh on as many.
+
+All times are medians on this machine, with the load average printed before
+and after (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dsh_magics import fanout  # noqa: E402
+from dsh_magics.terminal import Registry, TerminalConfig  # noqa: E402
+from dsh_magics.terminal.remote.side_channel import ENV_SIDE_CHANNEL  # noqa: E402
+from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
+
+COMMAND = "hostname; uname -r"
+TARGETS = 16
+
+
+def _load() -> str:
+    return open("/proc/loadavg").read().split(" ", 3)[:3].__str__()
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr[-500:]}")
+    return done.stdout
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+class Ours:
+    """Groups of persistent ssh terminals: the first command connects."""
+
+    def __init__(self, n: int) -> None:
+        self.reg = Registry(TerminalConfig(login=False, max_sessions=max(16, n), max_lines=1000))
+        self.targets = [f"ssh://bh{i:02d}" for i in range(1, n + 1)]
+
+    def once(self) -> None:
+        group = fanout.start(self.reg, self.targets, COMMAND, book=fanout.GroupBook({}, []))
+        assert group.wait(600), "group did not finish"
+        rep = fanout.report(group)
+        assert rep.counts() == {"completed": len(self.targets)}, rep.table()
+
+    def close(self) -> None:
+        self.reg.close_all()
+
+
+def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
+    res: dict = {"targets": TARGETS, "reps": reps, "command": COMMAND, "load_before": _load()}
+    hosts = f"bh[01-{TARGETS:02d}]"
+    user = os.environ.get("USER") or "root"
+    pdsh_env = {**os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"}
+    control = tempfile.mkdtemp(prefix="bench-cm-")
+    cm_env = {
+        **pdsh_env,
+        "PDSH_SSH_ARGS": f"-F {cfg} -o ControlMaster=auto -o ControlPath={control}/%h -o ControlPersist=120 -x -l%u %h",
+    }
+    pdsh = ["pdsh", "-R", "ssh", "-w", hosts, COMMAND]
+    rows: dict[str, list[float]] = {"pdsh": [], "pdsh_controlmaster": [], "clush": []}
+    ours = Ours(TARGETS)
+    try:
+        res["ours_first_s"] = _timed(ours.once)
+        rows["ours_repeated"] = [_timed(ours.once) for _ in range(reps)]
+    finally:
+        ours.close()
+    # where the first command's time goes: the same without the side channel,
+    # whose ssh session (sshd runs the user's shell and rc file) opens meanwhile
+    os.environ[ENV_SIDE_CHANNEL] = "0"
+    bare = Ours(TARGETS)
+    try:
+        res["ours_first_without_side_channel_s"] = _timed(bare.once)
+    finally:
+        bare.close()
+        del os.environ[ENV_SIDE_CHANNEL]
+    res["pdsh_controlmaster_first_s"] = _timed(lambda: _run(pdsh, cm_env))
+    for _ in range(reps):
+        rows["pdsh"].append(_timed(lambda: _run(pdsh, pdsh_env)))
+        rows["pdsh_controlmaster"].append(_timed(lambda: _run(pdsh, cm_env)))
+        if shutil.which("clush"):
+            rows["clush"].append(_timed(lambda: _run(["clush", "-b", "-o", f"-F {cfg}", "-w", hosts, COMMAND])))
+    for h in range(1, TARGETS + 1):  # end pdsh's control masters
+        subprocess.run(["ssh", "-F", cfg, "-o", f"ControlPath={control}/bh{h:02d}", "-O", "exit", f"bh{h:02d}"],
+                       capture_output=True, timeout=30)  # fmt: skip
+    shutil.rmtree(control, ignore_errors=True)
+    try:
+        from pssh.clients import ParallelSSHClient
+
+        def pssh_once(client) -> None:
+            out = client.run_command(COMMAND)
+            client.join(out)
+            assert all(o.exit_code == 0 and list(o.stdout) for o in out)
+
+        client = ParallelSSHClient(["127.0.0.1"] * TARGETS, user=user, port=port, pkey=key, allow_agent=False, num_retries=1)
+        res["pssh_first_s"] = _timed(lambda: pssh_once(client))
+        rows["pssh_repeated"] = [_timed(lambda: pssh_once(client)) for _ in range(reps)]
+        # its default for a new call site: a new client, so new connections, each time
+        rows["pssh_new_client"] = [
+            _timed(lambda: pssh_once(ParallelSSHClient(["127.0.0.1"] * TARGETS, user=user, port=port, pkey=key,
+                                                        allow_agent=False, num_retries=1)))  # fmt: skip
+            for _ in range(reps)
+        ]
+    except ImportError:
+        res["pssh"] = "not installed (pip install '.[bench]')"
+    res["median_s"] = {k: statistics.median(v) for k, v in rows.items() if v}
+    peers = {k: v for k, v in res["median_s"].items() if k != "ours_repeated"}
+    fastest = min(peers, key=peers.__getitem__)
+    res["fastest_peer"] = fastest
+    res["repeated_speedup_vs_fastest"] = peers[fastest] / res["median_s"]["ours_repeated"]
+    res["first_vs_pdsh"] = res["ours_first_s"] / res["median_s"]["pdsh"]
+    res["curve"] = curve(max_targets, max(3, reps // 4))
+    res["load_after"] = _load()
+    return res
+
+
+def curve(max_targets: int, reps: int) -> list[dict]:
+    """First and repeated group command, and pdsh, for 1, 2, 4, ... targets."""
+    out = []
+    n = 1
+    while n <= max_targets:
+        ours = Ours(n)
+        try:
+            first = _timed(ours.once)
+            warm = statistics.median(_timed(ours.once) for _ in range(reps))
+        finally:
+            ours.close()
+        out.append({"targets": n, "ours_first_s": first, "ours_repeated_s": warm})
+        n *= 2
+    return out
+
+
+def pdsh_curve(cfg: str, max_targets: int) -> list[float]:
+    env = {**os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"}
+    times = []
+    n = 1
+    while n <= max_targets:
+        hosts = f"bh[01-{n:02d}]" if n > 1 else "bh01"
+        times.append(_timed(lambda: _run(["pdsh", "-R", "ssh", "-w", hosts, COMMAND], env)))  # noqa: B023
+        n *= 2
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="5 repetitions, curve to 16 targets")
+    ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--max-targets", type=int, default=64)
+    args = ap.parse_args()
+    from tests.fanout.fleet import ssh_aliases
+    from tests.remote.conftest import start_sshd
+
+    server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-fanout-")))
+    try:
+        max_targets = 16 if args.quick else args.max_targets
+        options = ssh_aliases(server, [f"bh{i:02d}" for i in range(1, max(max_targets, TARGETS) + 1)])
+        os.environ[ENV_SSH_OPTIONS] = options
+        cfg = options.split(" ", 1)[1]
+        res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)
+        for row, pdsh_s in zip(res["curve"], pdsh_curve(cfg, max_targets), strict=True):
+            row["pdsh_s"] = pdsh_s
+        res["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    finally:
+        server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)
+    print(json.dumps(res, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
