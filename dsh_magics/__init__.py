@@ -11,13 +11,13 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .extension import load_ipython_extension as _load
+    from .notebook.extension import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .extension import unload_ipython_extension as _unload
+    from .notebook.extension import unload_ipython_extension as _unload
 
     _unload(ipython)
 

@@ -437,13 +437,13 @@ def _run_mcp(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------- answer
 def _add_answer(p: argparse.ArgumentParser) -> None:
-    from .answer import add_arguments
+    from .answer.cli import add_arguments
 
     add_arguments(p)
 
 
 def _run_answer(args: argparse.Namespace) -> int:
-    from .answer import run
+    from .answer.cli import run
 
     return run(args)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import shutdown
 from ..errors import DshError, InvalidArgument, NoSuchSession
-from ..render import short_path
+from ..notebook.render import short_path
 from ..terminal import TerminalInfo
 from ..terminal.api import Engine
 from ..terminal.result import BUSY, COMPLETED, INTERRUPTED, RUNNING

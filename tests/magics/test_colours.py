@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dsh_magics import render
-from dsh_magics.display import output_colours
+from dsh_magics.notebook import render
+from dsh_magics.notebook.values import output_colours
 from tests.magics.conftest import magics_of
 
 COLOURED = (

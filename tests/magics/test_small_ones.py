@@ -9,7 +9,7 @@ from typing import Any
 
 from IPython.utils.capture import capture_output
 
-from dsh_magics import render
+from dsh_magics.notebook import render
 from tests.magics.conftest import magics_of
 
 

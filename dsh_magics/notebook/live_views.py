@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import display as dsp
-from . import jobs, render
-from .errors import DshError
-from .terminal import Result
-from .terminal.api import Engine
+from .. import jobs
+from ..errors import DshError
+from ..terminal import Result
+from ..terminal.api import Engine
+from . import following as fol
+from . import render
+from .values import snapshot
 
 log = logging.getLogger(__name__)
 
@@ -43,23 +45,23 @@ class ViewManager:
     def __init__(self, registry: Engine, publish: Callable[..., Any]) -> None:
         self.registry = registry
         self._publish = publish
-        self.signals = dsp.OutputSignals(registry)
-        self._views: dict[str, list[dsp.LiveView]] = {}
+        self.signals = fol.OutputSignals(registry)
+        self._views: dict[str, list[fol.LiveView]] = {}
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     # ------------------------------------------------------------------
     # the table of views
-    def _new_view(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
-        view = dsp.LiveView(
+    def _new_view(self, job: jobs.Job, settings: ViewSettings) -> fol.LiveView:
+        view = fol.LiveView(
             self.registry, job, self._publish, tail=settings.tail, screen_probe=settings.heartbeat
         )
         with self._lock:
             self._views.setdefault(job.id, []).append(view)
         return view
 
-    def _forget(self, view: dsp.LiveView) -> None:
+    def _forget(self, view: fol.LiveView) -> None:
         with self._lock:
             views = self._views.get(view.job.id)
             if views and view in views:
@@ -78,7 +80,7 @@ class ViewManager:
 
     # ------------------------------------------------------------------
     # background views
-    def show_live(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
+    def show_live(self, job: jobs.Job, settings: ViewSettings) -> fol.LiveView:
         """Open an output area for the job and keep it updated in the background."""
         view = self._new_view(job, settings)
         view.show()
@@ -88,7 +90,7 @@ class ViewManager:
 
         def run() -> None:
             try:
-                dsp.follow(
+                fol.follow(
                     job,
                     view,
                     self.signals,
@@ -152,8 +154,8 @@ class ViewManager:
                 stop.set()
 
         threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
-        sink: dsp.Sink | None = None
-        view: dsp.LiveView | None = None
+        sink: fol.Sink | None = None
+        view: fol.LiveView | None = None
         interrupted = False
         try:
             # Everything from the first display on is inside the try: the
@@ -164,10 +166,10 @@ class ViewManager:
                     view.show()
                     sink = view
                 else:
-                    sink = dsp.StdoutStream(self.registry, job, _stdout_write)
+                    sink = fol.StdoutStream(self.registry, job, _stdout_write)
                 if interrupt_now:
                     raise KeyboardInterrupt
-                dsp.follow(
+                fol.follow(
                     job,
                     sink,
                     self.signals,
@@ -179,7 +181,7 @@ class ViewManager:
             except KeyboardInterrupt:
                 interrupted = True
                 self._interrupt(job, settings.interrupt_grace)
-            result = dsp.snapshot(self.registry, job)
+            result = snapshot(self.registry, job)
             why = ended[0] if ended and isinstance(ended[0], Result) else None
             if why is not None and not job.done and not interrupted and why.reason != "timeout":
                 result = dataclasses.replace(

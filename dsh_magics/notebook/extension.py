@@ -9,15 +9,16 @@ import signal
 import sys
 from typing import Any
 
-from . import display as dsp
-from . import shutdown
-from .errors import DshError
+from .. import shutdown
+from ..errors import DshError
+from ..terminal import ReadResult, Result, TerminalInfo
+from ..terminal.api import Engine
+from . import following
+from . import values as dsp
 from .live_views import ViewManager
 from .magic_args import usage_line
 from .magics import BashMagics
 from .render import info_html, info_text, read_html, read_text, result_html, result_text
-from .terminal import ReadResult, Result, TerminalInfo
-from .terminal.api import Engine
 
 _STATE_ATTR = "_dsh_magics_state"
 _ADDONS = ("inspector_magic", "panel_magic", "terminal_tab_magic")
@@ -36,7 +37,7 @@ def load_ipython_extension(ip: Any) -> None:
     """Register the magics (idempotent, reload-safe)."""
     if getattr(ip, _STATE_ATTR, None) is not None:
         unload_ipython_extension(ip)
-    from .host import select_registry
+    from ..host import select_registry
 
     try:
         registry = select_registry(_host_setting(ip))
@@ -163,7 +164,7 @@ def _exit_steps(views: ViewManager) -> list[Any]:
     cannot be caught: the engine's parent-death signal covers it."""
 
     def stop_views() -> None:
-        dsp.closing.set()
+        following.closing.set()
         views.stop()
 
     off = shutdown.register(shutdown.VIEWS, stop_views)

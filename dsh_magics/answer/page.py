@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-from .errors import DshError
-from .terminal.api import Engine
+from ..errors import DshError
+from ..terminal.api import Engine
 
 #: The only address the page listens on.
 LOOPBACK = "127.0.0.1"
