@@ -1,6 +1,10 @@
 """Facts about the DeepSeek Harness ``bash`` tool schema: from the model, live or a catalog.
 
 All three give the same :class:`SchemaView`; knows nothing about terminals. See ``API.md`` here.
+
+May import: errors and shutdown only. Must not import: terminal/, host/ or any
+adapter (notebook/, tools/, mcp/, widgets/, attach/, answer/, lab/); the CLI and the
+inspector widget import it, never the other way round.
 """
 
 from __future__ import annotations

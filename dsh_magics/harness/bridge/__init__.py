@@ -1,6 +1,9 @@
 """The live bridge: a persistent Node process running the real published packages.
 
 Only the harness's own code gives its exact texts, which we must not store (docs/inspector.md).
+
+May import: the rest of harness/, errors, shutdown. Must not import: terminal/,
+host/ or any adapter.
 """
 
 from __future__ import annotations
