@@ -58,8 +58,6 @@ KNOWN_LONG = {
 # file and count. harness/bridge: the harness lane; host/*, mcp/elicit.py and the
 # terminal modules: no lane of this session took them (named in the report).
 KNOWN_SILENT = {
-    "dsh_magics/answer/page.py": 1,  # this branch's next commit
-    "dsh_magics/notebook/extension.py": 1,  # this branch's next commit
     "dsh_magics/harness/bridge/__init__.py": 2,
     "dsh_magics/host/__init__.py": 1,
     "dsh_magics/host/client.py": 1,

@@ -234,9 +234,9 @@ class ViewManager:
                 self.registry.interrupt(job.owner)
             job.wait(grace)
         except KeyboardInterrupt:
-            pass
+            pass  # a second Ctrl-C stops the waiting; the caller reports the job as it is
         except DshError:
-            pass
+            pass  # the terminal is gone: closing it settled the job, nothing to interrupt
 
     # ------------------------------------------------------------------
     def stop(self) -> None:

@@ -435,7 +435,7 @@ class BashMagics(MagicsSettings):
         try:
             job.wait(self.interrupt_grace)
         except KeyboardInterrupt:
-            pass
+            pass  # a second Ctrl-C stops the waiting, not the job: what follows says how it is
         if job.done:
             self.views.finalize(job)
         else:
