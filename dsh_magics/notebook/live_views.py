@@ -153,7 +153,18 @@ class ViewManager:
             finally:
                 stop.set()
 
-        threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
+        def start_waiter() -> None:
+            threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
+
+        # A plain wait (no --until, --idle, --until-screen, keys just sent) under
+        # a live display first gives the job update_interval to end on its own,
+        # in this thread: a quick job then costs no thread, no hand-off and one
+        # display message, drawn final (issue 34 §5). Its input wait is noticed
+        # from then on.
+        plain = until is None and idle_ms is None and until_screen is None and after_send is None
+        quick_first = settings.live and plain and not interrupt_now
+        if not quick_first:
+            start_waiter()
         sink: fol.Sink | None = None
         view: fol.LiveView | None = None
         interrupted = False
@@ -161,6 +172,17 @@ class ViewManager:
             # Everything from the first display on is inside the try: the
             # interrupt can land at any point, also while the view is created.
             try:
+                if quick_first:
+                    first = settings.update_interval
+                    if deadline is not None:
+                        first = min(first, max(0.0, deadline - time.monotonic()))
+                    if job.wait(first):
+                        stop.set()  # settled: nothing left for the engine's wait to say
+                    else:
+                        start_waiter()
+                elif settings.live and not interrupt_now:
+                    # Drawn once, final, if the job ends (or the wait does) meanwhile.
+                    stop.wait(settings.update_interval)
                 if settings.live:
                     view = self._new_view(job, settings)
                     view.show()

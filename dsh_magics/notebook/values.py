@@ -274,13 +274,16 @@ def output_colours(
     ``screen``: a styled screen already fetched. Never raises."""
     if r.screen is not None:
         return {}
+    shown = tail_lines(r.output, tail)
+    if not any(line.rstrip() for line in shown):
+        return {}  # nothing to colour: spare the screen's round trip (a quiet `true`)
     try:
         if screen is None:
             latest = registry.latest_job(r.session_id)
             if latest is None or latest.id != r.job_id:
                 return {}
             screen = registry.screen(r.session_id, styles=True)
-        return styled_lines(screen, tail_lines(r.output, tail))
+        return styled_lines(screen, shown)
     except Exception:  # noqa: BLE001 - colour is a nicety; the plain text is always shown
         return {}
 
