@@ -23,8 +23,11 @@ import datetime as dt
 import json
 import os
 import queue
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from typing import Any
@@ -62,6 +65,10 @@ class Kernel:
         env = dict(os.environ)
         env.pop("JPY_SESSION_NAME", None)
         env["DSH_MAGICS_HOST"] = "1" if host else "0"
+        # A host of its own, stopped and removed at the end (never a shared one).
+        self.host_dir = tempfile.mkdtemp(prefix="bench-cell-host-") if host else None
+        if self.host_dir:
+            env["DSH_MAGICS_HOST_DIR"] = self.host_dir
         self.km.start_kernel(env=env)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -121,13 +128,19 @@ class Kernel:
         finally:
             self.kc.stop_channels()
             self.km.shutdown_kernel(now=False)
+            if self.host_dir:
+                stop = [sys.executable, "-m", "dsh_magics.cli", "host", "stop", "--dir", self.host_dir]
+                subprocess.run(stop, check=False, capture_output=True, timeout=60)
+                shutil.rmtree(self.host_dir, ignore_errors=True)
 
 
 def measure(k: Kernel, names: list[str], rounds: int, per: int) -> dict[str, Any]:
     samples: dict[str, dict[str, list[float]]] = {n: {"client": [], "kernel": []} for n in names}
     types: dict[str, dict[str, int]] = {}
-    for _ in range(rounds):
-        for name in names:
+    for i in range(rounds):
+        # The order turns each round: no contender always follows the same one.
+        order = names[i % len(names) :] + names[: i % len(names)]
+        for name in order:
             for _ in range(per):
                 r = k.run(CONTENDERS[name])
                 if r["status"] != "ok":

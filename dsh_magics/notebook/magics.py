@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import time
 from typing import Any
 
 from IPython.core.magic import (
@@ -228,13 +229,15 @@ class BashMagics(MagicsSettings):
             command = expand(command, self.shell.user_ns if self.shell is not None else {})
         session = self._session(args.session)
         if args.wait:
-            before = self.registry.latest_job(session)
+            # Asked at: a job created since is this one (asking the engine for
+            # the latest job instead would cost every cell a host round trip).
+            asked_at = time.time()
             try:
                 job = self.registry.exec(session, command, tty=args.tty, source="notebook")
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
                 started = self.registry.latest_job(session)
-                if started is None or started is before:
+                if started is None or started.created_at < asked_at:
                     print("Interrupted before the command started.")
                     return None
                 res = self._wait_streaming(started, None, interrupt_now=True)
