@@ -132,10 +132,14 @@ def test_live_area_finishes_while_the_kernel_is_idle(kernel: Kernel, gate: Gate)
 def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, gate: Gate) -> None:
     kernel.run(f"%bash_exec echo begun; {gate.shell}; echo over")
     mid = kernel.submit("r = %bash_wait")
+    # The wait's own area (the job's background area updates too, in this cell).
+    shown = kernel.collect_until(
+        lambda m: m["parent_header"].get("msg_id") == mid and m["msg_type"] == "display_data"
+    )
     kernel.collect_until(
         lambda m: (
-            m["parent_header"].get("msg_id") == mid
-            and m["msg_type"] == "update_display_data"
+            m["msg_type"] == "update_display_data"
+            and m["content"]["transient"].get("display_id") == shown["content"]["transient"]["display_id"]
             and "begun" in m["content"]["data"]["text/plain"]
             and "running for" in m["content"]["data"]["text/plain"]
         )
