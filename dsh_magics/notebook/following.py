@@ -176,10 +176,10 @@ class LiveView:
     def bundle(self, r: Result) -> dict[str, str]:
         if self.screen is not None and not r.done:
             return screen_bundle(r, self.screen)
-        tail = self.tail if not r.done else self.final_tail
         if r.done:  # the final view: the screen as the job left it
-            colours = output_colours(self.registry, r, tail)
-        elif self._colours_from is not None:
+            return final_bundle(self.registry, r, self.final_tail)
+        tail = self.tail
+        if self._colours_from is not None:
             colours = output_colours(self.registry, r, tail, screen=self._colours_from)
         else:
             colours = {}
@@ -252,6 +252,12 @@ class LiveView:
             self.updates += 1
             self.final = r.done
             return self.final
+
+
+def final_bundle(registry: Engine, r: Result, tail: int = TAIL_LINES) -> dict[str, str]:
+    """A settled job's area: its last ``tail`` lines, coloured as the screen shows them."""
+    colours = output_colours(registry, r, tail)
+    return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail, colours)}
 
 
 def screen_bundle(r: Result, screen: dict[str, Any]) -> dict[str, str]:

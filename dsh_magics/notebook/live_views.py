@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -78,6 +79,12 @@ class ViewManager:
         for view in views:
             view.refresh()
 
+    def show_final(self, r: Result) -> None:
+        """The one area of a job that settled before one was drawn: final at once."""
+        display_id = f"dsh-{r.job_id}-{uuid.uuid4().hex[:8]}"
+        bundle = fol.final_bundle(self.registry, r)
+        self._publish(data=bundle, metadata={}, transient={"display_id": display_id})
+
     # ------------------------------------------------------------------
     # background views
     def show_live(self, job: jobs.Job, settings: ViewSettings) -> fol.LiveView:
@@ -122,6 +129,7 @@ class ViewManager:
         idle_ms: int | None = None,
         until_screen: str | None = None,
         after_send: tuple[int, float] | None = None,
+        waited_first: bool = False,
     ) -> Result:
         """Stream the job (a live view, or stdout in plain IPython) while the
         engine's wait decides when to return (settled, matched, idle,
@@ -131,7 +139,8 @@ class ViewManager:
         job is in was already reported by ``%bash_send``: the program is
         still acting on those keys (vim takes ~0.1 s to exit after ``:q!``),
         so that input wait does not end this one until the job prints or
-        ends, or that many seconds pass."""
+        ends, or that many seconds pass. ``waited_first``: the caller already
+        gave the job update_interval to end (``exec`` with ``wait_ms``)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         stop = threading.Event()
         ended: list[Any] = []
@@ -162,7 +171,7 @@ class ViewManager:
         # display message, drawn final (issue 34 §5). Its input wait is noticed
         # from then on.
         plain = until is None and idle_ms is None and until_screen is None and after_send is None
-        quick_first = settings.live and plain and not interrupt_now
+        quick_first = settings.live and plain and not interrupt_now and not waited_first
         if not quick_first:
             start_waiter()
         sink: fol.Sink | None = None
@@ -180,7 +189,7 @@ class ViewManager:
                         stop.set()  # settled: nothing left for the engine's wait to say
                     else:
                         start_waiter()
-                elif settings.live and not interrupt_now:
+                elif settings.live and not interrupt_now and not waited_first:
                     # Drawn once, final, if the job ends (or the wait does) meanwhile.
                     stop.wait(settings.update_interval)
                 if settings.live:

@@ -113,6 +113,7 @@ class BashMagics(MagicsSettings):
         until: str | None = None,
         idle_ms: int | None = None,
         until_screen: str | None = None,
+        waited_first: bool = False,
     ) -> Result:
         V.until(until)  # a bad regex is one line, before any display
         V.until_screen(until_screen)
@@ -134,6 +135,7 @@ class BashMagics(MagicsSettings):
             idle_ms=idle_ms,
             until_screen=until_screen,
             after_send=after_send,
+            waited_first=waited_first,
         )
         out = dsp.StreamedResult.from_result(result, None)
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
@@ -229,11 +231,15 @@ class BashMagics(MagicsSettings):
             command = expand(command, self.shell.user_ns if self.shell is not None else {})
         session = self._session(args.session)
         if args.wait:
-            # Asked at: a job created since is this one (asking the engine for
-            # the latest job instead would cost every cell a host round trip).
+            # A job created since asked_at is this one (no latest_job round trip per
+            # cell). Live, the engine first gives it update_interval to end: a quick
+            # job is drawn once, final, after one request (issue 34 §5).
             asked_at = time.time()
+            first_ms = to_ms(self.update_interval) if self.live else None
             try:
-                job = self.registry.exec(session, command, tty=args.tty, source="notebook")
+                job = self.registry.exec(
+                    session, command, wait_ms=first_ms, tty=args.tty, source="notebook"
+                )
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
                 started = self.registry.latest_job(session)
@@ -242,8 +248,14 @@ class BashMagics(MagicsSettings):
                     return None
                 res = self._wait_streaming(started, None, interrupt_now=True)
                 return raise_if_failed(res, args.raise_error)
-            assert isinstance(job, jobs.Job)
-            return raise_if_failed(self._wait_streaming(job, None), args.raise_error)
+            if isinstance(job, Result):
+                done = dataclasses.replace(job, reason="settled")
+                self.views.show_final(done)
+                shown = dsp.StreamedResult.from_result(done, None)
+                self._once(shown, dsp.SKIP)
+                return raise_if_failed(shown, args.raise_error)
+            res = self._wait_streaming(job, None, waited_first=first_ms is not None)
+            return raise_if_failed(res, args.raise_error)
         out = self.registry.exec(
             session, command, wait_ms=to_ms(args.timeout), tty=args.tty, source="notebook"
         )
