@@ -94,11 +94,11 @@ def test_ctrl_c_while_a_wait_starts_its_job(ip: Any, session: str, capsys: Any) 
 
     real = magics_of(ip).registry
     ip.run_line_magic("bash_exec", "--timeout 20 true")  # an earlier job of the session
-    early = BashMagics(shell=ip, registry=_CtrlCInExec(real, after=False))
+    early = BashMagics(registry=_CtrlCInExec(real, after=False))  # no shell: not one of its configurables
     early.default_session, early.live_display = session, "off"
     assert early.bash_exec("--wait sleep 30") is None
     assert "Interrupted before the command started." in capsys.readouterr().out
-    late = BashMagics(shell=ip, registry=_CtrlCInExec(real, after=True))
+    late = BashMagics(registry=_CtrlCInExec(real, after=True))
     late.default_session, late.live_display = session, "off"
     r = late.bash_exec("--wait --no-raise-error sleep 30")
     # The job it started is the one handled (whether a Ctrl-C in the very
