@@ -1,6 +1,10 @@
 """dsh-magics: persistent per-notebook bash terminals with job handles, and a tool-schema inspector.
 
 Holds the IPython extension entry points; everything else is imported lazily, to keep it cheap.
+
+Imports at load: nothing but the standard library; the entry points import
+notebook/ (the extension) and widgets/ when called. Nothing in the package imports this
+facade's functions.
 """
 
 from __future__ import annotations
@@ -11,13 +15,13 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .extension import load_ipython_extension as _load
+    from .notebook.extension import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .extension import unload_ipython_extension as _unload
+    from .notebook.extension import unload_ipython_extension as _unload
 
     _unload(ipython)
 

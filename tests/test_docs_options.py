@@ -65,7 +65,7 @@ def _source_text() -> str:
 @cache
 def known() -> Known:
     from dsh_magics import errors, tools
-    from dsh_magics.magics import BashMagics
+    from dsh_magics.notebook.magics import BashMagics
     from dsh_magics.terminal.api import Engine
     from dsh_magics.terminal.config import ENV_PREFIX, TerminalConfig
     from dsh_magics.widgets import inspector_magic, panel_magic, terminal_tab_magic

@@ -1,4 +1,4 @@
-"""A screen snapshot as HTML (dsh_magics.screen_html): literal text, colours,
+"""A screen snapshot as HTML (dsh_magics.notebook.screen_html): literal text, colours,
 inverse cells, the cursor."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 import re
 
-from dsh_magics.render import LITERAL
-from dsh_magics.screen_html import palette, screen_html
+from dsh_magics.notebook.render import LITERAL
+from dsh_magics.notebook.screen_html import palette, screen_html
 from dsh_magics.terminal.screen import Screen
 
 

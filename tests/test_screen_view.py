@@ -10,8 +10,9 @@ import json
 import re
 import time
 
-from dsh_magics.display import ScreenView, screen_bundle
-from dsh_magics.screen_html import screen_html, screen_text, snapshot_from_dict
+from dsh_magics.notebook.following import screen_bundle
+from dsh_magics.notebook.screen_html import screen_html, screen_text, snapshot_from_dict
+from dsh_magics.notebook.values import ScreenView
 from dsh_magics.terminal import Result
 from dsh_magics.terminal.screen import Screen
 
@@ -106,7 +107,7 @@ def test_a_finished_full_screen_job_shows_its_last_screen_literally() -> None:
         _running(), status="completed", exit_code=0, ended_at=time.time(), timed_out=False,
         output="", screen=["top row " + NASTY, "", "bottom", "", ""],
     )  # fmt: skip
-    from dsh_magics.render import result_html, result_text
+    from dsh_magics.notebook.render import result_html, result_text
 
     plain = result_text(r)
     assert plain.split("\n")[1:4] == ["--- the program's last screen ---", "top row " + NASTY, ""]

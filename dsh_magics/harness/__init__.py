@@ -1,8 +1,11 @@
 """Facts about the DeepSeek Harness ``bash`` tool schema: from the model, live or a catalog.
 
 All three give the same :class:`SchemaView`; this module is the public surface (``API.md``
-here), the submodules are its parts. May import ``errors`` and ``shutdown`` only; must not
-import terminals, widgets, tools or anything notebook-side.
+here), the submodules are its parts; it knows nothing about terminals.
+
+May import: errors and shutdown only. Must not import: terminal/, host/ or any
+adapter (notebook/, tools/, mcp/, widgets/, attach/, answer/, lab/); the CLI and the
+inspector widget import it, never the other way round.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """The terminal host: terminals that belong to the notebook, not the kernel.
 
 :func:`select_registry` picks in-process or the host at extension load (docs/host.md).
+
+May import: terminal/ (the engine it serves, the local process layer), answer.page
+(the page it serves), errors, jobs, shutdown. Must not import: notebook/, tools/, mcp/,
+widgets/, attach/, lab/, harness/, answer.cli, cli.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from .runtime import HostPaths
 from .transport import CONNECTED, DETACHED, Link, Transport
 
 if TYPE_CHECKING:
-    from ..answer_page import SecretPrompt
+    from ..answer.page import SecretPrompt
     from ..terminal.api import Engine
     from ..terminal.registry import Registry
 
@@ -410,7 +410,7 @@ class HostClient:
         """A one-time page for a person to answer ``prompt``, served by the
         host (which owns the terminal); ``on_end(outcome)`` once it ends.
         Not part of the engine contract: in-process, the caller serves
-        :class:`dsh_magics.answer_page.AnswerPage` itself."""
+        :class:`dsh_magics.answer.page.AnswerPage` itself."""
         return HostPage(lambda op, **args: self._op(op, **args), prompt, on_end=on_end)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

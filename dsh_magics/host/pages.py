@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ..answer_page import AnswerPage, SecretPrompt, pending_secret
+from ..answer.page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError, InvalidArgument, NotRunning
 from ..terminal.api import Engine
 

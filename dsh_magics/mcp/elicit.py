@@ -3,7 +3,7 @@
 When a tool result shows the agent's job waiting for hidden input, and the
 client declared URL-mode elicitation, the server asks the client once per
 prompt to send the person to a one-time page on 127.0.0.1
-(:mod:`dsh_magics.answer_page`), served by the process that owns the
+(:mod:`dsh_magics.answer.page`), served by the process that owns the
 terminal: the terminal host (``open_page``, :meth:`HostClient.open_answer_page`)
 or this process for ``--in-process`` terminals. Without URL elicitation, the result says how a person
 can answer instead (``dsh-magics answer SESSION``, or the notebook panel).
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..answer_page import AnswerPage, SecretPrompt, pending_secret
+from ..answer.page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError
 from ..terminal.api import Engine
 

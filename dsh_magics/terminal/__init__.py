@@ -1,6 +1,10 @@
 """The PTY engine: persistent bash terminals keyed by session id, with jobs.
 
 Usage and the :class:`Engine` contract: docs/engine.md; the functions below use the default registry.
+
+May import: errors, jobs, shutdown. Must not import anything above it: host/,
+notebook/, tools/, mcp/, widgets/, attach/, answer/, harness/, lab/, cli. Inside,
+core/ is below the transports (local/, remote/); the registry builds terminals from both.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """Agent tools: the ``bash_*`` tools for LLM agents, over the engine.
 
 ``schemas(format=...)`` and ``call(name, args, caller_session=...)`` (always a JSON-ready dict): docs/tools.md.
+
+May import: terminal/ (the Engine contract and its values), errors. Must not
+import: host/ (the caller hands in the engine), notebook/, mcp/, widgets/, attach/,
+answer/, harness/, lab/.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import DshError
 from ..harness import ERAS, OUTCOMES, POLICIES, LiveStatus
-from ..render import LITERAL
+from ..notebook.render import LITERAL
 from .inspector_backend import HarnessBackend
 from .inspector_controls import CONFINED, SOURCES
 from .inspector_html import (

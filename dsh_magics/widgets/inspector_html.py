@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..render import LITERAL
+from ..notebook.render import LITERAL
 from .inspector_view import (
     DescriptionView,
     EraView,

@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..magic_args import usage_errors
+from ..notebook.magic_args import usage_errors
 
 
 class _Parser(argparse.ArgumentParser):

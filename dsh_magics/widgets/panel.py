@@ -64,7 +64,7 @@ def notebook_context(ip: Any = None) -> tuple[Engine, str]:
             return magics.registry, magics.session
         except Exception:  # noqa: BLE001 - fall back to our own derivation
             log.debug("magics did not give a session id", exc_info=True)
-    from ..notebook_identity import identify, kernel_connection_file
+    from ..notebook.identity import identify, kernel_connection_file
 
     ns = getattr(ip, "user_ns", None) or {}
     # Only a kernel has a connection file (and asking imports ipykernel).

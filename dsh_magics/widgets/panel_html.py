@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import html
 
-from ..render import LITERAL, where
-from ..screen_html import screen_html, screen_text
+from ..notebook.render import LITERAL, where
+from ..notebook.screen_html import screen_html, screen_text
 from ..terminal import TerminalInfo
 from .panel_view import JobRow, Notice, OutputView, PanelView
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..magic_args import parse, session_arg, usage_errors
+from ..notebook.magic_args import parse, session_arg, usage_errors
 from .panel_view import DEFAULT_TAIL
 
 MAGIC_NAME = "bash_panel"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DshError, InvalidArgument, NoSuchSession
-from ..render import short_path
+from ..notebook.render import short_path
 from ..terminal.api import Engine
 from ..terminal.result import RUNNING
 from .panel_model import PanelModel

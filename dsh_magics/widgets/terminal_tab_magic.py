@@ -13,7 +13,7 @@ from typing import Any
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..lab.tab import terminal_tab
-from ..magic_args import parse, session_arg, usage_errors
+from ..notebook.magic_args import parse, session_arg, usage_errors
 
 MAGIC_NAME = "bash_terminal"
 

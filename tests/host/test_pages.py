@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 import psutil
 import pytest
 
-from dsh_magics.answer_page import pending_secret
+from dsh_magics.answer.page import pending_secret
 from dsh_magics.errors import InvalidArgument, NotRunning
 from dsh_magics.host import HostClient
 from dsh_magics.host import protocol as P
@@ -120,7 +120,7 @@ def test_no_page_without_a_pending_prompt(client: HostClient) -> None:
 
 _OPENER = r"""
 import json, sys
-from dsh_magics.answer_page import pending_secret
+from dsh_magics.answer.page import pending_secret
 from dsh_magics.host import HostClient, HostPaths
 client = HostClient(HostPaths(sys.argv[1], sys.argv[2]), autostart=False)
 client.connect()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from dsh_magics.magics import BashMagics
+from dsh_magics.notebook.magics import BashMagics
 from dsh_magics.terminal import default_registry
 
 

@@ -6,7 +6,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from dsh_magics import magic_args
+from dsh_magics.notebook import magic_args
 from dsh_magics.terminal import keys
 
 
@@ -158,7 +158,7 @@ def test_attach_target_opens_the_shell_there(ip) -> None:
     )
     try:
         assert info.target == "cmd:bash --noprofile --norc -i"
-        from dsh_magics import render
+        from dsh_magics.notebook import render
 
         # %bash_list and the panel show where the shell runs (both use render.where)
         assert "cmd:bash --noprofile --norc -i" in render.info_text(info)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dsh_magics import render
-from dsh_magics.display import output_colours
+from dsh_magics.notebook import render
+from dsh_magics.notebook.values import output_colours
 from tests.magics.conftest import magics_of
 
 COLOURED = (
@@ -54,3 +54,28 @@ def test_a_line_wider_than_the_screen_keeps_its_colour(ip: Any) -> None:
     colours = output_colours(reg, r)
     assert list(colours) == [0]
     assert colours[0].startswith('<span style="color:#0000ee">0000') and colours[0].count("0") >= cols
+
+
+class _CountingScreens:
+    """The real registry, counting its ``screen`` calls (a screen is a round trip
+    through the host when terminals live there)."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+        self.screens = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.registry, name)
+
+    def screen(self, *args: Any, **kwargs: Any) -> Any:
+        self.screens += 1
+        return self.registry.screen(*args, **kwargs)
+
+
+def test_a_result_without_output_asks_for_no_screen(ip: Any) -> None:
+    """issue 34 §5: nothing to colour, so no screen round trip (a quiet cell)."""
+    reg = _CountingScreens(magics_of(ip).registry)
+    quiet = ip.run_line_magic("bash_exec", "--timeout 20 true")
+    assert output_colours(reg, quiet) == {} and reg.screens == 0
+    loud = ip.run_line_magic("bash_exec", r"--timeout 20 printf '\e[32mgreen\e[0m\n'")
+    assert output_colours(reg, loud) and reg.screens == 1

@@ -69,6 +69,34 @@ def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> Non
         assert Result in fmt.type_printers and TerminalInfo in fmt.type_printers
 
 
+def test_an_add_on_that_fails_to_unload_is_logged_and_the_rest_unloads(
+    ip, session: str, monkeypatch, caplog
+) -> None:
+    """issue 34 §4: the failure is said (a warning with its traceback), not
+    swallowed, and the magics and formatters still go."""
+    from dsh_magics.widgets import panel_magic
+
+    def broken(_ip: Any) -> None:
+        raise RuntimeError("add-on unload failed on purpose")
+
+    monkeypatch.setattr(panel_magic, "unregister", broken)
+    try:
+        with capture_output(), caplog.at_level("WARNING", logger="dsh_magics.notebook.extension"):
+            ip.run_line_magic("unload_ext", "dsh_magics")
+        assert ip.find_line_magic("bash_exec") is None
+        failed = [r for r in caplog.records if "panel_magic" in r.getMessage()]
+        assert failed and failed[0].exc_info is not None
+        assert "add-on unload failed on purpose" in caplog.text
+    finally:
+        monkeypatch.undo()
+        with capture_output():
+            ip.run_line_magic("load_ext", "dsh_magics")
+        m = magics_of(ip)
+        m.default_session = session
+        m.live_display = "off"
+    assert ip.find_line_magic("bash_exec") is not None
+
+
 def test_loading_twice_is_harmless(ip, session: str) -> None:
     import dsh_magics
 
@@ -100,7 +128,7 @@ def test_the_engine_imports_no_presentation() -> None:
     """The engine's values carry no reprs: IPython learns them from the extension."""
     code = (
         "import sys, dsh_magics.terminal, dsh_magics.jobs\n"
-        "bad = [m for m in sys.modules if m in ('dsh_magics.render', 'dsh_magics.display')"
+        "bad = [m for m in sys.modules if m.startswith('dsh_magics.notebook')"
         " or m.startswith('IPython')]\n"
         "assert not bad, bad\n"
         "from dsh_magics.terminal import Result\n"

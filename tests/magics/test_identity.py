@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_magics.notebook_identity import (
+from dsh_magics.notebook.identity import (
     PROCESS_DEFAULT,
     identify,
     session_id_for_kernel,

@@ -132,10 +132,14 @@ def test_live_area_finishes_while_the_kernel_is_idle(kernel: Kernel, gate: Gate)
 def test_wait_streams_into_one_display_with_elapsed_time(kernel: Kernel, gate: Gate) -> None:
     kernel.run(f"%bash_exec echo begun; {gate.shell}; echo over")
     mid = kernel.submit("r = %bash_wait")
+    # The wait's own area (the job's background area updates too, in this cell).
+    shown = kernel.collect_until(
+        lambda m: m["parent_header"].get("msg_id") == mid and m["msg_type"] == "display_data"
+    )
     kernel.collect_until(
         lambda m: (
-            m["parent_header"].get("msg_id") == mid
-            and m["msg_type"] == "update_display_data"
+            m["msg_type"] == "update_display_data"
+            and m["content"]["transient"].get("display_id") == shown["content"]["transient"]["display_id"]
             and "begun" in m["content"]["data"]["text/plain"]
             and "running for" in m["content"]["data"]["text/plain"]
         )
@@ -227,3 +231,23 @@ def test_named_sessions_and_close_all(kernel: Kernel) -> None:
     assert f"closed {len(pids)} terminals" in out
     assert "no terminals open" in kernel.run("%bash_list").text()
     wait_until(lambda: not {int(p) for p in pids} & live_pids(), 10, msg="closed shells are gone")
+
+
+def test_a_quick_wait_is_drawn_once_final(kernel: Kernel) -> None:
+    """issue 34 §5: a --wait job that ends within update_interval costs one
+    display message, drawn final (no running view, no update of it); one that
+    runs longer still gets its live area while it runs."""
+    kernel.run("%config BashMagics.update_interval = 5.0")
+    try:
+        for cell in ("%bash_exec --wait sleep 0.05; echo quick", "%%bash_exec --wait\nsleep 0.05; echo quick"):
+            ex = kernel.run(cell)
+            shown = ex.of_type("display_data", "update_display_data")
+            assert [m["msg_type"] for m in shown] == ["display_data"], cell
+            assert "quick" in shown[0]["content"]["data"]["text/plain"]
+            assert "running" not in shown[0]["content"]["data"]["text/plain"]
+        kernel.run("%config BashMagics.update_interval = 0.1")
+        ex = kernel.run("%bash_exec --wait echo slow; sleep 1.5")
+        kinds = [m["msg_type"] for m in ex.of_type("display_data", "update_display_data")]
+        assert kinds[0] == "display_data" and "update_display_data" in kinds, kinds
+    finally:
+        kernel.run("%config BashMagics.update_interval = 0.25")

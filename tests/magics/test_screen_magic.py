@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_magics.display import LiveView, ScreenView
+from dsh_magics.notebook.following import LiveView
+from dsh_magics.notebook.values import ScreenView
 from tests.conftest import wait_until
 from tests.magics.conftest import magics_of
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from IPython.utils.capture import capture_output
 
-from dsh_magics import render
+from dsh_magics.notebook import render
 from tests.magics.conftest import magics_of
 
 
@@ -68,3 +68,39 @@ def test_a_multi_line_command_shows_its_first_line_and_an_ellipsis(ip: Any) -> N
     html = render.result_html(r)
     assert "$ echo first …</code>" in html and "echo firstecho" not in html
     assert render.command_header("x" * 200, 20) == "x" * 19 + " …"
+
+
+class _CtrlCInExec:
+    """The real engine, with a Ctrl-C landing in ``exec``: before the job is
+    started (``after=False``) or right after (``after=True``)."""
+
+    def __init__(self, registry: Any, after: bool) -> None:
+        self.registry = registry
+        self.after = after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.registry, name)
+
+    def exec(self, *args: Any, **kwargs: Any) -> Any:
+        if self.after:
+            self.registry.exec(*args, **kwargs)
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_a_wait_starts_its_job(ip: Any, session: str, capsys: Any) -> None:
+    """The job a Ctrl-C caught starting is stopped and reported; none is
+    reported as not started, and an earlier job is not mistaken for it."""
+    from dsh_magics.notebook.magics import BashMagics
+
+    real = magics_of(ip).registry
+    ip.run_line_magic("bash_exec", "--timeout 20 true")  # an earlier job of the session
+    early = BashMagics(registry=_CtrlCInExec(real, after=False))  # no shell: not one of its configurables
+    early.default_session, early.live_display = session, "off"
+    assert early.bash_exec("--wait sleep 30") is None
+    assert "Interrupted before the command started." in capsys.readouterr().out
+    late = BashMagics(registry=_CtrlCInExec(real, after=True))
+    late.default_session, late.live_display = session, "off"
+    r = late.bash_exec("--wait --no-raise-error sleep 30")
+    # The job it started is the one handled (whether a Ctrl-C in the very
+    # instant of the start stops it is the engine's matter, not checked here).
+    assert r.reason == "interrupted" and r.command == "sleep 30"

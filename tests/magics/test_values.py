@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_magics.display import JobHandle, StreamedResult, TerminalTable
+from dsh_magics.notebook.values import JobHandle, StreamedResult, TerminalTable
 from dsh_magics.terminal import ReadResult, Result, TerminalInfo
 from tests.conftest import Gate, wait_until
 
@@ -311,7 +311,7 @@ class _Recording:
 def test_a_live_view_pulls_only_the_lines_it_draws(ip) -> None:
     """Through the host every refresh ships what it pulls: a running view
     asks for its tail (and says how much it left out), never the whole output."""
-    from dsh_magics.display import LiveView
+    from dsh_magics.notebook.following import LiveView
     from tests.magics.conftest import magics_of
 
     engine = _Recording(magics_of(ip).registry)

@@ -1,5 +1,5 @@
 """A person answers the agent's password prompt through the MCP client: URL-mode
-elicitation to a one-time page on 127.0.0.1 (dsh_magics/answer_page.py), and
+elicitation to a one-time page on 127.0.0.1 (dsh_magics/answer/page.py), and
 ``dsh-magics answer`` when the client cannot ask. The page's tests run in both
 modes: terminals in a host (the host serves the page) and ``--in-process``.
 

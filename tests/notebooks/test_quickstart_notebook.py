@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from dsh_magics.notebook_identity import session_id_for_path
+from dsh_magics.notebook.identity import session_id_for_path
 from tests.conftest import pids_with_env, wait_until
 
 REPO = Path(__file__).resolve().parents[2]

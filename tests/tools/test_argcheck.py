@@ -81,7 +81,7 @@ def test_the_tools_and_the_mcp_server_start_without_jsonschema_or_the_emulator()
     installed, the emulator's binding 0.15-0.35 s, and none of these needs
     them before a terminal starts here (benchmarks/README.md, bench_startup.py)."""
     code = (
-        "import sys, dsh_magics.tools, dsh_magics.mcp.server, dsh_magics.magics, dsh_magics.host;"
+        "import sys, dsh_magics.tools, dsh_magics.mcp.server, dsh_magics.notebook.magics, dsh_magics.host;"
         "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax', 'pyghostty') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

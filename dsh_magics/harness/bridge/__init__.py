@@ -2,7 +2,9 @@
 
 Only the harness's own code gives its exact texts, which we must not store (docs/inspector.md).
 Installing lives in :mod:`.npm_install`, the process and its protocol in :mod:`.node_process`.
-May import the harness's facts and value types, ``errors`` and ``shutdown``; nothing above.
+
+May import: the rest of harness/, errors, shutdown. Must not import: terminal/,
+host/ or any adapter.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
 """What every terminal shares, whatever carries its bytes to and from bash:
 the job core (:class:`jobcore.JobCore`), the running job and its results,
 the output ring and cleaner, the marker scanner and the reader loop. The
-transports (local shell, in-band remote shell) sit on top (docs/internals.md)."""
+transports (local shell, in-band remote shell) sit on top (docs/internals.md).
+
+May import: errors, jobs and terminal/'s contract modules (api, result, config,
+screen, interaction, ...). Must not import: a transport (terminal/local/,
+terminal/remote/), the registry or terminal/'s package facade.
+"""

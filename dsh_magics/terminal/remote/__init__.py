@@ -1,6 +1,10 @@
 """Remote terminals: the same jobs in a bash over ssh, in a container or pod, or under any command.
 
 :func:`parse_target` makes a :class:`Target`; :class:`RemoteTerminal` runs jobs through the PTY (docs/remote.md).
+
+May import: terminal/core/, terminal/'s contract modules, errors, jobs (today also
+two process helpers of terminal/local/; issue 34 moves them into the core). Must not
+import: the registry, or anything above terminal/.
 """
 
 from __future__ import annotations

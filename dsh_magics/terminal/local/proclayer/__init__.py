@@ -22,6 +22,9 @@ A later backend (a Windows ConPTY through pywinpty, say) joins by providing
 the same functions: it may answer ``None`` / ``BUSY_OR_UNKNOWN`` where it
 has no notion of a foreground process group or a blocked read, and the
 engine then falls back to waiting for output and markers.
+
+May import: errors and the standard library (and psutil). Must not import the
+rest of terminal/: the engine asks it, never the other way round.
 """
 
 from __future__ import annotations

@@ -6,27 +6,29 @@ Parses arguments, picks the session, decides how a job shows itself; loading is 
 from __future__ import annotations
 
 import dataclasses
-import getpass
 import os
-import re
 import shlex
+import time
 from typing import Any
 
 from IPython.core.magic import (
-    Magics,
     line_cell_magic,
     line_magic,
     magics_class,
     no_var_expand,
 )
 from IPython.core.magic_arguments import argument, magic_arguments
-from IPython.utils.text import FullEvalFormatter
-from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
-from . import display as dsp
-from . import jobs
-from .errors import DshError, InvalidArgument, NoSuchJob, NotRunning
-from .live_views import ViewManager, ViewSettings
+from .. import jobs
+from ..errors import InvalidArgument
+from ..terminal import ReadResult, Result, TerminalInfo, default_registry, keys
+from ..terminal import validation as V
+from ..terminal.api import Engine
+from . import values as dsp
+from .following import LiveView
+from .identity import NotebookIdentity, identify, kernel_connection_file
+from .job_lookup import find_job, match_so_far
+from .live_views import ViewManager
 from .magic_args import (
     no_raise_arg,
     parse,
@@ -38,53 +40,13 @@ from .magic_args import (
     to_ms,
     usage_errors,
 )
-from .notebook_identity import NotebookIdentity, identify, kernel_connection_file
-from .terminal import ReadResult, Result, TerminalInfo, default_registry, keys
-from .terminal import validation as V
-from .terminal.api import Engine
-
-# How long a %bash_wait right after %bash_send lets the program act on the
-# keys before an input wait already reported by the send ends the wait.
-SEND_SETTLE_S = 2.0
+from .settings import MagicsSettings
+from .typed_input import SentKeys, ask_hidden, expand
 
 
 @magics_class
-class BashMagics(Magics):
+class BashMagics(MagicsSettings):
     """Persistent bash terminals for this notebook (``%bash_exec`` and friends)."""
-
-    default_session = Unicode(
-        None,
-        allow_none=True,
-        help="Session id used when no --session is given. Default: derived from the "
-        "notebook path, else the kernel id, else 'default'.",
-    ).tag(config=True)
-    live_display = CaselessStrEnum(
-        ["auto", "on", "off"],
-        default_value="auto",
-        help="Live-updating output areas: 'auto' uses them under a Jupyter kernel "
-        "and prints to stdout in plain IPython.",
-    ).tag(config=True)
-    live_tail = Int(20, help="Lines of output shown while a job runs.").tag(config=True)
-    update_interval = Float(
-        0.25, help="Minimum seconds between two re-renders of a live output area."
-    ).tag(config=True)
-    heartbeat = Float(
-        1.0, help="Seconds between re-renders of a quiet job (the elapsed time moves)."
-    ).tag(config=True)
-    interrupt_grace = Float(
-        5.0, help="Seconds to wait for a job to stop after Ctrl-C before returning."
-    ).tag(config=True)
-    show_background = Bool(
-        True, help="Whether %bash_exec opens a live output area for a job it leaves running."
-    ).tag(config=True)
-    host = CaselessStrEnum(
-        ["auto", "on", "off"],
-        default_value="auto",
-        help="Where terminals live: 'auto' uses the per-user terminal host when a Jupyter "
-        "server started this notebook's kernel (terminals then survive kernel restarts), "
-        "in-process otherwise; 'on'/'off' force it. DSH_MAGICS_HOST=1/0 overrides this. "
-        "Read when the extension loads.",
-    ).tag(config=True)
 
     def __init__(
         self, shell: Any = None, registry: Engine | None = None, views: ViewManager | None = None, **kwargs: Any
@@ -95,9 +57,7 @@ class BashMagics(Magics):
         self.views = views if views is not None else ViewManager(self.registry, lambda **kw: None)
         self._identity: NotebookIdentity | None = None
         self._pending_once: list[dsp._DisplayOnce] = []
-        # job id -> the output counter when %bash_send returned with the job
-        # waiting for input again (see _wait_streaming's after_send)
-        self._sent: dict[str, int] = {}
+        self._sent = SentKeys()
 
     # ------------------------------------------------------------------
     # identity and modes
@@ -118,14 +78,6 @@ class BashMagics(Magics):
     def _session(self, given: str | None) -> str:
         return given if given is not None else self.session
 
-    @property
-    def live(self) -> bool:
-        if self.live_display == "on":
-            return True
-        if self.live_display == "off":
-            return False
-        return getattr(self.shell, "kernel", None) is not None
-
     def _once(self, value: dsp._DisplayOnce, mode: str) -> None:
         value._set_display_once(mode)
         self._pending_once.append(value)
@@ -139,18 +91,7 @@ class BashMagics(Magics):
 
     # ------------------------------------------------------------------
     # live views (kept by the extension's ViewManager)
-    @property
-    def view_settings(self) -> ViewSettings:
-        """This magics object's settings, as the view manager takes them."""
-        return ViewSettings(
-            live=self.live,
-            tail=self.live_tail,
-            update_interval=self.update_interval,
-            heartbeat=self.heartbeat,
-            interrupt_grace=self.interrupt_grace,
-        )
-
-    def show_live(self, handle: dsp.JobHandle) -> dsp.LiveView:
+    def show_live(self, handle: dsp.JobHandle) -> LiveView:
         """Open an output area for the job and keep it updated in the background."""
         return self.views.show_live(handle.job, self.view_settings)
 
@@ -172,21 +113,19 @@ class BashMagics(Magics):
         until: str | None = None,
         idle_ms: int | None = None,
         until_screen: str | None = None,
+        waited_first: bool = False,
     ) -> Result:
         V.until(until)  # a bad regex is one line, before any display
         V.until_screen(until_screen)
         V.idle_ms(idle_ms)
-        sent = self._sent.pop(job.id, None)
+        after_send = self._sent.after_send(job.id)
         if job.done:
             return dataclasses.replace(dsp.snapshot(self.registry, job), reason="settled")
         if until is not None:
-            seen = self._match_so_far(job, until)
+            seen = match_so_far(self.registry, job, until)
             if seen is not None:
                 return seen
         settings = self.view_settings
-        after_send = None
-        if sent is not None:
-            after_send = (sent, SEND_SETTLE_S)
         result = self.views.wait_streaming(
             job,
             timeout,
@@ -196,35 +135,11 @@ class BashMagics(Magics):
             idle_ms=idle_ms,
             until_screen=until_screen,
             after_send=after_send,
+            waited_first=waited_first,
         )
         out = dsp.StreamedResult.from_result(result, None)
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
         return out
-
-    def _match_so_far(self, job: jobs.Job, until: str) -> Result | None:
-        """``--until`` looks at all of the job's output: a line that already
-        matches (a re-run cell, a line printed before the wait) returns at once."""
-        try:
-            start = self.registry.result(job.id, tail_lines=0).start_line
-            rr = self.registry.read(job.owner, since=start)
-        except DshError:
-            return None
-        rx = re.compile(until)
-        lines = list(rr.lines) + ([rr.partial] if rr.partial else [])
-        for i, text in enumerate(lines):
-            if rx.search(text):
-                res = dataclasses.replace(
-                    dsp.snapshot(self.registry, job),
-                    reason="until",
-                    timed_out=False,
-                    match_line=rr.first_line + i,
-                    match_text=text[:1000],
-                )
-                res.note = f"matched line {res.match_line}: {res.match_text}"
-                if res.done:  # it ended meanwhile: say so
-                    res = dataclasses.replace(res, reason="settled", note=None)
-                return res
-        return None
 
     # ------------------------------------------------------------------
     # the magics
@@ -313,22 +228,34 @@ class BashMagics(Magics):
         if not command.strip():
             raise InvalidArgument("no command given (usage: %bash_exec [options] command...)")
         if args.expand:
-            command = self._expand(command)
+            command = expand(command, self.shell.user_ns if self.shell is not None else {})
         session = self._session(args.session)
         if args.wait:
-            before = self.registry.latest_job(session)
+            # A job created since asked_at is this one (no latest_job round trip per
+            # cell). Live, the engine first gives it update_interval to end: a quick
+            # job is drawn once, final, after one request (issue 34 §5).
+            asked_at = time.time()
+            first_ms = to_ms(self.update_interval) if self.live else None
             try:
-                job = self.registry.exec(session, command, tty=args.tty, source="notebook")
+                job = self.registry.exec(
+                    session, command, wait_ms=first_ms, tty=args.tty, source="notebook"
+                )
             except KeyboardInterrupt:
                 # Ctrl-C while the command was being started: stop it if it did.
                 started = self.registry.latest_job(session)
-                if started is None or started is before:
+                if started is None or started.created_at < asked_at:
                     print("Interrupted before the command started.")
                     return None
                 res = self._wait_streaming(started, None, interrupt_now=True)
                 return raise_if_failed(res, args.raise_error)
-            assert isinstance(job, jobs.Job)
-            return raise_if_failed(self._wait_streaming(job, None), args.raise_error)
+            if isinstance(job, Result):
+                done = dataclasses.replace(job, reason="settled")
+                self.views.show_final(done)
+                shown = dsp.StreamedResult.from_result(done, None)
+                self._once(shown, dsp.SKIP)
+                return raise_if_failed(shown, args.raise_error)
+            res = self._wait_streaming(job, None, waited_first=first_ms is not None)
+            return raise_if_failed(res, args.raise_error)
         out = self.registry.exec(
             session, command, wait_ms=to_ms(args.timeout), tty=args.tty, source="notebook"
         )
@@ -390,7 +317,7 @@ class BashMagics(Magics):
                   %bash_wait --until-screen '-- INSERT --'  # vim in insert mode
         """
         args = parse(self.bash_wait, line)
-        job = self._find_job(args.job_id, args.session)
+        job = find_job(self.registry, args.job_id, self._session(args.session))
         idle_ms = None if args.idle is None else max(1, to_ms(args.idle) or 0)
         res = self._wait_streaming(
             job, args.timeout, until=args.until, idle_ms=idle_ms, until_screen=args.until_screen
@@ -456,7 +383,7 @@ class BashMagics(Magics):
                 raise InvalidArgument(
                     "--secret asks for the text with hidden entry; do not put it on the line"
                 )
-            text = self._ask_hidden(session)
+            text = ask_hidden(self.registry, session)
         res = self.registry.send(
             session,
             text,
@@ -467,45 +394,8 @@ class BashMagics(Magics):
             source="notebook",
             secret=args.secret,
         )
-        if not res.done and res.awaiting_input is not None:
-            # It reads again, maybe still acting on these keys: a following
-            # %bash_wait gives it SEND_SETTLE_S to print or end first.
-            self._sent[res.job_id] = self.registry.output_seq(session)
-            while len(self._sent) > 64:  # sends never waited for: keep the newest
-                self._sent.pop(next(iter(self._sent)))
-        else:
-            self._sent.pop(res.job_id, None)
+        self._sent.record(self.registry, session, res)
         return res
-
-    def _expand(self, command: str) -> str:
-        """``{expr}`` with Python values from the user's namespace, by the
-        formatter IPython's ``!`` and ``var_expand`` use for braces; ``$`` is
-        left alone. Unlike ``!``, a brace that does not evaluate is an error,
-        not text silently passed on to bash."""
-        ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
-        try:
-            return FullEvalFormatter().vformat(command, args=(), kwargs=ns)
-        except Exception as e:  # noqa: BLE001 - any error of the user's expression
-            raise InvalidArgument(
-                f"--expand: {type(e).__name__}: {e} (write {{{{ and }}}} for a literal brace)"
-            ) from None
-
-    def _ask_hidden(self, session: str) -> str:
-        """The text for ``--secret``: the kernel's stdin request with hidden
-        entry (ipykernel routes ``getpass`` there), never echoed or kept."""
-        info = self.registry.info(session)
-        if info.job_id is None:
-            raise NotRunning(f"session {session!r} runs no job: nothing asks for a secret")
-        prompt = (info.awaiting_input or {}).get("prompt") or "hidden input: "
-        try:
-            return getpass.getpass(prompt)
-        except Exception as e:  # StdinNotImplementedError: a frontend without stdin
-            if type(e).__name__ == "StdinNotImplementedError":
-                raise InvalidArgument(
-                    "this frontend cannot ask for hidden input (no stdin); use the panel's "
-                    "password box"
-                ) from None
-            raise
 
     @line_magic
     @magic_arguments()
@@ -560,7 +450,7 @@ class BashMagics(Magics):
         try:
             job.wait(self.interrupt_grace)
         except KeyboardInterrupt:
-            pass
+            pass  # a second Ctrl-C stops the waiting, not the job: what follows says how it is
         if job.done:
             self.views.finalize(job)
         else:
@@ -608,25 +498,3 @@ class BashMagics(Magics):
         parse(self.bash_list, line)
         ident = self.identity
         return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe())
-
-    # ------------------------------------------------------------------
-    def _find_job(self, job_id: str | None, session: str | None) -> jobs.Job:
-        if job_id is None:
-            sid = self._session(session)
-            job = self.registry.latest_job(sid)
-            if job is None:
-                raise NoSuchJob(f"no job has run in session {sid!r} yet")
-            return job
-        job_id = job_id.strip()
-        try:
-            return self.registry.job(job_id)
-        except NoSuchJob:
-            pass
-        # A unique prefix (at least 8 characters) is accepted for typing comfort.
-        if len(job_id) >= 8:
-            found = [j for j in self.registry.jobs.all() if j.id.startswith(job_id)]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                raise InvalidArgument(f"job id prefix {job_id!r} is ambiguous ({len(found)} jobs)")
-        raise NoSuchJob(f"no job with id {job_id!r}")

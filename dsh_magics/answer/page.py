@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import html
+import logging
 import secrets
 import threading
 from collections.abc import Callable
@@ -29,8 +30,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-from .errors import DshError
-from .terminal.api import Engine
+from ..errors import DshError
+from ..terminal.api import Engine
+
+log = logging.getLogger(__name__)
 
 #: The only address the page listens on.
 LOOPBACK = "127.0.0.1"
@@ -118,7 +121,8 @@ class AnswerPage:
             try:
                 self._on_end(outcome)
             except Exception:  # noqa: BLE001 - a listener must not keep the page alive
-                pass
+                # Said, not swallowed; the listener never sees the answer itself.
+                log.warning("answer page: the on_end listener failed (%s)", outcome, exc_info=True)
 
     def _stop(self) -> None:
         self._httpd.shutdown()
@@ -218,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Nothing is logged: the request line holds the token.
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
-        pass
+        pass  # no request log: the path holds the page's token
 
     def do_GET(self) -> None:
         if not self._checked():

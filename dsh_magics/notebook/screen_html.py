@@ -9,8 +9,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..terminal.snapshot import Colour, Modes, Run, Snapshot
 from .render import LITERAL
-from .terminal.snapshot import Colour, Modes, Run, Snapshot
 
 DEFAULT_FG = "#1f2328"
 DEFAULT_BG = "#ffffff"

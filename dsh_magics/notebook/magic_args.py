@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
-from .errors import DshError, InvalidArgument
+from ..errors import DshError, InvalidArgument
 from .render import command_header
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .terminal import ReadResult, Result, TerminalInfo
+    from ..terminal import ReadResult, Result, TerminalInfo
 
 TAIL_LINES = 40
 

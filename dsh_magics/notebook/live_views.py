@@ -13,14 +13,17 @@ import logging
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from . import display as dsp
-from . import jobs, render
-from .errors import DshError
-from .terminal import Result
-from .terminal.api import Engine
+from .. import jobs
+from ..errors import DshError
+from ..terminal import Result
+from ..terminal.api import Engine
+from . import following as fol
+from . import render
+from .values import snapshot
 
 log = logging.getLogger(__name__)
 
@@ -43,23 +46,23 @@ class ViewManager:
     def __init__(self, registry: Engine, publish: Callable[..., Any]) -> None:
         self.registry = registry
         self._publish = publish
-        self.signals = dsp.OutputSignals(registry)
-        self._views: dict[str, list[dsp.LiveView]] = {}
+        self.signals = fol.OutputSignals(registry)
+        self._views: dict[str, list[fol.LiveView]] = {}
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     # ------------------------------------------------------------------
     # the table of views
-    def _new_view(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
-        view = dsp.LiveView(
+    def _new_view(self, job: jobs.Job, settings: ViewSettings) -> fol.LiveView:
+        view = fol.LiveView(
             self.registry, job, self._publish, tail=settings.tail, screen_probe=settings.heartbeat
         )
         with self._lock:
             self._views.setdefault(job.id, []).append(view)
         return view
 
-    def _forget(self, view: dsp.LiveView) -> None:
+    def _forget(self, view: fol.LiveView) -> None:
         with self._lock:
             views = self._views.get(view.job.id)
             if views and view in views:
@@ -76,9 +79,15 @@ class ViewManager:
         for view in views:
             view.refresh()
 
+    def show_final(self, r: Result) -> None:
+        """The one area of a job that settled before one was drawn: final at once."""
+        display_id = f"dsh-{r.job_id}-{uuid.uuid4().hex[:8]}"
+        bundle = fol.final_bundle(self.registry, r)
+        self._publish(data=bundle, metadata={}, transient={"display_id": display_id})
+
     # ------------------------------------------------------------------
     # background views
-    def show_live(self, job: jobs.Job, settings: ViewSettings) -> dsp.LiveView:
+    def show_live(self, job: jobs.Job, settings: ViewSettings) -> fol.LiveView:
         """Open an output area for the job and keep it updated in the background."""
         view = self._new_view(job, settings)
         view.show()
@@ -88,7 +97,7 @@ class ViewManager:
 
         def run() -> None:
             try:
-                dsp.follow(
+                fol.follow(
                     job,
                     view,
                     self.signals,
@@ -120,6 +129,7 @@ class ViewManager:
         idle_ms: int | None = None,
         until_screen: str | None = None,
         after_send: tuple[int, float] | None = None,
+        waited_first: bool = False,
     ) -> Result:
         """Stream the job (a live view, or stdout in plain IPython) while the
         engine's wait decides when to return (settled, matched, idle,
@@ -129,7 +139,8 @@ class ViewManager:
         job is in was already reported by ``%bash_send``: the program is
         still acting on those keys (vim takes ~0.1 s to exit after ``:q!``),
         so that input wait does not end this one until the job prints or
-        ends, or that many seconds pass."""
+        ends, or that many seconds pass. ``waited_first``: the caller already
+        gave the job update_interval to end (``exec`` with ``wait_ms``)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         stop = threading.Event()
         ended: list[Any] = []
@@ -151,23 +162,45 @@ class ViewManager:
             finally:
                 stop.set()
 
-        threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
-        sink: dsp.Sink | None = None
-        view: dsp.LiveView | None = None
+        def start_waiter() -> None:
+            threading.Thread(target=waiter, name=f"dsh-wait-{job.id[:13]}", daemon=True).start()
+
+        # A plain wait (no --until, --idle, --until-screen, keys just sent) under
+        # a live display first gives the job update_interval to end on its own,
+        # in this thread: a quick job then costs no thread, no hand-off and one
+        # display message, drawn final (issue 34 §5). Its input wait is noticed
+        # from then on.
+        plain = until is None and idle_ms is None and until_screen is None and after_send is None
+        quick_first = settings.live and plain and not interrupt_now and not waited_first
+        if not quick_first:
+            start_waiter()
+        sink: fol.Sink | None = None
+        view: fol.LiveView | None = None
         interrupted = False
         try:
             # Everything from the first display on is inside the try: the
             # interrupt can land at any point, also while the view is created.
             try:
+                if quick_first:
+                    first = settings.update_interval
+                    if deadline is not None:
+                        first = min(first, max(0.0, deadline - time.monotonic()))
+                    if job.wait(first):
+                        stop.set()  # settled: nothing left for the engine's wait to say
+                    else:
+                        start_waiter()
+                elif settings.live and not interrupt_now and not waited_first:
+                    # Drawn once, final, if the job ends (or the wait does) meanwhile.
+                    stop.wait(settings.update_interval)
                 if settings.live:
                     view = self._new_view(job, settings)
                     view.show()
                     sink = view
                 else:
-                    sink = dsp.StdoutStream(self.registry, job, _stdout_write)
+                    sink = fol.StdoutStream(self.registry, job, _stdout_write)
                 if interrupt_now:
                     raise KeyboardInterrupt
-                dsp.follow(
+                fol.follow(
                     job,
                     sink,
                     self.signals,
@@ -179,7 +212,7 @@ class ViewManager:
             except KeyboardInterrupt:
                 interrupted = True
                 self._interrupt(job, settings.interrupt_grace)
-            result = dsp.snapshot(self.registry, job)
+            result = snapshot(self.registry, job)
             why = ended[0] if ended and isinstance(ended[0], Result) else None
             if why is not None and not job.done and not interrupted and why.reason != "timeout":
                 result = dataclasses.replace(
@@ -232,9 +265,9 @@ class ViewManager:
                 self.registry.interrupt(job.owner)
             job.wait(grace)
         except KeyboardInterrupt:
-            pass
+            pass  # a second Ctrl-C stops the waiting; the caller reports the job as it is
         except DshError:
-            pass
+            pass  # the terminal is gone: closing it settled the job, nothing to interrupt
 
     # ------------------------------------------------------------------
     def stop(self) -> None:

@@ -5,19 +5,23 @@ The one place IPython learns how engine values show themselves (the dataclasses 
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 from typing import Any
 
-from . import display as dsp
-from . import shutdown
-from .errors import DshError
+from .. import shutdown
+from ..errors import DshError
+from ..terminal import ReadResult, Result, TerminalInfo
+from ..terminal.api import Engine
+from . import following
+from . import values as dsp
 from .live_views import ViewManager
 from .magic_args import usage_line
 from .magics import BashMagics
 from .render import info_html, info_text, read_html, read_text, result_html, result_text
-from .terminal import ReadResult, Result, TerminalInfo
-from .terminal.api import Engine
+
+log = logging.getLogger(__name__)
 
 _STATE_ATTR = "_dsh_magics_state"
 _ADDONS = ("inspector_magic", "panel_magic", "terminal_tab_magic")
@@ -36,7 +40,7 @@ def load_ipython_extension(ip: Any) -> None:
     """Register the magics (idempotent, reload-safe)."""
     if getattr(ip, _STATE_ATTR, None) is not None:
         unload_ipython_extension(ip)
-    from .host import select_registry
+    from ..host import select_registry
 
     try:
         registry = select_registry(_host_setting(ip))
@@ -83,7 +87,7 @@ def unload_ipython_extension(ip: Any) -> None:
     try:
         ip.events.unregister("post_run_cell", magics.post_run_cell)
     except ValueError:
-        pass
+        pass  # not registered any more (the person removed it): nothing to undo
     if magics in ip.configurables:
         ip.configurables.remove(magics)
     for formatter, typ, old in state.formatters:
@@ -93,8 +97,8 @@ def unload_ipython_extension(ip: Any) -> None:
     for mod in state.submodules:
         try:
             mod.unregister(ip)
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception:  # noqa: BLE001 - one add-on must not stop the unload of the rest
+            log.warning("dsh_magics: unloading %s failed", mod.__name__, exc_info=True)
     for off in state.unregister:
         off()
     state.views.close()
@@ -163,7 +167,7 @@ def _exit_steps(views: ViewManager) -> list[Any]:
     cannot be caught: the engine's parent-death signal covers it."""
 
     def stop_views() -> None:
-        dsp.closing.set()
+        following.closing.set()
         views.stop()
 
     off = shutdown.register(shutdown.VIEWS, stop_views)

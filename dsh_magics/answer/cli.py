@@ -12,11 +12,11 @@ import getpass
 import sys
 from typing import TYPE_CHECKING, cast
 
-from .errors import HostUnavailable, InvalidArgument, NoSuchSession, NotRunning
+from ..errors import HostUnavailable, InvalidArgument, NoSuchSession, NotRunning
 
 if TYPE_CHECKING:
-    from .host import HostClient
-    from .terminal.api import Engine
+    from ..host import HostClient
+    from ..terminal.api import Engine
 
 DEFAULT_HOST = "mcp"
 
@@ -35,15 +35,15 @@ reached from here.
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = DESCRIPTION
-    from .host.cli import add_lookup_arguments
+    from ..host.cli import add_lookup_arguments
 
     add_lookup_arguments(p, "the terminal session whose job waits")
 
 
 def find_host(session: str, host: str | None, host_dir: str | None) -> tuple[str, HostClient]:
     """The host that has ``session``, joined (never started)."""
-    from .host import HostClient, HostPaths
-    from .host.runtime import list_names
+    from ..host import HostClient, HostPaths
+    from ..host.runtime import list_names
 
     names = [host] if host else sorted(list_names(host_dir), key=lambda n: n != DEFAULT_HOST)
     for name in names:

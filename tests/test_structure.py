@@ -1,0 +1,250 @@
+"""The floors of docs/internals.md ("Layers") as checks on the source: no arrow up,
+no module over 500 lines, no silent broad ``except``. Read with ``ast``, not run.
+
+Each allowlist below names modules other work is fixing now (issue 34); an entry
+that no longer applies fails the suite, so the lists can only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .test_import_graph import PACKAGE, _graph, _module_name
+
+MAX_LINES = 500
+
+BASE = {"dsh_magics.errors", "dsh_magics.jobs", "dsh_magics.shutdown"}
+ADAPTERS = ("notebook", "widgets", "tools", "mcp", "attach", "answer", "lab", "harness")
+
+# package -> the packages above the terminal it may import (the rest of the adapters
+# and cli are forbidden to it). answer.page counts apart: host/ and mcp/ serve it.
+MAY_USE: dict[str, set[str]] = {
+    "host": {"answer.page"},
+    "notebook": {"host", "fanout"},
+    "widgets": {"host", "notebook", "harness", "lab"},
+    "tools": {"fanout"},
+    "mcp": {"host", "tools", "answer.page"},
+    "fanout": set(),
+    "attach": {"host"},
+    "answer.cli": {"host"},
+    "answer.page": set(),
+    "lab": {"host"},
+    "harness": set(),
+}
+
+# Arrows up that issue 34 §2 removes in the terminal lane (the process helpers and
+# the bash version floor move into the core); the lead empties this at merge.
+KNOWN_ARROWS_UP = {
+    ("dsh_magics.terminal.interaction", "dsh_magics.terminal.local.procs"),
+}
+
+# Over 500 lines today; split in other lanes this session (widgets/ + harness/,
+# mcp/server.py, host/server.py, tools/dispatch.py + tools/schemas.py,
+# terminal/registry.py + terminal/interaction.py). The lead empties this at merge.
+KNOWN_LONG = {
+    "dsh_magics/mcp/server.py",
+    "dsh_magics/terminal/interaction.py",
+    "dsh_magics/terminal/registry.py",
+}
+
+# Silent broad excepts (``except Exception: pass``) in modules of other lanes, by
+# file and count. harness/bridge: the harness lane; host/*, mcp/elicit.py and the
+# terminal modules: no lane of this session took them (named in the report).
+KNOWN_SILENT = {
+    "dsh_magics/mcp/elicit.py": 1,
+    "dsh_magics/terminal/local/shell.py": 1,
+    "dsh_magics/terminal/person.py": 1,
+    "dsh_magics/terminal/remote/connection.py": 2,
+}
+
+
+TRANSPORTS = ("dsh_magics.terminal.local", "dsh_magics.terminal.remote")
+FACADE = ("dsh_magics.terminal.registry",)
+
+
+def _floor(module: str) -> str:
+    """The floor a module lives on: base, terminal, host, cli, or an adapter package
+    (``answer`` split into its cli and its page)."""
+    parts = module.split(".")
+    if module in BASE:
+        return "base"
+    if len(parts) == 1:
+        return "facade"
+    if parts[1] == "answer" and len(parts) > 2:
+        return f"answer.{parts[2]}"
+    return parts[1]
+
+
+def _edges() -> list[tuple[str, str]]:
+    return sorted((a, b) for a, targets in _graph().items() for b in targets)
+
+
+def arrows_up(edges: list[tuple[str, str]]) -> list[str]:
+    """Every import that breaks a rule of the floors."""
+    bad: list[str] = []
+    for a, b in edges:
+        fa, fb = _floor(a), _floor(b)
+        if (a, b) in KNOWN_ARROWS_UP:
+            continue
+        if a.startswith("dsh_magics.terminal.core.") and b.startswith(TRANSPORTS + FACADE):
+            bad.append(f"{a} -> {b}: the terminal core imports no transport")
+        elif b == "dsh_magics.terminal" and a.startswith("dsh_magics.terminal."):
+            bad.append(f"{a} -> {b}: inside terminal/, import the module, not the facade")
+        elif fa == fb:
+            continue
+        elif fb == "cli":
+            bad.append(f"{a} -> {b}: nothing imports the command line")
+        elif fa == "base":
+            bad.append(f"{a} -> {b}: the base modules import only each other")
+        elif fa == "terminal" and fb != "base":
+            bad.append(f"{a} -> {b}: terminal/ imports nothing above it")
+        elif fa == "harness" and fb != "base":
+            bad.append(f"{a} -> {b}: harness/ uses no engine, only the base modules")
+        elif fa in MAY_USE and fb not in ("base", "terminal") and fb not in MAY_USE[fa]:
+            bad.append(f"{a} -> {b}: {fa} may not use {fb} (docs/internals.md, Layers)")
+    return bad
+
+
+def core_reaches_a_transport(graph: dict[str, set[str]]) -> list[str]:
+    """Paths from terminal/core/ to a transport through terminal/'s own modules."""
+    found: list[str] = []
+    for start in sorted(m for m in graph if m.startswith("dsh_magics.terminal.core.")):
+        seen = {start}
+        todo = [(start, [start])]
+        while todo:
+            node, path = todo.pop()
+            for nxt in sorted(graph[node]):
+                if (node, nxt) in KNOWN_ARROWS_UP or nxt in seen:
+                    continue
+                seen.add(nxt)
+                if nxt.startswith(TRANSPORTS):
+                    found.append(" -> ".join(path + [nxt]))
+                elif nxt.startswith("dsh_magics.terminal"):
+                    todo.append((nxt, path + [nxt]))
+    return found
+
+
+def silent_broad_excepts(tree: ast.AST) -> list[int]:
+    """Lines of ``except:``/``except Exception:``/``except BaseException:`` (also in a
+    tuple) whose body does nothing (only ``pass`` or ``...``)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        kinds = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+        broad = any(
+            k is None or (isinstance(k, ast.Name) and k.id in ("Exception", "BaseException"))
+            for k in kinds
+        )
+        idle = all(
+            isinstance(s, ast.Pass)
+            or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is ...)
+            for s in node.body
+        )
+        if broad and idle:
+            lines.append(node.lineno)
+    return lines
+
+
+def _sources() -> dict[str, Path]:
+    return {str(p.relative_to(PACKAGE.parent)): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+# ---------------------------------------------------------------- the checks
+
+
+def test_no_arrow_up() -> None:
+    bad = arrows_up(_edges())
+    assert not bad, "\n".join(bad)
+
+
+def test_the_terminal_core_reaches_no_transport() -> None:
+    paths = core_reaches_a_transport(_graph())
+    assert not paths, "\n".join(paths)
+
+
+def test_no_module_over_500_lines() -> None:
+    long = {
+        name: len(p.read_text().splitlines())
+        for name, p in _sources().items()
+        if len(p.read_text().splitlines()) > MAX_LINES
+    }
+    assert set(long) - KNOWN_LONG == set(), {n: long[n] for n in set(long) - KNOWN_LONG}
+    assert KNOWN_LONG - set(long) == set(), "split now: remove from KNOWN_LONG"
+
+
+def test_no_silent_broad_except() -> None:
+    found = {}
+    for name, p in _sources().items():
+        lines = silent_broad_excepts(ast.parse(p.read_text(), name))
+        if lines:
+            found[name] = lines
+    unknown = {n: ls for n, ls in found.items() if len(ls) > KNOWN_SILENT.get(n, 0)}
+    assert not unknown, f"say why or handle it (issue 34 §4): {unknown}"
+    fixed = {n for n, c in KNOWN_SILENT.items() if len(found.get(n, [])) < c}
+    assert not fixed, f"fixed now: lower or remove in KNOWN_SILENT: {sorted(fixed)}"
+
+
+def test_the_allowlisted_arrows_exist() -> None:
+    edges = set(_edges())
+    assert KNOWN_ARROWS_UP <= edges, KNOWN_ARROWS_UP - edges
+
+
+# ------------------------------------------------- the checks can fail
+
+
+def test_an_arrow_up_is_found() -> None:
+    edges = [
+        ("dsh_magics.terminal.registry", "dsh_magics.notebook.render"),
+        ("dsh_magics.terminal.core.jobcore", "dsh_magics.terminal.local.procs"),
+        ("dsh_magics.errors", "dsh_magics.terminal.api"),
+        ("dsh_magics.tools.dispatch", "dsh_magics.host.client"),
+        ("dsh_magics.host.server", "dsh_magics.mcp.server"),
+        ("dsh_magics.answer.page", "dsh_magics.host.client"),
+        ("dsh_magics.notebook.magics", "dsh_magics.cli"),
+        ("dsh_magics.notebook.magics", "dsh_magics.widgets.panel"),
+        ("dsh_magics.harness.types", "dsh_magics.terminal.api"),
+    ]
+    assert len(arrows_up(edges)) == len(edges), arrows_up(edges)
+
+
+def test_allowed_arrows_pass() -> None:
+    edges = [
+        ("dsh_magics.widgets.panel_html", "dsh_magics.notebook.render"),
+        ("dsh_magics.mcp.elicit", "dsh_magics.answer.page"),
+        ("dsh_magics.host.pages", "dsh_magics.answer.page"),
+        ("dsh_magics.notebook.extension", "dsh_magics.host"),
+        ("dsh_magics.terminal.local.terminal", "dsh_magics.terminal.core.jobcore"),
+        ("dsh_magics.terminal.registry", "dsh_magics.shutdown"),
+    ]
+    assert arrows_up(edges) == []
+
+
+def test_a_path_from_the_core_to_a_transport_is_found() -> None:
+    graph = {
+        "dsh_magics.terminal.core.jobview": {"dsh_magics.terminal.result"},
+        "dsh_magics.terminal.result": {"dsh_magics.terminal.remote.targets"},
+        "dsh_magics.terminal.remote.targets": set(),
+    }
+    assert core_reaches_a_transport(graph) == [
+        "dsh_magics.terminal.core.jobview -> dsh_magics.terminal.result"
+        " -> dsh_magics.terminal.remote.targets"
+    ]
+
+
+def test_a_silent_broad_except_is_found() -> None:
+    code = (
+        "try:\n    f()\nexcept Exception:\n    pass\n"  # 3: silent, broad
+        "try:\n    f()\nexcept:\n    ...\n"  # 7: bare
+        "try:\n    f()\nexcept (OSError, BaseException):\n    pass\n"  # 11: broad in a tuple
+        "try:\n    f()\nexcept OSError:\n    pass\n"  # narrow: not this check's
+        "try:\n    f()\nexcept Exception:\n    log()\n"  # handled
+    )
+    assert silent_broad_excepts(ast.parse(code)) == [3, 7, 11]
+
+
+def test_module_names_are_read() -> None:
+    assert _module_name(PACKAGE / "notebook" / "__init__.py") == "dsh_magics.notebook"
+    assert _floor("dsh_magics.answer.page") == "answer.page"
+    assert _floor("dsh_magics.jobs") == "base"
