@@ -232,6 +232,8 @@ class ToolServer:
             ),
             self._task_result,
             run_blocking,
+            self.answers,
+            self._client_id,
         )
         self._running_terminals: set[str] = set()
         self.server: Server[Any] = Server(
@@ -542,6 +544,7 @@ class ToolServer:
             ) as (read, write):
                 await self.server.run(read, write, self.server.create_initialization_options())
         finally:
+            await self.tasks.close()
             self.answers.close()  # nothing listens once the server stops
 
 

@@ -11,11 +11,11 @@ cancelled it.
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, cast
 
@@ -27,7 +27,8 @@ from mcp.types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel
 
 from ..errors import DshError
-from .elicit import modern
+from .elicit import PersonAnswers, UrlRequest, modern
+from .task_input import TaskFollower
 
 #: The extension's identifier, in the client's and the server's capabilities.
 TASKS = "io.modelcontextprotocol/tasks"
@@ -40,7 +41,7 @@ _SEP = "~"
 _STARTED = frozenset(("job_id", "session_id", "status"))
 #: A task id whose job these say is not there names no task (-32602).
 _NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
-#: How long one look of a task's listener waits for its job to end.
+#: How long one look of a task's listener waits for a change of its task.
 WATCH_SLICE_S = 30.0
 
 
@@ -83,6 +84,23 @@ def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class UpdateTaskRequestParams(types.RequestParams):
+    """``tasks/update`` (the extension's; not an SDK type): the client's
+    responses to the task's outstanding ``inputRequests``."""
+
+    task_id: str
+    input_responses: dict[str, Any]
+
+
+@dataclass
+class _Input:
+    """An outstanding input request of a task: shown only to ``client``."""
+
+    client: str
+    nonce: str
+    request: dict[str, Any]  # the wire ``elicitation/create`` request
+
+
 @dataclass
 class _Seen:
     """What this process knows of a task beyond its job."""
@@ -91,37 +109,113 @@ class _Seen:
     updated: float
     status: str = "working"
     result: dict[str, Any] | None = None  # the final CallToolResult, wire form
+    message: str | None = None  # the extension's statusMessage
+    inputs: dict[str, _Input] = field(default_factory=dict)
 
 
 class TaskBoard:
-    """The tasks this server handed out or was asked about."""
+    """The tasks this server handed out or was asked about.
+
+    Changed only on the event loop's thread (its change signal is an
+    ``asyncio.Event``); read from any thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[str, _Seen] = {}
+        self._changes: dict[str, asyncio.Event] = {}
+
+    def _changed(self, tid: str, seen: _Seen) -> None:
+        seen.updated = time.time()
+        event = self._changes.pop(tid, None)
+        if event is not None:
+            event.set()
+
+    async def next_change(self, tid: str, timeout: float) -> None:
+        """Return at the task's next change, or after ``timeout`` seconds."""
+        event = self._changes.setdefault(tid, asyncio.Event())
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except asyncio.TimeoutError:
+            return  # a bounded look: the caller looks again
+
+    def ask(self, tid: str, key: str, client: str, request: UrlRequest) -> None:
+        """The task needs a person's answer: ``input_required``, with a
+        URL-mode elicitation under ``key`` (unique over the task's life)."""
+        wire = {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "message": request.message, "url": request.url},
+        }
+        with self._lock:
+            seen = self._seen.get(tid)
+            if seen is None or seen.status not in ("working", "input_required"):
+                return
+            seen.inputs[key] = _Input(client, request.nonce, wire)
+            seen.status, seen.message = "input_required", None
+            self._changed(tid, seen)
+
+    def take_input(self, tid: str, key: str, client: str) -> str | None:
+        """The nonce of ``client``'s outstanding request ``key``, once; the
+        task is ``working`` again when none is left."""
+        with self._lock:
+            seen = self._seen.get(tid)
+            held = seen.inputs.get(key) if seen is not None else None
+            if seen is None or held is None or held.client != client:
+                return None
+            del seen.inputs[key]
+            if not seen.inputs and seen.status == "input_required":
+                seen.status = "working"
+            self._changed(tid, seen)
+            return held.nonce
+
+    def withdraw(self, tid: str) -> None:
+        """The prompt went away: its requests are no longer outstanding."""
+        with self._lock:
+            seen = self._seen.get(tid)
+            if seen is None or not (seen.inputs or seen.message):
+                return
+            seen.inputs.clear()
+            seen.message = None
+            if seen.status == "input_required":
+                seen.status = "working"
+            self._changed(tid, seen)
+
+    def say(self, tid: str, message: str | None) -> None:
+        """The task's ``statusMessage`` while it works."""
+        with self._lock:
+            seen = self._seen.get(tid)
+            if seen is None or seen.status not in ("working", "input_required") or seen.message == message:
+                return
+            seen.message = message
+            self._changed(tid, seen)
 
     def created(self, tid: str) -> dict[str, Any]:
         """A new task for a running job: the ``CreateTaskResult``."""
         now = time.time()
         with self._lock:
             seen = self._seen.setdefault(tid, _Seen(now, now))
-        return {"resultType": "task", **self._wire(tid, seen)}
+            return {"resultType": "task", **self._wire(tid, seen, None)}
 
     def cancelled(self, tid: str) -> None:
         with self._lock:
             seen = self._seen.setdefault(tid, _Seen(time.time(), time.time()))
-            if seen.status == "working":
-                seen.status, seen.updated = "cancelled", time.time()
+            if seen.status in ("working", "input_required"):
+                seen.status, seen.message = "cancelled", None
+                seen.inputs.clear()
+                self._changed(tid, seen)
 
-    def state(self, tid: str, job_status: str, final: dict[str, Any] | None) -> dict[str, Any]:
+    def state(
+        self, tid: str, job_status: str, final: dict[str, Any] | None, viewer: str | None
+    ) -> dict[str, Any]:
         """The task (``DetailedTask``) given its job's status now and, once
-        the job ended, the final tool result."""
+        the job ended, the final tool result, as client ``viewer`` sees it."""
         now = time.time()
         with self._lock:
             seen = self._seen.setdefault(tid, _Seen(now, now))
-            if seen.status == "working" and job_status in _DONE and final is not None:
-                seen.status, seen.result, seen.updated = "completed", final, now
-            return self._wire(tid, seen)
+            if seen.status in ("working", "input_required") and job_status in _DONE and final is not None:
+                seen.status, seen.result, seen.message = "completed", final, None
+                seen.inputs.clear()
+                self._changed(tid, seen)
+            return self._wire(tid, seen, viewer)
 
     def status(self, tid: str) -> str | None:
         with self._lock:
@@ -129,28 +223,46 @@ class TaskBoard:
             return seen.status if seen is not None else None
 
     @staticmethod
-    def _wire(tid: str, seen: _Seen) -> dict[str, Any]:
+    def _wire(tid: str, seen: _Seen, viewer: str | None) -> dict[str, Any]:
+        """The wire task. Input requests carry a one-time link for a person:
+        only the client they were made for sees them (another client sees
+        the task ``working``, waiting for that person)."""
+        status, message = seen.status, seen.message
+        mine = {k: i.request for k, i in seen.inputs.items() if i.client == viewer}
+        if status == "input_required" and not mine:
+            status, message = "working", _ASKED_ELSEWHERE
         out: dict[str, Any] = {
             "taskId": tid,
-            "status": seen.status,
+            "status": status,
             "createdAt": _iso(seen.created),
             "lastUpdatedAt": _iso(seen.updated),
             "ttlMs": None,
             "pollIntervalMs": POLL_INTERVAL_MS,
         }
+        if message:
+            out["statusMessage"] = message
+        if status == "input_required":
+            out["inputRequests"] = mine
         if seen.result is not None:
             out["result"] = seen.result
         return out
 
 
+#: A task waiting for a person another client was asked to send.
+_ASKED_ELSEWHERE = "the job waits for a password that a person is being asked for through another client"
+
+
 class TaskService:
     """The extension's requests over one engine: a task for a long
-    ``bash_exec``, ``tasks/get``, ``tasks/cancel`` and ``subscriptions/listen``.
+    ``bash_exec``, ``tasks/get``, ``tasks/update``, ``tasks/cancel`` and
+    ``subscriptions/listen``.
 
     ``call(ctx, name, arguments)`` is ``tools.call`` as the requesting client's
     session; ``final(ctx, result)`` turns a job's result into the wire
     ``CallToolResult`` the task carries; ``run_blocking`` runs a blocking call
-    off the event loop's thread.
+    off the event loop's thread; ``answers`` routes a password prompt to a
+    person; ``client_id(ctx)`` names the requesting client (an input request
+    is shown to that client alone).
     """
 
     def __init__(
@@ -159,17 +271,23 @@ class TaskService:
         call: Callable[[Any, str, dict[str, Any]], dict[str, Any]],
         final: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]],
         run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]],
+        answers: PersonAnswers,
+        client_id: Callable[[Any], str],
     ) -> None:
         self.backend = backend
         self.board = TaskBoard()
         self._call = call
         self._final = final
         self._run_blocking = run_blocking
+        self._answers = answers
+        self._client_id = client_id
+        self.follower = TaskFollower(self.board, backend, call, run_blocking, answers, client_id, self.state)
 
     def serve(self, server: Any) -> None:
         """Advertise the extension (``server/discover``) and answer its requests."""
         server.extensions[TASKS] = {}
         server.add_request_handler("tasks/get", types.GetTaskRequestParams, self.get)
+        server.add_request_handler("tasks/update", UpdateTaskRequestParams, self.update)
         server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.cancel)
         server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.listen)
 
@@ -180,7 +298,10 @@ class TaskService:
             return None
         if not (modern(ctx) and declared(ctx)):
             return None
-        return self.board.created(task_id(started["job_id"], started["session_id"]))
+        tid = task_id(started["job_id"], started["session_id"])
+        task = self.board.created(tid)
+        self.follower.follow(ctx, tid, started["job_id"], started["session_id"])
+        return task
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         require_declared(ctx)
@@ -188,20 +309,42 @@ class TaskService:
 
     async def state(self, ctx: Any, tid: str) -> dict[str, Any]:
         """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
-        if self.board.status(tid) in ("working", None) and not self._running(tid):
+        viewer = self._client_id(ctx)
+        if self.board.status(tid) in ("working", "input_required", None) and not self._running(tid):
             res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
             final = None
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
                 final = await self._final(ctx, res)
-            return self.board.state(tid, "completed" if final is not None else "running", final)
-        return self.board.state(tid, "running", None)
+            return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
+        if self.board.status(tid) in ("working", "input_required"):
+            # e.g. a task this server found after a restart
+            self.follower.follow(ctx, tid, *parse_task_id(tid))
+        return self.board.state(tid, "running", None, viewer)
+
+    async def update(self, ctx: Any, params: UpdateTaskRequestParams) -> dict[str, Any]:
+        """The client's responses to the task's input requests: each one
+        outstanding for this client is taken (once) and acted on, the task
+        works on; others are ignored, as the extension says."""
+        require_declared(ctx)
+        tid = params.task_id
+        await self.state(ctx, tid)  # -32602 for a task that does not exist
+        job_id, _ = parse_task_id(tid)
+        for key, reply in params.input_responses.items():
+            nonce = self.board.take_input(tid, key, self._client_id(ctx))
+            prompt = self._answers.take_request(nonce, job_id) if nonce is not None else None
+            if prompt is None:
+                continue
+            action = reply.get("action") if isinstance(reply, dict) else None
+            note = await self._answers.replied(prompt, str(action or "cancel"), self._run_blocking)
+            self.board.say(tid, note)
+        return {"resultType": "complete"}
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
         """Ctrl-C to the task's job (the shell stays); acknowledged at once."""
         require_declared(ctx)
         tid = params.task_id
-        if self.board.status(tid) in ("working", None):
+        if self.board.status(tid) in ("working", "input_required", None):
             res = self._job_now(ctx, tid)
             if res.get("status") == "running":
                 job_id, session_id = parse_task_id(tid)
@@ -257,26 +400,26 @@ class TaskService:
         return types.SubscriptionsListenResult(_meta=meta)
 
     async def _watch(self, ctx: Any, tid: str, meta: dict[str, Any]) -> None:
-        """Tell the listener the task's status, and again at each change, to its end."""
-        said = None
-        job_id, _ = parse_task_id(tid)
+        """Tell the listener the task as it is, and again at each change, to its end."""
+        said: tuple[Any, ...] | None = None
         while True:
             try:
                 task = await self.state(ctx, tid)
             except MCPError:
                 return  # its job is forgotten (a new host): nothing more to say
-            if task["status"] != said:
-                said = task["status"]
+            now = (task["status"], task.get("statusMessage"), tuple(task.get("inputRequests") or ()))
+            if now != said:
+                said = now
                 note = _TaskNotification(method="notifications/tasks", params={**task, "_meta": meta})
                 await ctx.session.send_notification(cast(Any, note), related_request_id=ctx.request_id)
-            if said != "working":
+            if task["status"] not in ("working", "input_required"):
                 return
-            try:
-                job = self.backend.job(job_id)
-            except DshError:
-                return  # the job is gone under us; a poll says how it ended
-            # bounded, so a worker is not held long after a listener left
-            await self._run_blocking(functools.partial(job.wait, WATCH_SLICE_S))
+            # the task's follower changes the board when its job moves on
+            await self.board.next_change(tid, WATCH_SLICE_S)
+
+    async def close(self) -> None:
+        """Stop following tasks (the server stops)."""
+        await self.follower.close()
 
     def _running(self, tid: str) -> bool:
         """Is the task's job running? From the engine's job object alone (a
@@ -313,6 +456,7 @@ __all__ = [
     "TASKS",
     "TaskBoard",
     "TaskService",
+    "UpdateTaskRequestParams",
     "declared",
     "parse_task_id",
     "require_declared",
