@@ -212,10 +212,17 @@ class PersonAnswers:
             return prompt
 
     async def replied(
-        self, prompt: SecretPrompt, action: str, run_blocking: Any, page: Page | None = None
+        self,
+        prompt: SecretPrompt,
+        action: str,
+        run_blocking: Any,
+        page: Page | None = None,
+        *,
+        keep_answered: bool = False,
     ) -> str:
         """The client's reply to the request for ``prompt`` (its page, if
-        still held): the note."""
+        still held): the note. ``keep_answered`` leaves a person's answer to
+        be reported again in the job's next result (a task's final result)."""
         if page is None:
             with self._lock:
                 page = self._pages.get(prompt)
@@ -224,15 +231,15 @@ class PersonAnswers:
             # may have had the page's reply before this process heard the page
             # end (a host's page): ask once.
             await run_blocking(page.close if action != "accept" else page.settle)
-        return self._outcome_note(prompt, action)
+        return self._outcome_note(prompt, action, consume=not keep_answered)
 
-    def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:
+    def _outcome_note(self, prompt: SecretPrompt, action: str | None, consume: bool = True) -> str:
         """The note once the client replied (``action``) or the page ended first (None)."""
         with self._lock:
             if action is not None:
                 self._asked[prompt] = "accepted" if action == "accept" else action
             answered = prompt.job_id in self._answered
-            if answered:
+            if answered and consume:
                 self._answered.discard(prompt.job_id)
             page_open = prompt in self._pages
         if answered:

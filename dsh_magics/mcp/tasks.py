@@ -336,7 +336,9 @@ class TaskService:
             if prompt is None:
                 continue
             action = reply.get("action") if isinstance(reply, dict) else None
-            note = await self._answers.replied(prompt, str(action or "cancel"), self._run_blocking)
+            note = await self._answers.replied(
+                prompt, str(action or "cancel"), self._run_blocking, keep_answered=True
+            )  # the task's result says it too
             self.board.say(tid, note)
         return {"resultType": "complete"}
 

@@ -6,6 +6,10 @@ posts the answer; the secret never reaches the client."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from typing import Any, Literal
 
@@ -25,10 +29,9 @@ from mcp.types import (
 from dsh_magics.mcp.elicit import ANSWERED_NOTE
 
 from .conftest import MODERN, STEP, Mcp, ServerEnv, mcp_server
-from .test_secret_prompt import PROMPT_CMD, Person, answer_at, assert_secret_nowhere
+from .test_secret_prompt import PROMPT_CMD, SECRET, Person, answer_at, assert_secret_nowhere
 from .test_tasks import DetailedTask, TaskHandle, Tasks, _listen_for, cancel_task, get_task
-
-pytestmark = pytest.mark.anyio
+from .ts_clients import install, missing_tools, ts_tasks_client_argv
 
 #: The prompt comes after the task exists (its wait_ms is long over).
 LATE_PROMPT = f"sleep 0.5; {PROMPT_CMD}"
@@ -89,6 +92,7 @@ def url_request(task: DetailedTask) -> tuple[str, ElicitRequestURLParams]:
     return key, params
 
 
+@pytest.mark.anyio
 async def test_a_task_at_a_password_prompt_asks_a_person_and_works_on(
     server_env: ServerEnv, mode: tuple[str, ...]
 ) -> None:
@@ -131,6 +135,7 @@ async def test_a_task_at_a_password_prompt_asks_a_person_and_works_on(
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
+@pytest.mark.anyio
 async def test_a_declined_request_leaves_the_task_working_until_cancelled(
     server_env: ServerEnv, action: str
 ) -> None:
@@ -154,6 +159,7 @@ async def test_a_declined_request_leaves_the_task_working_until_cancelled(
         assert (await get_task(m.session.session, handle.task_id)).status == "cancelled"
 
 
+@pytest.mark.anyio
 async def test_without_url_elicitation_the_task_says_how_a_person_answers(server_env: ServerEnv) -> None:
     async with mcp_server(server_env, version=MODERN, extensions=[Tasks()]) as m:
         handle = await start_prompt_task(m)
@@ -170,6 +176,7 @@ async def test_without_url_elicitation_the_task_says_how_a_person_answers(server
         await cancel_task(m.session.session, handle.task_id)
 
 
+@pytest.mark.anyio
 async def test_a_listener_hears_input_required_and_the_end(server_env: ServerEnv) -> None:
     ext = Tasks()
     received: list[str] = []
@@ -196,6 +203,7 @@ async def test_a_listener_hears_input_required_and_the_end(server_env: ServerEnv
     assert_secret_nowhere(server_env, received)
 
 
+@pytest.mark.anyio
 async def test_tasks_update_errors(server_env: ServerEnv) -> None:
     async with mcp_server(server_env, "--in-process", version=MODERN, extensions=[Tasks()]) as m:
         for bogus in ("nope", "bash-0123~mcp-pytest-agent"):
@@ -206,3 +214,38 @@ async def test_tasks_update_errors(server_env: ServerEnv) -> None:
         with pytest.raises(MCPError) as err:
             await update_task(m.session.session, "bash-1~mcp-pytest-agent", {})
         assert err.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+def test_the_typescript_tasks_client_answers_through_tasks_update(
+    server_env: ServerEnv, mode: tuple[str, ...]
+) -> None:
+    """The tasks extension's own client (``@modelcontextprotocol/ext-tasks``)
+    on the TypeScript SDK's v2 client, 2026-07-28: it polls the task, hands
+    the input request to its elicitation handler (the person, who answers at
+    the link) and sends ``tasks/update``; the task completes with the job's result."""
+    why = missing_tools()
+    if why:
+        pytest.skip(why)
+    install()  # normally done by .ci/run; a no-op when present
+    command = json.dumps({"command": LATE_PROMPT, "tty": True})
+    server = [sys.executable, "-m", "dsh_magics.cli", "mcp", *mode]
+    proc = subprocess.run(
+        [*ts_tasks_client_argv(), command, SECRET, "--", *server],
+        capture_output=True,
+        text=True,
+        timeout=STEP * 2,
+        cwd=server_env.cwd,
+        env={**os.environ, "MCP_TEST_SERVER_ENV": json.dumps(server_env.vars)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert seen["kind"] == "task" and seen["outcome"] == "completed", seen
+    statuses = [s["status"] for s in seen["states"]]
+    assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed", statuses
+    (asked,) = seen["asked"]
+    assert (asked["mode"], asked["delivery"], asked["scope"]) == ("url", "task-update", "task"), asked
+    final = seen["result"]["structuredContent"]
+    assert final["output"].endswith("len 26\nmatch\n") and ANSWERED_NOTE in final["note"], final
+    assert seen["after"]["structuredContent"]["output"] == "next\n"
+    assert SECRET not in proc.stdout and SECRET not in server_env.log_text()
+    assert SECRET not in proc.stderr  # the server's stderr went there
