@@ -13,6 +13,7 @@ The secret never passes through the client, the model or this module.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import threading
 import uuid
@@ -25,6 +26,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..answer_page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError
 from ..terminal.api import Engine
+
+log = logging.getLogger(__name__)
 
 #: Longest an agent's call waits for the client's reply to a URL elicitation.
 REPLY_S = 600.0
@@ -156,7 +159,7 @@ class PersonAnswers:
                 if outcome == "answered" and back_channel:
                     loop.call_soon_threadsafe(_complete, session, elicitation_id)
             except RuntimeError:
-                pass  # the server is gone
+                return  # the loop is closed: the server is gone, nobody waits for the page
 
         try:
             page = await run_blocking(lambda: self._open_page(prompt, ended))
@@ -298,8 +301,8 @@ def _complete(session: Any, elicitation_id: str) -> None:
     async def send() -> None:
         try:
             await session.send_elicit_complete(elicitation_id)
-        except Exception:  # noqa: BLE001 - a client gone, or one that ignores it
-            pass
+        except Exception:  # noqa: BLE001 - a client gone, or one that refuses it: a hint only
+            log.debug("elicitation/complete not delivered", exc_info=True)
 
     asyncio.ensure_future(send())
 

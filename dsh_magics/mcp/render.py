@@ -23,7 +23,7 @@ def render(name: str, result: dict[str, Any]) -> str:
         try:
             return renderer(result)
         except (KeyError, TypeError, ValueError):
-            pass  # a result shape we do not know (yet): show it as JSON
+            return _json(result)  # a result shape we do not know (yet): show it as JSON
     return _json(result)
 
 

@@ -1,20 +1,18 @@
 """The agent tools served over MCP (stdio), on the SDK's low-level server.
 
-Schemas come from :mod:`dsh_magics.tools`; each call is ``tools.call`` in a daemon thread.
+Schemas come from :mod:`dsh_magics.tools`; each call is ``tools.call``, placed
+by :mod:`.calls`. The neighbours: :mod:`.elicit` (a person answers a password
+prompt), :mod:`.request_state` (the 2026-07-28 multi round-trip's signed
+state), :mod:`.tasks` and :mod:`.task_input` (the tasks extension),
+:mod:`.progress`, :mod:`.workers` and :mod:`.wire` (the stdio pipes).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import queue
 import re
-import threading
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
-import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import OpenTelemetryMiddleware
@@ -27,14 +25,15 @@ from ..errors import InvalidArgument
 from ..terminal import validate_session_id
 from ..terminal.api import Engine
 from ..tools.schemas import DEFAULT_SEND_WAIT_MS
+from .calls import INLINE_MS, CallRunner, exec_wait_ms, wait_seconds
 from .elicit import ANSWERED_NOTE, PageOpener, PersonAnswers, UrlRequest, modern
+from .progress import PROGRESS_AFTER_S, wants_progress, with_progress
 from .render import render
 from .request_state import InvalidState, Issued, StateSigner
 from .result_schema import output_schema
 from .tasks import TaskService
 from .wire import wire_streams
-
-T = TypeVar("T")
+from .workers import run_blocking
 
 #: Any backend with the engine contract: the in-process registry or a host client.
 Backend = Engine
@@ -42,18 +41,6 @@ Backend = Engine
 SERVER_NAME = "dsh-magics"
 #: The caller's session when the client sends no name and none is configured.
 DEFAULT_SESSION = "mcp"
-#: A waiting call longer than this sends progress notifications, this often.
-PROGRESS_AFTER_S = 1.0
-PROGRESS_EVERY_S = 1.0
-
-#: Calls that only look, run on the event loop's thread (see ToolServer._run).
-_INLINE_TOOLS = frozenset(("bash_list", "bash_read"))
-#: How long a bash_exec may hold the event loop's thread before its wait moves to a worker.
-INLINE_MS = 5
-_STARTED_FIELDS = frozenset(("job_id", "session_id", "status"))
-#: A job status after which the terminal's shell is gone.
-_GONE = frozenset(("shell_exited",))
-
 #: The one message for a retried call's state that is not good (forged,
 #: another client's or call's, used, expired); the reason stays here.
 _BAD_STATE = "invalid, expired or already used requestState"
@@ -123,94 +110,6 @@ def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[text], structured_content=result, is_error=False)
 
 
-class _Workers:
-    """Daemon threads that run blocking calls, reused while they are idle.
-
-    Daemon, not ``anyio.to_thread``'s non-daemon workers: an abandoned wait
-    (a cancelled request, a client gone mid-wait) must not hold the
-    process's exit for up to the wait's timeout while the job runs on in the
-    host (tests/mcp/test_mcp_server.py::test_a_client_gone_mid_wait_leaves_the_job_running
-    pins a prompt exit). Reused, because a new thread per call costs more
-    than the rest of the server's share of a round trip.
-    """
-
-    IDLE_EXIT_S = 60.0
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0  # workers waiting for a job that no submit has claimed
-
-    def submit(
-        self, fn: Callable[[], Any], done: Callable[[Any, BaseException | None], None]
-    ) -> None:
-        """Run ``fn()``; then ``done(value, error)``, once the thread is idle
-        again (so a call made in response reuses it)."""
-        with self._lock:
-            claimed = self._idle > 0
-            if claimed:
-                self._idle -= 1
-        if claimed:
-            self._queue.put((fn, done))
-        else:
-            threading.Thread(
-                target=self._work, args=((fn, done),), name="dsh-mcp-call", daemon=True
-            ).start()
-
-    def _work(
-        self, item: tuple[Callable[[], Any], Callable[[Any, BaseException | None], None]]
-    ) -> None:
-        while True:
-            fn, done = item
-            value: Any = None
-            error: BaseException | None = None
-            try:
-                value = fn()
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                error = e
-            with self._lock:
-                self._idle += 1
-            done(value, error)
-            del fn, done, value, error
-            while True:
-                try:
-                    item = self._queue.get(timeout=self.IDLE_EXIT_S)
-                    break
-                except queue.Empty:
-                    with self._lock:
-                        if self._idle > 0:  # nobody claimed us: leave
-                            self._idle -= 1
-                            return
-                    # a submit claimed us just now: its job is on the way
-
-
-_WORKERS = _Workers()
-
-
-async def run_blocking(fn: Callable[[], T]) -> T:
-    """Run ``fn`` on a worker thread and await its result. Cancelling the
-    awaiting task returns at once; the call finishes on its own."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def deliver(value: Any, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
-
-    def done(value: Any, error: BaseException | None) -> None:
-        try:
-            loop.call_soon_threadsafe(deliver, value, error)
-        except RuntimeError:
-            pass  # the loop is gone: nobody waits any more
-
-    _WORKERS.submit(fn, done)
-    return await future
-
-
 class ToolServer:
     """The tools of one backend, served to MCP clients.
 
@@ -235,7 +134,7 @@ class ToolServer:
             self.answers,
             self._client_id,
         )
-        self._running_terminals: set[str] = set()
+        self.calls = CallRunner(backend)
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -264,7 +163,7 @@ class ToolServer:
         if params.request_state is not None and modern(ctx):
             return await self._after_person(ctx, params, caller)
         try:
-            result = await self._run(ctx, name, arguments, caller)
+            result = await self.calls.run(ctx, name, arguments, caller)
         except Exception as e:  # noqa: BLE001 - tools.call never raises; a tool error, not a protocol one
             result = {
                 "error": {
@@ -272,13 +171,13 @@ class ToolServer:
                     "message": f"internal error ({type(e).__name__}): {e}"[:1000],
                 }
             }
-        self._note_terminal(name, result)
+        self.calls.note_terminal(name, result)
         if name in _JOB_TOOLS:
             result, request = await self._person_notes(ctx, result)
             if request is not None:
                 return self._input_required(ctx, params, request)
         if name == "bash_exec":
-            task = self.tasks.created(ctx, _exec_wait_ms(name, arguments), result)
+            task = self.tasks.created(ctx, exec_wait_ms(name, arguments), result)
             if task is not None:
                 # (a task is not a core result: the SDK passes it through on 2026-07-28)
                 return cast(Any, task)
@@ -327,7 +226,7 @@ class ToolServer:
         reply = (params.input_responses or {}).get(issued.key)
         action = str(getattr(reply, "action", None) or "cancel")  # no reply: as dismissed
         note = await self.answers.replied(prompt, action, run_blocking)
-        waits_s = _wait_seconds(params.name, params.arguments)
+        waits_s = wait_seconds(params.name, params.arguments)
         if waits_s is None:  # a bash_send without wait_ms waits its default
             waits_s = DEFAULT_SEND_WAIT_MS / 1000 if params.name == "bash_send" else 0.0
         wait_ms = int(waits_s * 1000) if action == "accept" else 0
@@ -338,11 +237,11 @@ class ToolServer:
             caller_session=caller,
             registry=self.backend,
         )
-        if waits_s > PROGRESS_AFTER_S and action == "accept" and _wants_progress(ctx):
-            result = await self._with_progress(ctx, work, waits_s, None)
+        if waits_s > PROGRESS_AFTER_S and action == "accept" and wants_progress(ctx):
+            result = await with_progress(ctx, work, waits_s, None)
         else:
             result = await run_blocking(work)
-        self._note_terminal(params.name, result)
+        self.calls.note_terminal(params.name, result)
         result, request = await self._person_notes(ctx, result)
         if request is not None:
             return self._input_required(ctx, params, request)
@@ -353,98 +252,6 @@ class ToolServer:
     def _client_id(self, ctx: Any) -> str:
         """Who calls, as a signed state binds it: the client's name and its session."""
         return f"{_client_name(ctx) or ''}\n{self.caller_session(ctx)}"
-
-    async def _run(
-        self, ctx: Any, name: str, arguments: Any, caller: str
-    ) -> dict[str, Any]:
-        """``tools.call``, on a worker thread unless it cannot block for long.
-
-        A hop to a worker thread and back costs more than a quick call
-        (benchmarks/README.md, bench_mcp.py), so calls that only look
-        (bash_list, bash_read) run on the event loop's thread, and a bash_exec
-        on a terminal this server saw running gets its first INLINE_MS there;
-        only the rest of a longer wait moves to a worker thread.
-        """
-        call = functools.partial(tools.call, caller_session=caller, registry=self.backend)
-        if name in _INLINE_TOOLS:
-            return call(name, arguments)
-        work: Callable[[], dict[str, Any]] = functools.partial(call, name, arguments)
-        wait_ms = _exec_wait_ms(name, arguments)
-        if wait_ms is not None and self._warm(arguments, caller):
-            started = time.monotonic()
-            first = call(name, {**arguments, "wait_ms": min(wait_ms, INLINE_MS)})
-            if wait_ms <= INLINE_MS or set(first) != _STARTED_FIELDS:
-                return first  # finished (or refused) within INLINE_MS: as the whole call would
-            left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
-            work = functools.partial(self._rest_of_exec, first, left, caller)
-        elif wait_ms is not None and wait_ms > INLINE_MS:
-            # A terminal that may first start a shell: all of it on a worker.
-            work = functools.partial(self._exec_in_two, arguments, wait_ms, caller)
-        waits_s = _wait_seconds(name, arguments)
-        if waits_s is not None and waits_s > PROGRESS_AFTER_S and _wants_progress(ctx):
-            return await self._with_progress(ctx, work, waits_s, self._lines_probe(name, arguments))
-        return await run_blocking(work)
-
-    def _exec_in_two(self, arguments: dict[str, Any], wait_ms: int, caller: str) -> dict[str, Any]:
-        """A bash_exec with a wait: its start (and first INLINE_MS), then
-        :meth:`_rest_of_exec`, so a password prompt ends the wait as it does
-        on a warm terminal."""
-        started = time.monotonic()
-        first = tools.call(
-            "bash_exec", {**arguments, "wait_ms": INLINE_MS}, caller_session=caller, registry=self.backend
-        )
-        if set(first) != _STARTED_FIELDS:
-            return first
-        left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
-        return self._rest_of_exec(first, left, caller)
-
-    def _rest_of_exec(self, started: dict[str, Any], left_ms: int, caller: str) -> dict[str, Any]:
-        """The rest of a bash_exec's wait_ms: its result if the job finishes
-        within ``left_ms``, else the started job, or the wait's error (what
-        the engine's exec does). A job that waits for a password ends the
-        wait early, with ``awaiting_input``: a person is asked for it
-        (docs/mcp.md), where the engine's exec would wait on to no end."""
-        deadline = time.monotonic() + left_ms / 1000
-        on_input = True
-        while True:
-            res = tools.call(
-                "bash_wait",
-                {
-                    "job_id": started["job_id"],
-                    "session_id": started["session_id"],
-                    "timeout_ms": max(0, int((deadline - time.monotonic()) * 1000)),
-                    "on_input": on_input,
-                },
-                caller_session=caller,
-                registry=self.backend,
-            )
-            waiting = res.get("awaiting_input")
-            if on_input and res.get("reason") == "awaiting_input" and not (waiting or {}).get("secret"):
-                on_input = False  # input the agent may give: as the engine's exec, wait on
-                continue
-            break
-        if res.get("reason") == "awaiting_input" and "error" not in res:
-            return res  # a password prompt: the job's state, for a person to answer
-        if "error" in res:
-            # HOST_UNAVAILABLE when the host died under the wait: the engine
-            # reports it to this call (HostClient.wait), as its exec would.
-            return res
-        if res.get("timed_out") or res.get("status") == "running":
-            return started
-        res.pop("reason", None)  # a bash_wait field; bash_exec results have none
-        return res
-
-    def _warm(self, arguments: dict[str, Any], caller: str) -> bool:
-        """Is the addressed terminal one this server saw running? (Else an
-        exec may first start a shell, which takes long.)"""
-        return arguments.get("session_id", caller) in self._running_terminals
-
-    def _note_terminal(self, name: str, result: dict[str, Any]) -> None:
-        sid = result.get("session_id")
-        if name == "bash_close" or (isinstance(sid, str) and result.get("status") in _GONE):
-            self._running_terminals.clear()  # cheap to learn again
-        elif isinstance(sid, str) and "error" not in result:
-            self._running_terminals.add(sid)
 
     async def _person_notes(
         self, ctx: Any, result: dict[str, Any]
@@ -479,60 +286,6 @@ class ToolServer:
             return self.session
         return session_for_client(_client_name(ctx))
 
-    # -- progress --------------------------------------------------------------
-    async def _with_progress(
-        self,
-        ctx: Any,
-        work: Callable[[], dict[str, Any]],
-        total_s: float,
-        lines: Callable[[], int | None] | None,
-    ) -> dict[str, Any]:
-        started = time.monotonic()
-        result: dict[str, Any] = {}
-
-        async def ticker() -> None:
-            tick = 0
-            while True:
-                tick += 1
-                due = started + PROGRESS_AFTER_S + (tick - 1) * PROGRESS_EVERY_S
-                await anyio.sleep(max(0.0, due - time.monotonic()))
-                count = None
-                if lines is not None:
-                    try:
-                        count = await run_blocking(lines)
-                    except Exception:  # noqa: BLE001 - progress is best effort
-                        count = None
-                elapsed = time.monotonic() - started
-                message = f"waiting {elapsed:.0f}s"
-                if count is not None:
-                    message += f", {count} line{'s' if count != 1 else ''} of output so far"
-                try:
-                    await ctx.session.report_progress(round(elapsed, 3), total_s, message)
-                except Exception:  # noqa: BLE001 - a client gone or refusing progress
-                    return  # never turns the call's result into an error
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ticker)
-            result = await run_blocking(work)
-            tg.cancel_scope.cancel()
-        return result
-
-    def _lines_probe(self, name: str, arguments: Any) -> Callable[[], int | None] | None:
-        """How many lines the awaited job has printed so far (bash_wait only):
-        a snapshot that carries no output, only its counts."""
-        if name != "bash_wait" or not isinstance(arguments, dict):
-            return None
-        job_id = arguments.get("job_id")
-        if not isinstance(job_id, str) or not job_id:
-            return None
-        backend = self.backend
-
-        def probe() -> int:
-            snapshot = backend.result(job_id, tail_lines=0)
-            return snapshot.omitted_lines + snapshot.dropped_lines
-
-        return probe
-
     # -- running -----------------------------------------------------------------
     async def serve_stdio(self) -> None:
         """Serve one client on this process's stdin and stdout until it closes them."""
@@ -546,29 +299,6 @@ class ToolServer:
         finally:
             await self.tasks.close()
             self.answers.close()  # nothing listens once the server stops
-
-
-def _exec_wait_ms(name: str, arguments: Any) -> int | None:
-    """A bash_exec's valid wait_ms (anything else goes to tools.call as given)."""
-    if name != "bash_exec" or not isinstance(arguments, dict):
-        return None
-    value = arguments.get("wait_ms")
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 600_000:
-        return None
-    return value
-
-
-def _wait_seconds(name: str, arguments: Any) -> float | None:
-    """How long this call may block waiting, if it is a waiting call."""
-    if not isinstance(arguments, dict):
-        return None
-    for key in ("timeout_ms", "wait_ms"):
-        value = arguments.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return max(0.0, float(value) / 1000.0)
-    if name == "bash_wait":
-        return tools.DEFAULT_WAIT_TIMEOUT_MS / 1000.0
-    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -603,17 +333,13 @@ def _client_name(ctx: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _wants_progress(ctx: Any) -> bool:
-    meta = getattr(ctx, "meta", None)
-    if isinstance(meta, dict):
-        return meta.get("progress_token", meta.get("progressToken")) is not None
-    return getattr(meta, "progress_token", None) is not None
-
-
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         return version("dsh-magics")
-    except Exception:  # noqa: BLE001 - a source checkout without metadata
+    except PackageNotFoundError:  # a source checkout without metadata
         return "0"
+
+
+__all__ = ["DEFAULT_SESSION", "INLINE_MS", "ToolServer", "session_for_client", "tool_list", "to_call_result"]

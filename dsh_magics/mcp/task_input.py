@@ -17,17 +17,16 @@ Polls (``tasks/get``) stay local: they read the board this follower keeps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
 from ..answer_page import SecretPrompt, pending_secret
 from .elicit import PersonAnswers, UrlRequest
-
-if TYPE_CHECKING:
-    from .tasks import TaskBoard
+from .task_board import TaskBoard
 
 #: One wait of a follower on a job that is not at a prompt (it returns at
 #: once when the job ends or waits for input).
@@ -92,10 +91,8 @@ class TaskFollower:
             else:
                 res = await self._wait(ctx, job_id, session_id, FOLLOW_SLICE_MS, on_input=True)
             if not _running(res):
-                try:
+                with contextlib.suppress(MCPError):  # its job is forgotten (a new host): a poll says so
                     await self._state(ctx, tid)  # completes the task on the board
-                except MCPError:
-                    pass  # its job is forgotten (a new host): a poll says so
                 return
             waiting = res.get("awaiting_input") if res.get("reason") == "awaiting_input" else None
             prompt = None
