@@ -16,6 +16,7 @@ import asyncio
 import logging
 import secrets
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,6 +100,7 @@ class PersonAnswers:
         self._pages: dict[SecretPrompt, Page] = {}
         self._answered: set[str] = set()  # job ids whose prompt a person answered, not yet reported
         self._requests: dict[str, SecretPrompt] = {}  # nonce -> prompt of a request returned in a result
+        self._ending: dict[SecretPrompt, threading.Event] = {}  # set when the prompt's page ended
 
     def close(self) -> None:
         with self._lock:
@@ -148,12 +150,17 @@ class PersonAnswers:
         session = ctx.session
 
         page_ended = asyncio.Event()
+        gone = threading.Event()
+        with self._lock:
+            self._ending[prompt] = gone
 
         def ended(outcome: str) -> None:
             with self._lock:
                 self._pages.pop(prompt, None)
+                self._ending.pop(prompt, None)
                 if outcome == "answered":
                     self._answered.add(prompt.job_id)
+            gone.set()
             try:
                 loop.call_soon_threadsafe(page_ended.set)
                 if outcome == "answered" and back_channel:
@@ -166,6 +173,7 @@ class PersonAnswers:
         except DshError as e:  # the prompt went away meanwhile, or the host did
             with self._lock:
                 self._asked[prompt] = "failed"
+                self._ending.pop(prompt, None)
             return f"no link could be opened ({e.code}: {e.message}); " + self.how_to_answer(prompt.session_id)
         with self._lock:
             if page.open:
@@ -203,6 +211,17 @@ class PersonAnswers:
                 prompt.session_id
             )
         return await self.replied(prompt, action, run_blocking, page)
+
+    def wait_pages_of(self, job_id: str, timeout: float) -> None:
+        """Block until the pages opened for the job's prompts have ended
+        (answered, expired or closed), at most ``timeout`` seconds in all; at
+        once if there are none. A job that ends right after a person's
+        answer can be seen done before its page reports the answer."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            ending = [gone for prompt, gone in self._ending.items() if prompt.job_id == job_id]
+        for gone in ending:
+            gone.wait(max(0.0, deadline - time.monotonic()))
 
     def take_request(self, nonce: str, job_id: str) -> SecretPrompt | None:
         """The prompt of an input request this server returned, once: a

@@ -96,18 +96,23 @@ def tool_list() -> list[types.Tool]:
     return out
 
 
-def to_call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
-    """A ``tools.call`` result as MCP: structured content plus a short text.
+def to_call_result(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools.call`` result as an MCP ``CallToolResult`` (wire form):
+    structured content plus a short text.
 
     ``{"error": ...}`` becomes ``isError`` with ``CODE: message`` as its only
     content and no structured content: clients built on the TypeScript SDK
     check structured content against the tool's output schema even on an
     error, and an error is not a result (tests/mcp/test_ts_clients.py pins it).
+    Built as a dict, not the SDK's model: the SDK checks the result's shape
+    as it sends it either way, and a model built only to be dumped again
+    cost about 20 us a call (benchmarks/README.md).
     """
-    text = types.TextContent(type="text", text=render(name, result))
+    text = [{"type": "text", "text": render(name, result)}]
+    # (resultType: 2026-07-28 requires it; the SDK drops it on older revisions)
     if "error" in result:
-        return types.CallToolResult(content=[text], is_error=True)
-    return types.CallToolResult(content=[text], structured_content=result, is_error=False)
+        return {"resultType": "complete", "content": text, "isError": True}
+    return {"resultType": "complete", "content": text, "structuredContent": result, "isError": False}
 
 
 class ToolServer:
@@ -140,7 +145,8 @@ class ToolServer:
             version=_version(),
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            # (typed for the model; a dict in wire form is sent as it is, checked the same)
+            on_call_tool=cast(Any, self._call_tool),
         )
         # The SDK wraps every request in an OpenTelemetry span by default; no
         # exporter is ever installed here, and the span costs about 0.1 ms a
@@ -156,7 +162,7 @@ class ToolServer:
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> dict[str, Any] | types.InputRequiredResult:
         name = params.name
         arguments = params.arguments
         caller = self.caller_session(ctx)
@@ -186,7 +192,7 @@ class ToolServer:
     async def _task_result(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
         """A task's final result, as the wire ``CallToolResult`` of its bash_exec."""
         result, _ = await self._person_notes(ctx, result)
-        return to_call_result("bash_exec", result).model_dump(by_alias=True, mode="json", exclude_none=True)
+        return to_call_result("bash_exec", result)
 
     # -- a person, on 2026-07-28 (multi round-trip) -----------------------------
     def _input_required(
@@ -207,7 +213,7 @@ class ToolServer:
 
     async def _after_person(
         self, ctx: Any, params: types.CallToolRequestParams, caller: str
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> dict[str, Any] | types.InputRequiredResult:
         """A retried call with the client's reply: the job goes on (no command
         runs again); a state this server did not issue to this client for
         this call, or one already used, is -32602."""

@@ -11,6 +11,7 @@ cancelled it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -33,6 +34,9 @@ _SEP = "~"
 _STARTED = frozenset(("job_id", "session_id", "status"))
 #: A task id whose job these say is not there names no task (-32602).
 _NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
+#: Longest a task whose job ended waits for its answer pages to report how
+#: they ended (a host's page reports over its socket).
+PAGE_END_S = 5.0
 #: How long one look of a task's listener waits for a change of its task.
 WATCH_SLICE_S = 30.0
 
@@ -143,6 +147,9 @@ class TaskService:
             final = None
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
+                # so the result can say a person answered (the page may report it last)
+                job_id, _ = parse_task_id(tid)
+                await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_S))
                 final = await self._final(ctx, res)
             return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
         if self.board.status(tid) in ("working", "input_required"):
