@@ -152,8 +152,9 @@ class TaskService:
                 await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_S))
                 final = await self._final(ctx, res)
             return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
-        if self.board.status(tid) in ("working", "input_required"):
-            # e.g. a task this server found after a restart
+        if self.board.status(tid) in ("working", "input_required") and modern(ctx):
+            # e.g. a task this server found after a restart (a person is asked
+            # through a task on 2026-07-28 only, where tasks exist)
             self.follower.follow(ctx, tid, *parse_task_id(tid))
         return self.board.state(tid, "running", None, viewer)
 
