@@ -31,15 +31,15 @@ def serve_traced(out_path: str, argv: list[str]) -> int:
     """Run ``dsh-magics mcp ARGV`` with timestamps taken at each stretch's
     ends, written to ``out_path`` when the client closes the connection."""
     from dsh_magics.cli import main
+    from dsh_magics.mcp import calls, wire
     from dsh_magics.mcp import server as srv
-    from dsh_magics.mcp import wire
 
     marks: list[tuple[str, int]] = []
     now = time.perf_counter_ns
     read_line, write_text = wire.Lines.__anext__, wire.Wire.write
     call_tool, run, serve = (
         srv.ToolServer._call_tool,
-        srv.ToolServer._run,
+        calls.CallRunner.run,
         srv.ToolServer.serve_stdio,
     )
 
@@ -83,7 +83,7 @@ def serve_traced(out_path: str, argv: list[str]) -> int:
     wire.Lines.__anext__ = traced_read  # type: ignore[method-assign]
     wire.Wire.write = traced_write  # type: ignore[method-assign]
     srv.ToolServer._call_tool = traced_call  # type: ignore[method-assign]
-    srv.ToolServer._run = traced_run  # type: ignore[method-assign]
+    calls.CallRunner.run = traced_run  # type: ignore[method-assign]
     srv.ToolServer.serve_stdio = traced_serve  # type: ignore[method-assign]
     return main(["mcp", *argv])
 

@@ -43,7 +43,6 @@ KNOWN_ARROWS_UP = {
 # mcp/server.py, host/server.py, tools/dispatch.py + tools/schemas.py,
 # terminal/registry.py + terminal/interaction.py). The lead empties this at merge.
 KNOWN_LONG = {
-    "dsh_magics/mcp/server.py",
     "dsh_magics/terminal/interaction.py",
     "dsh_magics/terminal/registry.py",
 }
@@ -52,7 +51,6 @@ KNOWN_LONG = {
 # file and count. harness/bridge: the harness lane; host/*, mcp/elicit.py and the
 # terminal modules: no lane of this session took them (named in the report).
 KNOWN_SILENT = {
-    "dsh_magics/mcp/elicit.py": 1,
     "dsh_magics/terminal/local/shell.py": 1,
     "dsh_magics/terminal/person.py": 1,
     "dsh_magics/terminal/remote/connection.py": 2,

@@ -1,6 +1,7 @@
 """The agent tools as a Model Context Protocol server: ``dsh-magics mcp`` (docs/mcp.md).
 
-Only :mod:`.server` imports the SDK, so the command line works without it and says what to install.
+The command line (:mod:`.cli`) imports no SDK module until it serves, so it works
+without the SDK and says what to install.
 
 May import: tools/ (the tools it serves), host/ (where the terminals live), terminal/,
 answer.page (the page for password prompts), errors, shutdown. Must not import:

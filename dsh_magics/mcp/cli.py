@@ -129,4 +129,4 @@ def _say(message: str) -> None:
     try:
         print(f"dsh-magics mcp: {message}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
-        pass
+        return  # stderr is closed (the host went away): there is no one left to tell

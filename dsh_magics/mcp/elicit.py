@@ -13,8 +13,10 @@ The secret never passes through the client, the model or this module.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +27,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..answer.page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError
 from ..terminal.api import Engine
+
+log = logging.getLogger(__name__)
 
 #: Longest an agent's call waits for the client's reply to a URL elicitation.
 REPLY_S = 600.0
@@ -96,6 +100,7 @@ class PersonAnswers:
         self._pages: dict[SecretPrompt, Page] = {}
         self._answered: set[str] = set()  # job ids whose prompt a person answered, not yet reported
         self._requests: dict[str, SecretPrompt] = {}  # nonce -> prompt of a request returned in a result
+        self._ending: dict[SecretPrompt, threading.Event] = {}  # set when the prompt's page ended
 
     def close(self) -> None:
         with self._lock:
@@ -145,24 +150,30 @@ class PersonAnswers:
         session = ctx.session
 
         page_ended = asyncio.Event()
+        gone = threading.Event()
+        with self._lock:
+            self._ending[prompt] = gone
 
         def ended(outcome: str) -> None:
             with self._lock:
                 self._pages.pop(prompt, None)
+                self._ending.pop(prompt, None)
                 if outcome == "answered":
                     self._answered.add(prompt.job_id)
+            gone.set()
             try:
                 loop.call_soon_threadsafe(page_ended.set)
                 if outcome == "answered" and back_channel:
                     loop.call_soon_threadsafe(_complete, session, elicitation_id)
             except RuntimeError:
-                pass  # the server is gone
+                return  # the loop is closed: the server is gone, nobody waits for the page
 
         try:
             page = await run_blocking(lambda: self._open_page(prompt, ended))
         except DshError as e:  # the prompt went away meanwhile, or the host did
             with self._lock:
                 self._asked[prompt] = "failed"
+                self._ending.pop(prompt, None)
             return f"no link could be opened ({e.code}: {e.message}); " + self.how_to_answer(prompt.session_id)
         with self._lock:
             if page.open:
@@ -201,6 +212,17 @@ class PersonAnswers:
             )
         return await self.replied(prompt, action, run_blocking, page)
 
+    def wait_pages_of(self, job_id: str, timeout: float) -> None:
+        """Block until the pages opened for the job's prompts have ended
+        (answered, expired or closed), at most ``timeout`` seconds in all; at
+        once if there are none. A job that ends right after a person's
+        answer can be seen done before its page reports the answer."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            ending = [gone for prompt, gone in self._ending.items() if prompt.job_id == job_id]
+        for gone in ending:
+            gone.wait(max(0.0, deadline - time.monotonic()))
+
     def take_request(self, nonce: str, job_id: str) -> SecretPrompt | None:
         """The prompt of an input request this server returned, once: a
         second retry with the same state finds nothing (a replay)."""
@@ -212,10 +234,17 @@ class PersonAnswers:
             return prompt
 
     async def replied(
-        self, prompt: SecretPrompt, action: str, run_blocking: Any, page: Page | None = None
+        self,
+        prompt: SecretPrompt,
+        action: str,
+        run_blocking: Any,
+        page: Page | None = None,
+        *,
+        keep_answered: bool = False,
     ) -> str:
         """The client's reply to the request for ``prompt`` (its page, if
-        still held): the note."""
+        still held): the note. ``keep_answered`` leaves a person's answer to
+        be reported again in the job's next result (a task's final result)."""
         if page is None:
             with self._lock:
                 page = self._pages.get(prompt)
@@ -224,15 +253,15 @@ class PersonAnswers:
             # may have had the page's reply before this process heard the page
             # end (a host's page): ask once.
             await run_blocking(page.close if action != "accept" else page.settle)
-        return self._outcome_note(prompt, action)
+        return self._outcome_note(prompt, action, consume=not keep_answered)
 
-    def _outcome_note(self, prompt: SecretPrompt, action: str | None) -> str:
+    def _outcome_note(self, prompt: SecretPrompt, action: str | None, consume: bool = True) -> str:
         """The note once the client replied (``action``) or the page ended first (None)."""
         with self._lock:
             if action is not None:
                 self._asked[prompt] = "accepted" if action == "accept" else action
             answered = prompt.job_id in self._answered
-            if answered:
+            if answered and consume:
                 self._answered.discard(prompt.job_id)
             page_open = prompt in self._pages
         if answered:
@@ -291,8 +320,8 @@ def _complete(session: Any, elicitation_id: str) -> None:
     async def send() -> None:
         try:
             await session.send_elicit_complete(elicitation_id)
-        except Exception:  # noqa: BLE001 - a client gone, or one that ignores it
-            pass
+        except Exception:  # noqa: BLE001 - a client gone, or one that refuses it: a hint only
+            log.debug("elicitation/complete not delivered", exc_info=True)
 
     asyncio.ensure_future(send())
 

@@ -1,4 +1,5 @@
-"""The short text a tool result carries next to its structured content.
+"""A tool result as MCP: the short text it carries next to its structured
+content, and the whole ``CallToolResult``.
 
 Many hosts give a model only text blocks, so it says what the model acts on; unknown tools get JSON.
 """
@@ -23,7 +24,7 @@ def render(name: str, result: dict[str, Any]) -> str:
         try:
             return renderer(result)
         except (KeyError, TypeError, ValueError):
-            pass  # a result shape we do not know (yet): show it as JSON
+            return _json(result)  # a result shape we do not know (yet): show it as JSON
     return _json(result)
 
 
@@ -133,3 +134,22 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "bash_close": _close,
     "bash_list": _list,
 }
+
+
+def to_call_result(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools.call`` result as an MCP ``CallToolResult`` (wire form):
+    structured content plus a short text.
+
+    ``{"error": ...}`` becomes ``isError`` with ``CODE: message`` as its only
+    content and no structured content: clients built on the TypeScript SDK
+    check structured content against the tool's output schema even on an
+    error, and an error is not a result (tests/mcp/test_ts_clients.py pins it).
+    Built as a dict, not the SDK's model: the SDK checks the result's shape
+    as it sends it either way, and a model built only to be dumped again
+    cost about 20 us a call (benchmarks/README.md).
+    """
+    text = [{"type": "text", "text": render(name, result)}]
+    # (resultType: 2026-07-28 requires it; the SDK drops it on older revisions)
+    if "error" in result:
+        return {"resultType": "complete", "content": text, "isError": True}
+    return {"resultType": "complete", "content": text, "structuredContent": result, "isError": False}

@@ -12,11 +12,7 @@ cancelled it.
 from __future__ import annotations
 
 import functools
-import threading
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, cast
 
 import anyio
@@ -27,20 +23,21 @@ from mcp.types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel
 
 from ..errors import DshError
-from .elicit import modern
+from .elicit import PersonAnswers, modern
+from .task_board import POLL_INTERVAL_MS, TaskBoard
+from .task_input import TaskFollower
 
 #: The extension's identifier, in the client's and the server's capabilities.
 TASKS = "io.modelcontextprotocol/tasks"
-#: How often a client should poll (the extension's ``pollIntervalMs``).
-POLL_INTERVAL_MS = 1000
-#: Job states after which the task is done.
-_DONE = frozenset(("completed", "interrupted", "shell_exited"))
 _SEP = "~"
 #: The fields of a ``bash_exec`` result for a job still running.
 _STARTED = frozenset(("job_id", "session_id", "status"))
 #: A task id whose job these say is not there names no task (-32602).
 _NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
-#: How long one look of a task's listener waits for its job to end.
+#: Longest a task whose job ended waits for its answer pages to report how
+#: they ended (a host's page reports over its socket).
+PAGE_END_S = 5.0
+#: How long one look of a task's listener waits for a change of its task.
 WATCH_SLICE_S = 30.0
 
 
@@ -79,78 +76,25 @@ def unknown_task(value: str) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=f"Failed to retrieve task: no task {value[:200]!r}")
 
 
-def _iso(at: float) -> str:
-    return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+class UpdateTaskRequestParams(types.RequestParams):
+    """``tasks/update`` (the extension's; not an SDK type): the client's
+    responses to the task's outstanding ``inputRequests``."""
 
-
-@dataclass
-class _Seen:
-    """What this process knows of a task beyond its job."""
-
-    created: float
-    updated: float
-    status: str = "working"
-    result: dict[str, Any] | None = None  # the final CallToolResult, wire form
-
-
-class TaskBoard:
-    """The tasks this server handed out or was asked about."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seen: dict[str, _Seen] = {}
-
-    def created(self, tid: str) -> dict[str, Any]:
-        """A new task for a running job: the ``CreateTaskResult``."""
-        now = time.time()
-        with self._lock:
-            seen = self._seen.setdefault(tid, _Seen(now, now))
-        return {"resultType": "task", **self._wire(tid, seen)}
-
-    def cancelled(self, tid: str) -> None:
-        with self._lock:
-            seen = self._seen.setdefault(tid, _Seen(time.time(), time.time()))
-            if seen.status == "working":
-                seen.status, seen.updated = "cancelled", time.time()
-
-    def state(self, tid: str, job_status: str, final: dict[str, Any] | None) -> dict[str, Any]:
-        """The task (``DetailedTask``) given its job's status now and, once
-        the job ended, the final tool result."""
-        now = time.time()
-        with self._lock:
-            seen = self._seen.setdefault(tid, _Seen(now, now))
-            if seen.status == "working" and job_status in _DONE and final is not None:
-                seen.status, seen.result, seen.updated = "completed", final, now
-            return self._wire(tid, seen)
-
-    def status(self, tid: str) -> str | None:
-        with self._lock:
-            seen = self._seen.get(tid)
-            return seen.status if seen is not None else None
-
-    @staticmethod
-    def _wire(tid: str, seen: _Seen) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "taskId": tid,
-            "status": seen.status,
-            "createdAt": _iso(seen.created),
-            "lastUpdatedAt": _iso(seen.updated),
-            "ttlMs": None,
-            "pollIntervalMs": POLL_INTERVAL_MS,
-        }
-        if seen.result is not None:
-            out["result"] = seen.result
-        return out
+    task_id: str
+    input_responses: dict[str, Any]
 
 
 class TaskService:
     """The extension's requests over one engine: a task for a long
-    ``bash_exec``, ``tasks/get``, ``tasks/cancel`` and ``subscriptions/listen``.
+    ``bash_exec``, ``tasks/get``, ``tasks/update``, ``tasks/cancel`` and
+    ``subscriptions/listen``.
 
     ``call(ctx, name, arguments)`` is ``tools.call`` as the requesting client's
     session; ``final(ctx, result)`` turns a job's result into the wire
     ``CallToolResult`` the task carries; ``run_blocking`` runs a blocking call
-    off the event loop's thread.
+    off the event loop's thread; ``answers`` routes a password prompt to a
+    person; ``client_id(ctx)`` names the requesting client (an input request
+    is shown to that client alone).
     """
 
     def __init__(
@@ -159,17 +103,23 @@ class TaskService:
         call: Callable[[Any, str, dict[str, Any]], dict[str, Any]],
         final: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]],
         run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]],
+        answers: PersonAnswers,
+        client_id: Callable[[Any], str],
     ) -> None:
         self.backend = backend
         self.board = TaskBoard()
         self._call = call
         self._final = final
         self._run_blocking = run_blocking
+        self._answers = answers
+        self._client_id = client_id
+        self.follower = TaskFollower(self.board, backend, call, run_blocking, answers, client_id, self.state)
 
     def serve(self, server: Any) -> None:
         """Advertise the extension (``server/discover``) and answer its requests."""
         server.extensions[TASKS] = {}
         server.add_request_handler("tasks/get", types.GetTaskRequestParams, self.get)
+        server.add_request_handler("tasks/update", UpdateTaskRequestParams, self.update)
         server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.cancel)
         server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.listen)
 
@@ -180,7 +130,10 @@ class TaskService:
             return None
         if not (modern(ctx) and declared(ctx)):
             return None
-        return self.board.created(task_id(started["job_id"], started["session_id"]))
+        tid = task_id(started["job_id"], started["session_id"])
+        task = self.board.created(tid)
+        self.follower.follow(ctx, tid, started["job_id"], started["session_id"])
+        return task
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         require_declared(ctx)
@@ -188,20 +141,48 @@ class TaskService:
 
     async def state(self, ctx: Any, tid: str) -> dict[str, Any]:
         """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
-        if self.board.status(tid) in ("working", None) and not self._running(tid):
+        viewer = self._client_id(ctx)
+        if self.board.status(tid) in ("working", "input_required", None) and not self._running(tid):
             res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
             final = None
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
+                # so the result can say a person answered (the page may report it last)
+                job_id, _ = parse_task_id(tid)
+                await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_S))
                 final = await self._final(ctx, res)
-            return self.board.state(tid, "completed" if final is not None else "running", final)
-        return self.board.state(tid, "running", None)
+            return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
+        if self.board.status(tid) in ("working", "input_required") and modern(ctx):
+            # e.g. a task this server found after a restart (a person is asked
+            # through a task on 2026-07-28 only, where tasks exist)
+            self.follower.follow(ctx, tid, *parse_task_id(tid))
+        return self.board.state(tid, "running", None, viewer)
+
+    async def update(self, ctx: Any, params: UpdateTaskRequestParams) -> dict[str, Any]:
+        """The client's responses to the task's input requests: each one
+        outstanding for this client is taken (once) and acted on, the task
+        works on; others are ignored, as the extension says."""
+        require_declared(ctx)
+        tid = params.task_id
+        await self.state(ctx, tid)  # -32602 for a task that does not exist
+        job_id, _ = parse_task_id(tid)
+        for key, reply in params.input_responses.items():
+            nonce = self.board.take_input(tid, key, self._client_id(ctx))
+            prompt = self._answers.take_request(nonce, job_id) if nonce is not None else None
+            if prompt is None:
+                continue
+            action = reply.get("action") if isinstance(reply, dict) else None
+            note = await self._answers.replied(
+                prompt, str(action or "cancel"), self._run_blocking, keep_answered=True
+            )  # the task's result says it too
+            self.board.say(tid, note)
+        return {"resultType": "complete"}
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
         """Ctrl-C to the task's job (the shell stays); acknowledged at once."""
         require_declared(ctx)
         tid = params.task_id
-        if self.board.status(tid) in ("working", None):
+        if self.board.status(tid) in ("working", "input_required", None):
             res = self._job_now(ctx, tid)
             if res.get("status") == "running":
                 job_id, session_id = parse_task_id(tid)
@@ -257,26 +238,26 @@ class TaskService:
         return types.SubscriptionsListenResult(_meta=meta)
 
     async def _watch(self, ctx: Any, tid: str, meta: dict[str, Any]) -> None:
-        """Tell the listener the task's status, and again at each change, to its end."""
-        said = None
-        job_id, _ = parse_task_id(tid)
+        """Tell the listener the task as it is, and again at each change, to its end."""
+        said: tuple[Any, ...] | None = None
         while True:
             try:
                 task = await self.state(ctx, tid)
             except MCPError:
                 return  # its job is forgotten (a new host): nothing more to say
-            if task["status"] != said:
-                said = task["status"]
+            now = (task["status"], task.get("statusMessage"), tuple(task.get("inputRequests") or ()))
+            if now != said:
+                said = now
                 note = _TaskNotification(method="notifications/tasks", params={**task, "_meta": meta})
                 await ctx.session.send_notification(cast(Any, note), related_request_id=ctx.request_id)
-            if said != "working":
+            if task["status"] not in ("working", "input_required"):
                 return
-            try:
-                job = self.backend.job(job_id)
-            except DshError:
-                return  # the job is gone under us; a poll says how it ended
-            # bounded, so a worker is not held long after a listener left
-            await self._run_blocking(functools.partial(job.wait, WATCH_SLICE_S))
+            # the task's follower changes the board when its job moves on
+            await self.board.next_change(tid, WATCH_SLICE_S)
+
+    async def close(self) -> None:
+        """Stop following tasks (the server stops)."""
+        await self.follower.close()
 
     def _running(self, tid: str) -> bool:
         """Is the task's job running? From the engine's job object alone (a
@@ -313,6 +294,7 @@ __all__ = [
     "TASKS",
     "TaskBoard",
     "TaskService",
+    "UpdateTaskRequestParams",
     "declared",
     "parse_task_id",
     "require_declared",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -153,8 +154,11 @@ def _divert() -> Any:
         try:
             saved.append((fd, fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)))
             os.dup2(target, fd)
-        except OSError:
-            pass
+        except OSError as e:
+            # fd 0 or 1 is not open (a client that closed it): nothing to
+            # protect there; say so on stderr, which hosts keep as the log
+            with suppress(OSError, ValueError):
+                print(f"dsh-magics mcp: fd {fd} left as it is ({e})", file=sys.stderr, flush=True)
         finally:
             os.close(target)
 

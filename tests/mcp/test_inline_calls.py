@@ -1,11 +1,11 @@
 """A bash_exec whose first INLINE_MS run on the event loop's thread
-(dsh_magics/mcp/server.py, ToolServer._run) returns what the whole call would."""
+(dsh_magics/mcp/calls.py, CallRunner.run) returns what the whole call would."""
 
 from __future__ import annotations
 
 import pytest
 
-from dsh_magics.mcp.server import INLINE_MS
+from dsh_magics.mcp.calls import INLINE_MS
 from dsh_magics.tools.output_schemas import JOB_RESULT
 
 from .conftest import ServerEnv, mcp_server

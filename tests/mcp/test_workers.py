@@ -7,7 +7,7 @@ import threading
 import anyio
 import pytest
 
-from dsh_magics.mcp.server import _Workers, run_blocking
+from dsh_magics.mcp.workers import _Workers, run_blocking
 
 pytestmark = pytest.mark.anyio
 

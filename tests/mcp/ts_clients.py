@@ -1,5 +1,7 @@
 """MCP clients built on the TypeScript SDK, for the tests: the MCP Inspector's
-CLI and a small script on ``@modelcontextprotocol/sdk`` (tests/mcp/ts_client.mjs).
+CLI, a small script on ``@modelcontextprotocol/sdk`` (tests/mcp/ts_client.mjs),
+and one on the SDK's v2 client with the tasks extension's client
+(tests/mcp/ts_tasks_client.mjs).
 
 Pinned versions, installed from npm into the per-user cache (outside the
 checkout), by ``.ci/run`` (``python3 tests/mcp/ts_clients.py install``) or on
@@ -21,8 +23,13 @@ from pathlib import Path
 PINS = {
     "@modelcontextprotocol/inspector": "2.12.0",
     "@modelcontextprotocol/sdk": "1.32.2",
+    # The SDK's v2 client (2026-07-28) and the tasks extension's own client,
+    # for tests/mcp/ts_tasks_client.mjs (the Inspector uses the same versions).
+    "@modelcontextprotocol/client": "2.3.1",
+    "@modelcontextprotocol/ext-tasks": "0.2.2",
 }
 SCRIPT = Path(__file__).with_name("ts_client.mjs")
+TASKS_SCRIPT = Path(__file__).with_name("ts_tasks_client.mjs")
 
 
 def install_dir() -> Path:
@@ -80,6 +87,10 @@ def inspector_argv() -> list[str]:
 
 def ts_client_argv() -> list[str]:
     return ["node", str(SCRIPT), str(install_dir())]
+
+
+def ts_tasks_client_argv() -> list[str]:
+    return ["node", str(TASKS_SCRIPT), str(install_dir())]
 
 
 if __name__ == "__main__":
