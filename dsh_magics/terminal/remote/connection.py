@@ -6,7 +6,6 @@ thread; its end shows as the client's exit."""
 from __future__ import annotations
 
 import os
-import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +15,7 @@ from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import child, reader
 from ..core.cleaner import clean
 from ..core.transport import set_pty_size
 from ..local import procs
@@ -36,13 +35,9 @@ def in_spawner(start: Callable[[], T]) -> T:
 
 
 def child_setup() -> None:
-    """In a client's child: it is hung up when this process dies."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - best effort, Linux only
-        pass
+    """In a client's child: hung up when this process dies, signals as a
+    terminal emulator leaves them (:func:`core.child.setup`)."""
+    child.setup()
 
 
 class Client:
