@@ -255,7 +255,7 @@ def input_state(pid: int) -> str:
         if _libc is None:
             _libc = ctypes.CDLL(None, use_errno=True)
         same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
-    except Exception:  # noqa: BLE001 - no kcmp: never guess
+    except (OSError, AttributeError):  # no libc or no syscall(): never guess
         return BUSY_OR_UNKNOWN
     if same == 0:
         return TOP_LEVEL
