@@ -232,9 +232,15 @@ def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool,
         start = {"rss": rss_bytes(), "fds": fd_count(), "threads": threading.active_count()}
         t0 = time.monotonic()
         i = 0
+        samples: list[tuple[int, float]] = []  # (operations, RSS in MB), ten over the run
+        every = (seconds / 10) if seconds else None
+        next_sample = t0 + every if every else None
         while (iterations is None or i < iterations) and (seconds is None or time.monotonic() - t0 < seconds):
             soak.step(i)
             i += 1
+            if next_sample is not None and time.monotonic() >= next_sample:
+                samples.append((i, round(rss_bytes() / 2**20, 1)))
+                next_sample += every or 0.0
         elapsed = time.monotonic() - t0
         gc.collect()
         end_open = {"rss": rss_bytes(), "fds": fd_count(), "threads": threading.active_count()}
@@ -266,6 +272,7 @@ def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool,
         "start": start,
         "end": end_open,
         "rss_ratio": round(end_open["rss"] / start["rss"], 3),
+        "rss_mb_by_operations": samples,
         "processes_left": left,
     }
 
