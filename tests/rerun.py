@@ -39,8 +39,9 @@ class Repeat:
     (ids ``rerun1``..); a run fails when any of its phases does. Outcomes
     are counted per test, the run ids taken out."""
 
-    def __init__(self, runs: int, until_fail: bool, wanted: set[str] | None = None) -> None:
+    def __init__(self, runs: int, until_fail: bool, wanted: set[str] | None = None, log: str | None = None) -> None:
         self.runs = runs
+        self.log = log  # where each failed run's whole report goes
         self.until_fail = until_fail
         self.wanted = wanted or set()  # parametrized ids asked for (their runs get other ids)
         self.outcomes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -76,6 +77,9 @@ class Repeat:
             test = _test_of(node)
             run = re.search(r"rerun(\d+)", node)
             self.failures[test].append(f"run {run.group(1) if run else '?'} ({report.when}): {_first_lines(report.longreprtext)}")
+            if self.log is not None:
+                with open(self.log, "a", encoding="utf-8") as f:
+                    f.write(f"==== {node} ({report.when})\n{report.longreprtext}\n")
         elif report.skipped and self._current.get(node) != "failed":
             self._current[node] = "skipped"
         else:
@@ -138,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hogs", type=int, default=2, help="CPU-bound processes running meanwhile (default 2)")
     ap.add_argument("--fresh", action="store_true", help="a new pytest process per run")
     ap.add_argument("--until-fail", action="store_true", help="stop a test's runs at its first failure")
+    ap.add_argument("--log", help="append the whole report of each failed run to this file (in-process runs)")
     args = ap.parse_args(argv)
     if args.runs < 1 or args.hogs < 0:
         ap.error("--runs must be >= 1 and --hogs >= 0")
@@ -151,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             # the runs' ids are added
             wanted = {i for i in args.ids if "[" in i}
             paths = list(dict.fromkeys(i.split("[", 1)[0] for i in args.ids))
-            plugin = Repeat(args.runs, args.until_fail, wanted)
+            plugin = Repeat(args.runs, args.until_fail, wanted, args.log)
             pytest.main(["-q", "-p", "no:cacheprovider", *extra, *paths], plugins=[plugin])
             results = {k: (plugin.outcomes[k], plugin.failures[k]) for k in plugin.outcomes}
     finally:

@@ -111,8 +111,11 @@ class CallRunner:
 
     def _warm(self, arguments: dict[str, Any], caller: str) -> bool:
         """Is the addressed terminal one this server saw running? (Else an
-        exec may first start a shell, which takes long.)"""
-        return arguments.get("session_id", caller) in self._running_terminals
+        exec may first start a shell, which takes long.) A session id that is
+        not a string is the tool's to refuse (a list here raised TypeError:
+        tests/reliability/test_mcp_fuzz.py)."""
+        sid = arguments.get("session_id", caller)
+        return isinstance(sid, str) and sid in self._running_terminals
 
     def note_terminal(self, name: str, result: dict[str, Any]) -> None:
         """Learn from a call's result which terminals run (see :meth:`_warm`)."""

@@ -16,6 +16,7 @@ SESSION_BUSY, so nothing mixes into the half-typed line (docs/internals.md,
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shlex
 import shutil
@@ -24,7 +25,9 @@ import threading
 from collections.abc import Callable
 
 from .. import jobs
-from ..errors import SessionBusy
+from ..errors import DshError, SessionBusy
+
+_log = logging.getLogger(__name__)
 
 #: The first line of a prompt job's command (how listings recognise it).
 PROMPT_LABEL = "# dsh-magics attach: a person's prompt"
@@ -143,8 +146,10 @@ class PersonPrompts:
             if line.strip():
                 try:
                     self._start(session_id, line, caller)
-                except Exception:  # noqa: BLE001 - the terminal closed or died meanwhile
+                except DshError:  # the terminal closed, died or got busy meanwhile: the line is dropped, as a closed window's
                     pass
+                except Exception:  # noqa: BLE001 - on a thread of its own: say what broke, do not kill the process
+                    _log.exception("dsh-magics: the line a person typed at %s could not be started", session_id)
         finally:
             try:
                 os.unlink(path)

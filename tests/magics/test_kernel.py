@@ -177,15 +177,28 @@ def test_wait_with_timeout_leaves_the_job_running(kernel: Kernel) -> None:
 )
 def test_kernel_interrupt_sends_ctrl_c_to_the_job(kernel: Kernel, form: str) -> None:
     mark = f"32{os.getpid()}"
+    # The shell exists before it is listed (run alone, this test starts it;
+    # after its neighbours, it is theirs).
+    kernel.run("%bash_exec --timeout 10 true")
     before = kernel.run("t = %bash_list\nprint([i.pid for i in t])").stream()
+    assert before != "[]\n"
     if form.startswith("r = %bash_wait"):
         kernel.run(f"%bash_exec echo again-$((2*3)); sleep {mark}")
     mid = kernel.submit(form.format(mark=mark))
-    # interrupt once the job is really running and the magic is waiting on it
+    # Interrupt once the job is really running and the magic is waiting on
+    # it: its own view shows the output. (Not any update sent during the
+    # cell: the first form's earlier ``%bash_exec`` view is refreshed from a
+    # background thread too, and its update could come before the wait had
+    # begun; the interrupt then ended the cell with a KeyboardInterrupt.)
+    shown = kernel.collect_until(
+        lambda m: m["parent_header"].get("msg_id") == mid and m["msg_type"] == "display_data"
+    )
+    view = shown["content"]["transient"]["display_id"]
     kernel.collect_until(
         lambda m: (
             m["parent_header"].get("msg_id") == mid
-            and m["msg_type"] == "update_display_data"
+            and m["msg_type"] in ("display_data", "update_display_data")
+            and m["content"]["transient"].get("display_id") == view
             and "again-6" in m["content"]["data"]["text/plain"]
         )
     )

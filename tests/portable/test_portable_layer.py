@@ -148,16 +148,32 @@ def test_command_launched(reg: Registry, portable: ModuleType, procfs: ModuleTyp
     assert wait_until(lambda: portable.command_launched(pid, _fg(term)) is True, 10)
     assert procfs.command_launched(pid, _fg(term)) is True
     _interrupt(reg, "launch", job.id)
-    # A subshell stays a copy of the shell for good: never "launched".
+    # A subshell stays a copy of the shell for good: "launched" once it
+    # waits for a command of its own (tests/terminal/test_launch_check.py).
     job = reg.exec("launch", "( sleep 30; : )")
     wait_until(
         lambda: _fg(term) != pid and len(portable.descendants(pid)) == 2,
         10,
         msg="subshell and sleep",
     )
-    wait_until(lambda: procfs.command_launched(pid, _fg(term)) is False, 10)
+    wait_until(lambda: procfs.command_launched(pid, _fg(term)) is True, 10)
+    assert portable.command_launched(pid, _fg(term)) is True
+    _interrupt(reg, "launch", job.id)
+    # One that never waits (a builtin read) is never "launched".
+    fifo = os.path.join(tempfile.mkdtemp(), "f")
+    os.mkfifo(fifo)
+    job = reg.exec("launch", f"( read -r x <> {fifo}; : )")
+
+    def blocked() -> bool:
+        kids = portable.descendants(pid)
+        return _fg(term) != pid and len(kids) == 1 and portable.wchans(kids).get(kids[0], "-") != "-"
+
+    wait_until(blocked, 10, msg="the subshell blocks in its read")
+    assert procfs.command_launched(pid, _fg(term)) is False
     assert portable.command_launched(pid, _fg(term)) is False
     _interrupt(reg, "launch", job.id)
+    os.unlink(fifo)
+    os.rmdir(os.path.dirname(fifo))
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ def test_choice_from_the_environment() -> None:
 
 def test_both_layers_offer_the_same_functions() -> None:
     names = [n for n in vars(proclayer.ProcessLayer) if not n.startswith("_")]
-    assert len(names) == 12, names
+    assert len(names) == 13, names
     for name in names:
         assert callable(getattr(procfs, name)) and callable(getattr(portable, name)), name
     # ``procs`` picks one of the two, whole.

@@ -83,7 +83,9 @@ def run(reg: Registry, session: str, command: str, timeout_s: float = JOB_DEADLI
 
 def wait_for_output(reg: Registry, job_id: str, text: str, timeout_s: float = 10.0) -> Result:
     """Block (on the engine's output condition, not a poll) until the running
-    job's output contains ``text``; returns the snapshot that did."""
+    job's output contains ``text``; returns the snapshot that did. A wait
+    that runs out says what the job's processes and the terminal's reader
+    were doing at that moment (:func:`terminal_state`)."""
     import time
 
     job = reg.job(job_id)
@@ -95,8 +97,75 @@ def wait_for_output(reg: Registry, job_id: str, text: str, timeout_s: float = 10
             return snap
         assert not job.done, f"job settled before printing {text!r}: {snap.status} {snap.output[-200:]!r}"
         remaining = deadline - time.monotonic()
-        assert remaining > 0, f"{text!r} not printed within {timeout_s}s; output so far {snap.output[-200:]!r}"
+        if remaining <= 0:
+            state = terminal_state(reg, job.owner)
+            later = reg.result(job_id).output  # caught up meanwhile: the process stalled, not the job
+            raise AssertionError(
+                f"{text!r} not printed within {timeout_s}s; output so far {snap.output[-200:]!r}; "
+                f"a moment later {later[-200:]!r}\n{state}"
+            )
         seq = reg.wait_output(job.owner, seq, min(remaining, 0.5))
+
+
+def _proc_line(pid: int) -> str:
+    """One process as /proc tells it: state, group, wait channel, syscall
+    and signal masks (what a stuck job is doing)."""
+
+    def read(name: str) -> str:
+        try:
+            with open(f"/proc/{pid}/{name}", "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return "?"
+
+    status = {k: v.strip() for k, _, v in (ln.partition(":") for ln in read("status").splitlines())}
+    masks = " ".join(f"{k}={status.get(k, '?')}" for k in ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))
+    try:
+        pgid: int | str = os.getpgid(pid)
+    except OSError:
+        pgid = "?"
+    return (
+        f"  {pid} {status.get('Name', '?')} state={status.get('State', '?')} pgid={pgid} "
+        f"wchan={read('wchan')} syscall={read('syscall').split(' ', 1)[0].strip()} {masks}"
+    )
+
+
+def terminal_state(reg: Registry, session_id: str) -> str:
+    """What a terminal looks like from outside when a wait on it ran out:
+    its shell and every process below it (/proc), the terminal's foreground
+    group and unread output, and the reader thread's stack."""
+    import fcntl
+    import struct
+    import sys
+    import termios
+    import threading
+    import traceback
+
+    lines = []
+    try:
+        shell = reg.info(session_id).pid
+    except Exception as e:  # noqa: BLE001 - a diagnostic: say what failed
+        return f"(no terminal state: {e!r})"
+    if shell is not None:
+        from dsh_magics.terminal.local.procs import descendants
+
+        for pid in [shell, *descendants(shell)]:
+            lines.append(_proc_line(pid))
+    transport = getattr(reg._term(session_id), "transport", None)  # diagnostics only
+    proc = getattr(transport, "proc", None)
+    if proc is not None:
+        try:
+            unread = struct.unpack("i", fcntl.ioctl(proc.fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+            lines.append(f"  terminal: foreground group {os.tcgetpgrp(proc.fd)}, {unread} bytes unread")
+        except OSError as e:
+            lines.append(f"  terminal: {e!r}")
+    frames = sys._current_frames()
+    for t in threading.enumerate():
+        if t.name == f"dsh-terminal-{session_id}":
+            frame = frames.get(t.ident or -1)
+            stack = "".join(traceback.format_stack(frame, limit=6)) if frame else "(no frame)\n"
+            lines.append(f"  reader thread alive={t.is_alive()}:\n{stack}")
+    return "\n".join(lines)
 
 
 @pytest.fixture
@@ -131,6 +200,7 @@ __all__ = [
     "proc_state",
     "rss_bytes",
     "run",
+    "terminal_state",
     "wait_for_output",
     "wait_until",
     "zombie_children",

@@ -34,6 +34,7 @@ from tests.conftest import live_pids, pids_with_env
 from .conftest import (
     children,
     engine_tmpdirs,
+    proc_state,
     rss_bytes,
     run,
     wait_for_output,
@@ -520,3 +521,94 @@ def test_200_background_sleeps_then_the_shell_exits(reg: Registry, sid: str, tmp
     wait_until(
         lambda: pids_with_env("DSH_MAGICS_SESSION", sid) == [new_pid], 10, msg="old shell's 200 sleeps killed"
     )
+
+
+# -- the shell stopped, its input taken away, a flood under Ctrl-C ----------------------
+def test_shell_stopped_mid_job_then_continued(reg: Registry, sid: str, tmp_path: Path) -> None:
+    """SIGSTOP to the shell while its job runs: the job's own process goes
+    on (its output arrives), but nothing can report the job's end while the
+    shell is stopped, so the job stays ``running``; after SIGCONT it
+    completes exactly, in the same shell. A terminal looks the same."""
+    pid = reg.attach(sid).pid
+    assert pid is not None
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    with bystander_running(reg, tmp_path):
+        job = reg.exec(sid, f"echo go; cat {gate}; echo after-$?")
+        wait_for_output(reg, job.id, "go\n")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            wait_until(lambda: proc_state(pid) is not None and proc_state(pid)[0] == "T", 10, msg="shell stopped")
+            _release_fifo(gate, "from-cat")
+            wait_for_output(reg, job.id, "from-cat\n")  # cat ran and ended
+            assert not job.done and reg.info(sid).status == "busy"  # `echo after` is the stopped shell's
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        res = reg.wait(job.id, timeout=20)
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "go\nfrom-cat\nafter-0\n"), res.to_dict()
+    assert reg.info(sid).pid == pid
+    _usable(reg, sid)
+
+
+def test_a_command_for_a_stopped_idle_shell_runs_once_it_is_continued(reg: Registry, sid: str) -> None:
+    pid = reg.attach(sid).pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: proc_state(pid) is not None and proc_state(pid)[0] == "T", 10, msg="shell stopped")
+        job = reg.exec(sid, "echo ran")
+        assert not job.done and reg.info(sid).status == "busy"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    res = reg.wait(job.id, timeout=20)
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "ran\n"), res.to_dict()
+    _usable(reg, sid)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["exec </dev/null", "exec 0<&-", "exec 210<&-", "exec 0</dev/null 210<&-"],
+    ids=["stdin-null", "stdin-closed", "engine-input-closed", "both"],
+)
+def test_a_job_that_takes_the_shells_input_away(reg: Registry, sid: str, command: str) -> None:
+    """A job that points the shell's standard input at end-of-file (or
+    closes it, or closes the engine's private copy of the terminal input,
+    fd 210) changes only its own job: the job line's redirection of stdin
+    is undone when the job ends, and the shell reads its next line from the
+    terminal as before (bash at end-of-file would exit)."""
+    pid = reg.attach(sid).pid
+    res = run(reg, sid, f"{command}; echo still-$?")
+    assert (res.status, res.exit_code, res.output) == ("completed", 0, "still-0\n"), res.to_dict()
+    _usable(reg, sid)
+    _usable(reg, sid)
+    assert reg.info(sid).pid == pid
+
+
+def test_ctrl_d_is_end_of_file_for_a_job_reading_the_terminal(reg: Registry, sid: str) -> None:
+    job = reg.exec(sid, "echo reading; cat; echo cat-ended-$?", tty=True)
+    wait_for_output(reg, job.id, "reading\n")
+    wait_until(lambda: reg.info(sid).awaiting_input is not None, 10, msg="cat waits for the terminal")
+    reg.send(sid, key="ctrl-d", wait_ms=0)
+    res = reg.wait(job.id, timeout=20)
+    assert (res.status, res.exit_code) == ("completed", 0), res.to_dict()
+    assert res.output.endswith("cat-ended-0\n"), res.output
+    _usable(reg, sid)
+
+
+def test_10_mb_burst_interrupted(reg: Registry, sid: str, tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a 10 MB flood: the job settles ``interrupted``
+    within the deadline (the reader keeps up, the signal is not stuck behind
+    the output), what was kept is the flood's own text, and the shell and
+    a bystander carry on."""
+    pid = reg.attach(sid).pid
+    with bystander_running(reg, tmp_path):
+        job = reg.exec(sid, "head -c 10000000 /dev/zero | tr '\\0' x | fold -w 100; sleep 30")
+        wait_for_output(reg, job.id, "x" * 100 + "\n" + "x" * 100 + "\n")
+        assert reg.interrupt(sid) is job
+        res = reg.wait(job.id, timeout=20)
+    assert (res.status, res.exit_code) == ("interrupted", 130), res.to_dict()
+    lines = res.output.splitlines()
+    assert lines and all(line == "x" * 100 for line in lines[:-1]), lines[:3]
+    assert set(lines[-1]) <= {"x"}
+    assert reg.info(sid).pid == pid
+    _usable(reg, sid)

@@ -148,3 +148,28 @@ def test_soak_5000_jobs_leave_nothing_behind(private_tmp: Path) -> None:
     finally:
         if not closed:
             reg.close_all()
+
+
+def test_soak_script_smoke_run_leaves_nothing_behind() -> None:
+    """benchmarks/soak.py (random operations on three terminals, one of them a
+    ``cmd:`` remote terminal, every result checked against the model) for a
+    few dozen operations, in a process of its own: no violation, nothing left
+    running, descriptors and threads flat. The long run's figures are in
+    benchmarks/README.md."""
+    import json
+    import random
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    seed = random.randrange(2**32)
+    env = dict(os.environ, PYTHONPATH=str(root))
+    out = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "soak.py"), "--iterations", "60", "--cmd", "--json", f"--seed={seed}"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=root,
+    )  # fmt: skip
+    assert out.returncode in (0, 1), f"seed {seed}: {out.stderr[-2000:]}"
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["violations"] == [], f"seed {seed}: {report}"
+    assert report["operations"] == 60 and report["processes_left"] == []
+    assert report["end"]["fds"] <= report["start"]["fds"] and report["end"]["threads"] <= report["start"]["threads"]

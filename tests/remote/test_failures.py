@@ -189,3 +189,64 @@ def test_a_client_that_ends_at_once_is_unreachable(attempt):
     never SHELL_EXITED (a race; looped)."""
     err = _unreachable("cmd:false", f"false-{attempt}")
     assert "before a shell was ready (exit code 1)" in err.message, err.message
+
+
+def test_sshd_connection_killed_mid_job_then_the_session_reconnects(sshd):
+    """The server side of the connection dies (SIGKILL to the connection's
+    sshd processes) while a job runs: the job settles ``shell_exited`` with
+    its output so far and ssh's own words, nothing of the connection is left
+    here, and the session's next command gets a fresh shell over a new
+    connection."""
+    from dsh_magics.terminal import Registry
+
+    reg = Registry(login=False)
+    try:
+        before = set(sshd.connections())
+        reg.attach("cut", target=sshd.target)
+        mine = wait_until(lambda: set(sshd.connections()) - before, 10, msg="the terminal's sshd processes")
+        job = reg.exec("cut", "echo before; sleep 30")
+        wait_until(lambda: "before" in reg.result(job.id).output, 10)
+        for pid in mine:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        res = reg.wait(job.id, timeout=20)
+        assert res.status == "shell_exited", res.to_dict()
+        assert res.output.startswith("before\n") and res.note, res.to_dict()
+        assert reg.info("cut").status == "dead"
+        again = reg.exec("cut", "echo again", wait_ms=30_000)
+        assert (again.status, again.output, again.fresh_shell) == ("completed", "again\n", True), again.to_dict()
+    finally:
+        reg.close_all()
+    assert pids_with_env("DSH_MAGICS_SESSION", "cut") == []
+
+
+def test_container_removed_mid_job(podman_box):
+    """A container removed under a running job: the job settles
+    ``shell_exited`` with its output so far; the next command cannot reach
+    the target and says so with a stable code; nothing is left here."""
+    import uuid
+
+    from dsh_magics.terminal import Registry
+    from tests.containers import PREFIX, RUN_OPTIONS, podman
+
+    name = f"{PREFIX}{os.getpid()}-gone-{uuid.uuid4().hex[:6]}"
+    started = podman("run", "-d", "--name", name, *RUN_OPTIONS, podman_box.image, "sleep", "infinity", check=False)
+    assert started.returncode == 0, started.stderr
+    reg = Registry(login=False)
+    try:
+        reg.attach("gone", target=f"podman://{name}")
+        job = reg.exec("gone", "echo before; sleep 30")
+        wait_until(lambda: "before" in reg.result(job.id).output, 20)
+        podman("rm", "-f", "-t", "0", name)
+        res = reg.wait(job.id, timeout=30)
+        assert res.status == "shell_exited", res.to_dict()
+        assert res.output.startswith("before\n") and res.note, res.to_dict()
+        with pytest.raises(TargetUnreachable) as e:
+            reg.exec("gone", "echo again", wait_ms=30_000)
+        assert e.value.code == "TARGET_UNREACHABLE"
+    finally:
+        reg.close_all()
+        podman("rm", "-f", "-t", "0", name, check=False)
+    wait_until(lambda: pids_with_env("DSH_MAGICS_SESSION", "gone") == [], 10, msg="client processes gone")

@@ -44,3 +44,26 @@ def test_table_keeps_bounded_finished_jobs():
         table.get(jobs[0].id)
     assert table.get(jobs[-1].id) is jobs[-1]
     assert table.latest("s") is jobs[-1]
+
+
+def test_a_settled_job_lets_go_of_its_canceller() -> None:
+    """A finished job stays listed (the newest 1,000), but nothing is left to
+    cancel: it must not keep its producer (a closed terminal with its ring
+    and screen) alive; benchmarks/soak.py saw RSS grow with each terminal
+    closed and reopened."""
+    import gc
+    import weakref
+
+    class Producer:
+        def stop(self, job: Job) -> None:
+            pass
+
+    producer = Producer()
+    gone = weakref.ref(producer)
+    job = Job("bash", "s", canceller=producer.stop)
+    del producer
+    gc.collect()
+    assert gone() is not None  # a running job can still be cancelled
+    job.settle("completed")
+    gc.collect()
+    assert gone() is None

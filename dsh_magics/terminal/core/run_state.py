@@ -41,6 +41,7 @@ class InterruptState:
     sent_pgrp: int | None = None
     early: bool = False
     taken: bool = False  # a member of the group it went to may have caught it
+    copies: tuple[int, ...] = ()  # members that were copies of the shell when it was sent
     pending: int = 0  # remote: Ctrl-Cs held for the launch (typed once ``due`` passes)
 
 

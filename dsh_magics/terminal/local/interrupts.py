@@ -78,7 +78,9 @@ class Interrupter:
                 pgrp = os.tcgetpgrp(self._fd)
             except OSError:
                 return
-            if (pgrp != st.sent_pgrp or st.early) and not st.taken:
+            if st.taken:
+                return
+            if pgrp != st.sent_pgrp or st.early or self._exec_ed_since(st.copies, pgrp):
                 _killpg(pgrp)
 
     # ------------------------------------------------------------------
@@ -111,8 +113,11 @@ class Interrupter:
         and handing it the terminal (it then reaches only bash, which lets
         the child run) or between fork and exec (the child still has bash's
         handlers): if the job still runs a moment later, the group of that
-        moment gets one more SIGINT (tests/reliability/test_interrupt_race.py),
-        unless a member of the group it went to may have caught it
+        moment gets one more SIGINT when it is another group, when the job
+        was only just started (``EARLY_S``), or when a member that was a copy
+        of the shell at the send has ``exec``-ed since
+        (tests/reliability/test_interrupt_race.py), unless a member of the
+        group it went to may have caught it
         (``procs.LAYER.sigint_taken``): then a second one would be a second
         Ctrl-C (tests/reliability/test_one_ctrl_c.py).
         """
@@ -121,17 +126,41 @@ class Interrupter:
             pgrp = os.tcgetpgrp(self._fd)
         except OSError:
             pgrp = self._pid
-        _killpg(pgrp)
         if pgrp == checked:
+            _killpg(pgrp)
             st.phase, st.due = Phase.SENT, None
             return
+        # Looked at before the kill: a copy of the shell then runs bash's
+        # handlers, and if it ``exec``-s after taking the signal, the signal
+        # is lost (the command it became never saw it).
+        st.copies = tuple(procs.LAYER.shell_copies(self._pid, pgrp))
+        _killpg(pgrp)
         now = time.monotonic()
         st.sent_pgrp = pgrp
         # Looked at after the kill: a member seen then as a copy of the shell,
         # or without a handler, had not caught it when it was sent.
-        st.taken = procs.LAYER.sigint_taken(self._pid, pgrp)
+        st.taken = procs.LAYER.sigint_taken(self._pid, pgrp, st.copies)
         st.early = not run.saw_begin or now - (run.begin_at or now) < EARLY_S
         self._schedule(st, Phase.VERIFY, VERIFY_AFTER_S)
+
+    def _exec_ed_since(self, copies: tuple[int, ...], pgrp: int) -> bool:
+        """A member that was a copy of the shell when the SIGINT was sent is
+        alive and runs another program now: it took the signal in bash's
+        handler and then ``exec``-ed, so the program never got it (``sleep``
+        in ``echo x; sleep 30`` pressed while bash forks it, on a loaded
+        machine past the launch hold: tests/reliability/test_interrupt_race.py)."""
+        if not copies:
+            return False
+        still = set(procs.LAYER.shell_copies(self._pid, pgrp))
+        for pid in copies:
+            if pid in still or not procs.LAYER.alive(pid):
+                continue
+            try:
+                if os.getpgid(pid) == pgrp:
+                    return True
+            except OSError:
+                continue  # gone meanwhile
+        return False
 
     def _schedule(self, st: InterruptState, phase: Phase, after: float) -> None:
         st.phase, st.due = phase, time.monotonic() + after

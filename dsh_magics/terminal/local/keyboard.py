@@ -3,6 +3,9 @@ the quiet check that notes a job waiting for typed input (docs/interactive.md)."
 
 from __future__ import annotations
 
+import fcntl
+import struct
+import termios
 import time
 
 from ... import jobs
@@ -112,6 +115,24 @@ def _unread_output(fd: int) -> bool:
         return False
 
 
+def _unread_input(transport: LocalShell) -> bool:
+    """Has the terminal typed input no program has read yet? Then nothing
+    waits for input: the reader has a line to take and merely has not run
+    yet (on a loaded machine a ``read`` sent its answer still sat in its
+    read when the quiet check looked, and a wait returned "awaiting input"
+    with the answer unread: benchmarks/soak.py, 1 of 877 answers)."""
+    fd = transport.tty_fd if transport.tty_fd is not None else interaction.open_tty(transport.tty)
+    if fd is None:
+        return False
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0] > 0
+    except OSError:  # the terminal is gone: nothing is pending
+        return False
+    finally:
+        if fd != transport.tty_fd:
+            close_fd(fd)
+
+
 def quiet_check(core: JobCore, transport: LocalShell) -> None:
     """A running job has been quiet for a moment (see ``quiet.check``)."""
     with core.lock:
@@ -134,9 +155,10 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             shell.quiet_tty(transport.proc.fd)
             transport.type(shell.sync_line(run.sync_nonce))
         elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
-            if _unread_output(transport.proc.fd):
-                # The prompt it printed before blocking is not read yet; its
-                # arrival would clear the note at once. Decide after it.
+            if _unread_output(transport.proc.fd) or _unread_input(transport):
+                # The prompt it printed before blocking is not read yet (its
+                # arrival would clear the note at once), or a line typed to it
+                # is not taken yet. Decide after that.
                 verdict = quiet.Verdict.LATER
                 run.quiet.reader = None
                 run.quiet.again_later()

@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
+
 from .proclayer import (
     BUSY_OR_UNKNOWN,
     INPUT_FD,
@@ -149,7 +151,7 @@ def reap(proc: Any, token: str | None, timeout: float) -> tuple[int, int | None]
     while True:
         try:
             running = proc.isalive()
-        except Exception:  # noqa: BLE001
+        except (OSError, PtyProcessError):  # already collected elsewhere: nothing left to wait for
             running = False
         if not running:
             break

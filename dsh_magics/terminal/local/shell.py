@@ -3,18 +3,16 @@ line, probes (docs/internals.md explains each part of the job line)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import shlex
-import signal
 import termios
 from concurrent.futures import ThreadPoolExecutor
 
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ..config import TerminalConfig
-from ..core import environment
+from ..core import child, environment
 from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 from . import bash_version, procs
 
@@ -89,17 +87,6 @@ QUIET_ENV = {**environment.QUIET_ENV, "HISTFILE": "/dev/null"}
 _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
 
 
-def _child_setup() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        # If our process dies without cleaning up (SIGKILL), the shell gets a
-        # hangup, and an interactive bash passes SIGHUP on to its jobs.
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
-    except Exception:  # noqa: BLE001 - best effort, Linux only
-        pass
-
-
 def run_on_spawner(fn, *args) -> None:  # type: ignore[no-untyped-def]
     """Run housekeeping (the watchdog) off the caller's path, in order.
 
@@ -134,7 +121,7 @@ def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
             env=env,
             echo=False,
             dimensions=(config.rows, config.cols),
-            preexec_fn=_child_setup,
+            preexec_fn=child.setup,
         )
 
     return _spawner.submit(go).result()

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
+
 from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
@@ -165,7 +167,9 @@ class Terminal(TerminalBase):
         self.transport.close_fds()
         if self.transport.gate is not None:
             self.transport.gate.close()
-        with contextlib.suppress(Exception):
+        # The shell was reaped above; closing its descriptor may fail (closed
+        # already) or its terminate() give up: nothing of it is left to end.
+        with contextlib.suppress(OSError, PtyProcessError):
             if self.transport.proc is not None:
                 self.transport.proc.close(force=True)
         self._scratch.remove()

@@ -6,17 +6,16 @@ thread; its end shows as the client's exit."""
 from __future__ import annotations
 
 import os
-import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from ptyprocess import PtyProcess  # type: ignore[import-untyped]
+from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
 
 from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import child, reader
 from ..core.cleaner import clean
 from ..core.transport import set_pty_size
 from ..local import procs
@@ -36,13 +35,9 @@ def in_spawner(start: Callable[[], T]) -> T:
 
 
 def child_setup() -> None:
-    """In a client's child: it is hung up when this process dies."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - best effort, Linux only
-        pass
+    """In a client's child: hung up when this process dies, signals as a
+    terminal emulator leaves them (:func:`core.child.setup`)."""
+    child.setup()
 
 
 class Client:
@@ -175,7 +170,10 @@ class Client:
         if self.proc is not None:
             try:
                 self.proc.close(force=True)
-            except Exception:  # noqa: BLE001
+            except (OSError, PtyProcessError):
+                # Closing the descriptor failed, or the client outlived
+                # SIGKILL's grace: the reap (procs.reap) has collected it or
+                # kills its tree; nothing more can be done here.
                 pass
 
 

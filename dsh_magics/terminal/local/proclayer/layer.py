@@ -3,6 +3,7 @@ implement (``procfs`` and ``portable``), and the answers it shares."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 #: ``input_state`` answers.
@@ -40,14 +41,22 @@ class ProcessLayer(Protocol):
         ...
 
     def command_launched(self, pid: int, pgrp: int) -> bool | None:
-        """The shell waits for its foreground group ``pgrp`` and no member
-        is still an un-``exec``-ed copy of the shell; None if unknowable."""
+        """The shell waits for its foreground group ``pgrp`` and every member
+        that is still a copy of the shell (not ``exec``-ed) waits too, for
+        members checked the same way; None if unknowable."""
         ...
 
-    def sigint_taken(self, shell_pid: int, pgrp: int) -> bool:
+    def sigint_taken(self, shell_pid: int, pgrp: int, copies: Collection[int] = ()) -> bool:
         """A member of ``pgrp`` below the shell may have taken a SIGINT just
         sent and lived on (a program of its own, with a handler where that
-        can be seen): then no second one is sent."""
+        can be seen): then no second one is sent. Members in ``copies``
+        (copies of the shell when it was sent) are not counted: whatever
+        they run now was ``exec``-ed after it."""
+        ...
+
+    def shell_copies(self, shell_pid: int, pgrp: int) -> list[int]:
+        """Members of ``pgrp`` below the shell that are still copies of it
+        (forked, not ``exec``-ed: the shell's argv)."""
         ...
 
     def tty_path(self, shell_pid: int) -> str | None:

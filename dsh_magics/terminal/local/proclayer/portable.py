@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Collection
 
 try:
     import psutil  # type: ignore[import-untyped]
@@ -226,30 +227,62 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
         shell = psutil.Process(pid).cmdline()
     except psutil.Error:
         return None
-    for child in children(pid):
-        try:
-            if os.getpgid(child) == pgrp and psutil.Process(child).cmdline() == shell:
+    # As the /proc layer: a copy of the shell in the group counts once it
+    # waits too, and what it forked is checked the same way.
+    copies = [pid]
+    while copies:
+        found = []
+        for child in children(copies.pop()):
+            try:
+                if os.getpgid(child) == pgrp and psutil.Process(child).cmdline() == shell:
+                    found.append(child)
+            except (OSError, psutil.Error):
+                continue  # gone already
+        channels = wchans(found)
+        for child in found:
+            channel = channels.get(child)
+            if channel is None:
+                continue  # gone already
+            if channel not in WAIT_WCHANS:
                 return False
-        except (OSError, psutil.Error):
-            continue  # gone already
+            copies.append(child)
     return True
 
 
-def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+def sigint_taken(shell_pid: int, pgrp: int, copies: Collection[int] = ()) -> bool:
     """As the /proc layer, without signal masks (psutil has none): any member
     of ``pgrp`` that is a program of its own (another argv than the shell)
-    may have taken the SIGINT, so the engine sends no second one."""
+    may have taken the SIGINT, so the engine sends no second one. Members
+    in ``copies`` (copies of the shell when it was sent) are not counted."""
     try:
         shell = psutil.Process(shell_pid).cmdline()
     except psutil.Error:
         return True
     for pid in descendants(shell_pid):
+        if pid in copies:
+            continue
         try:
             if os.getpgid(pid) == pgrp and psutil.Process(pid).cmdline() != shell:
                 return True
         except (OSError, psutil.Error):
             continue  # gone already
     return False
+
+
+def shell_copies(shell_pid: int, pgrp: int) -> list[int]:
+    """As the /proc layer: members of ``pgrp`` below the shell with its argv."""
+    try:
+        shell = psutil.Process(shell_pid).cmdline()
+    except psutil.Error:
+        return []
+    out = []
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) == pgrp and psutil.Process(pid).cmdline() == shell:
+                out.append(pid)
+        except (OSError, psutil.Error):
+            continue  # gone already
+    return out
 
 
 def terminal_reader(shell_pid: int, pgrp: int) -> int | None:

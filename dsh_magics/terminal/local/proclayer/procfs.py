@@ -10,6 +10,7 @@ import ctypes
 import os
 import signal
 import struct
+from collections.abc import Collection
 
 from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOP_LEVEL, TTY_READ_ELSEWHERE
 
@@ -120,8 +121,16 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
     (such a child still runs bash's own SIGINT handler, and loses the signal
     when it then ``exec``-s). Until then a SIGINT to the foreground group can
     miss a member: ``sleep`` in ``sleep 30 | cat`` dies, the ``cat`` forked a
-    moment later reads EOF and exits 0, and the line carries on. A subshell
-    stays a copy of the shell for good; callers wait for it only briefly.
+    moment later reads EOF and exits 0, and the line carries on. A stage
+    that stays a copy of the shell (a function or subshell: ``f`` in
+    ``f | cat``) counts as started once it, too, waits in ``wait4``: it has
+    set up its signals, and what it forked is checked the same way (its
+    ``sleep`` has ``exec``-ed). A copy that never waits (a builtin loop)
+    callers wait for only briefly. Before, every such stage waited out that
+    hold and got the SIGINT on a timer, which on a loaded machine could fall
+    while its ``sleep`` was still an un-``exec``-ed copy: the signal was lost
+    and ``sleep`` ran on (tests/terminal/test_launch_check.py). The portable
+    layer answers alike (tests/portable/test_portable_layer.py).
     None when the machine is unknown or /proc cannot tell.
     """
     if _WAIT4_NR is None:
@@ -133,13 +142,24 @@ def command_launched(pid: int, pgrp: int) -> bool | None:
         shell = _cmdline(pid)
     except OSError:
         return None
-    for child in children(pid):
-        try:
-            if os.getpgid(child) == pgrp and _cmdline(child) == shell:
-                return False
-        except OSError:
-            continue  # gone already
+    copies = [pid]
+    while copies:  # the shell, then each copy of it that waits: their children too
+        for child in children(copies.pop()):
+            try:
+                if os.getpgid(child) != pgrp or _cmdline(child) != shell:
+                    continue
+                if not _in_wait4(child):
+                    return False
+            except OSError:
+                continue  # gone already
+            copies.append(child)
     return True
+
+
+def _in_wait4(pid: int) -> bool:
+    """``pid`` sleeps in ``wait4`` (OSError when it is gone)."""
+    with open(f"/proc/{pid}/syscall", "rb") as f:
+        return f.read().split(maxsplit=1)[:1] == [str(_WAIT4_NR).encode()]
 
 
 def _cmdline(pid: int) -> bytes:
@@ -161,25 +181,44 @@ def _catches_sigint(pid: int) -> bool:
     return False
 
 
-def sigint_taken(shell_pid: int, pgrp: int) -> bool:
+def sigint_taken(shell_pid: int, pgrp: int, copies: Collection[int] = ()) -> bool:
     """May a member of group ``pgrp`` (below the shell) have taken a SIGINT
     just sent to it and lived on? Yes once a member is a program of its own
     (not a forked copy of the shell: another argv) with a SIGINT handler.
     A copy of the shell loses the signal when it ``exec``-s; a member with no
-    handler dies of it, and one more cannot make a second catch."""
+    handler dies of it, and one more cannot make a second catch. A member
+    that was a copy when it was sent (in ``copies``) is not counted: a
+    handler it has now came with an ``exec`` after the signal."""
     try:
         shell = _cmdline(shell_pid)
     except OSError:
         return True
     for pid in descendants(shell_pid):
         try:
-            if os.getpgid(pid) != pgrp or _cmdline(pid) == shell:
+            if pid in copies or os.getpgid(pid) != pgrp or _cmdline(pid) == shell:
                 continue
         except OSError:
             continue  # gone already
         if _catches_sigint(pid):
             return True
     return False
+
+
+def shell_copies(shell_pid: int, pgrp: int) -> list[int]:
+    """Members of ``pgrp`` below the shell that are still forked copies of
+    it (its argv: not ``exec``-ed yet, or a subshell)."""
+    try:
+        shell = _cmdline(shell_pid)
+    except OSError:
+        return []
+    out = []
+    for pid in descendants(shell_pid):
+        try:
+            if os.getpgid(pid) == pgrp and _cmdline(pid) == shell:
+                out.append(pid)
+        except OSError:
+            continue  # gone already
+    return out
 
 
 def command_name(pid: int) -> str:
@@ -216,7 +255,7 @@ def input_state(pid: int) -> str:
         if _libc is None:
             _libc = ctypes.CDLL(None, use_errno=True)
         same = _libc.syscall(_KCMP_NR, pid, pid, _KCMP_FILE, 0, INPUT_FD)
-    except Exception:  # noqa: BLE001 - no kcmp: never guess
+    except (OSError, AttributeError):  # no libc or no syscall(): never guess
         return BUSY_OR_UNKNOWN
     if same == 0:
         return TOP_LEVEL
