@@ -536,6 +536,11 @@ def test_shell_stopped_mid_job_then_continued(reg: Registry, sid: str, tmp_path:
     with bystander_running(reg, tmp_path):
         job = reg.exec(sid, f"echo go; cat {gate}; echo after-$?")
         wait_for_output(reg, job.id, "go\n")
+        # Stop the shell only once `cat` runs: a child bash has forked waits
+        # for its parent (the process group's set-up) before it execs, so a
+        # shell stopped in between holds its child too; then no reader ever
+        # opens the gate (1 run in 3 failed so on the CI dry run of session 30).
+        wait_until(lambda: children(pid, "cat"), 10, msg="cat started by the shell")
         os.kill(pid, signal.SIGSTOP)
         try:
             wait_until(lambda: proc_state(pid) is not None and proc_state(pid)[0] == "T", 10, msg="shell stopped")
