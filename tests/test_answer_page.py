@@ -4,9 +4,7 @@ The page over a real host is tests/host/test_pages.py."""
 
 from __future__ import annotations
 
-import http.client
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -14,6 +12,7 @@ from dsh_magics.answer.page import AnswerPage, pending_secret
 from dsh_magics.terminal.registry import Registry
 
 from .conftest import wait_until
+from .host.test_pages import listening
 
 STEP = 30
 
@@ -25,18 +24,6 @@ def registry() -> Iterator[Registry]:
         yield reg
     finally:
         reg.close_all()
-
-
-def _listening(url: str) -> bool:
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=STEP)
-    try:
-        conn.request("GET", parts.path, headers={"Host": parts.netloc})
-        return conn.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        conn.close()
 
 
 def test_a_failing_listener_is_logged_and_the_page_still_ends(registry: Registry, caplog) -> None:
@@ -51,11 +38,11 @@ def test_a_failing_listener_is_logged_and_the_page_still_ends(registry: Registry
         raise RuntimeError(f"listener failed on purpose ({outcome})")
 
     page = AnswerPage(registry, prompt, on_end=broken)
-    assert _listening(page.url)
+    assert listening(page.url)
     with caplog.at_level("WARNING", logger="dsh_magics.answer.page"):
         page.close("closed")
     assert page.outcome == "closed"
-    wait_until(lambda: not _listening(page.url), STEP, msg="the page still answers")
+    wait_until(lambda: not listening(page.url), STEP, msg="the page still answers")
     failed = [r for r in caplog.records if r.name == "dsh_magics.answer.page"]
     assert failed and failed[0].exc_info is not None
     assert "listener failed on purpose (closed)" in caplog.text

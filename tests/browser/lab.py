@@ -164,6 +164,15 @@ class LabServer:
             body = resp.read()
         return json.loads(body) if body else None
 
+    def terminal_names(self) -> set[str]:
+        """The names of the Lab terminals running now."""
+        return {t["name"] for t in self.api("terminals") or []}
+
+    def delete_terminals_since(self, before: set[str]) -> None:
+        """End every Lab terminal not in ``before`` (a test's own tabs)."""
+        for name in self.terminal_names() - before:
+            self.api(f"terminals/{name}", method="DELETE")
+
     def _ready(self) -> bool:
         if self.proc.poll() is not None:
             raise LabError(f"JupyterLab exited early ({self.proc.returncode}); log:\n{self.log()}")

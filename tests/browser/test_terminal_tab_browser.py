@@ -260,7 +260,7 @@ def test_the_panel_button_opens_the_tab(
     path = "terminal_panel.ipynb"
     _notebook(lab.root / path, ["%load_ext dsh_magics", "%bash_panel"])
     nb = NotebookPage(page, lab, path, screenshots_dir).open()
-    before = {t["name"] for t in lab.api("terminals")}
+    before = lab.terminal_names()
     try:
         _run(nb, path, 0)
         _run(nb, path, 1)
@@ -279,8 +279,6 @@ def test_the_panel_button_opens_the_tab(
         nb.screenshot("terminal-tab-from-panel")
     finally:
         try:
-            for t in lab.api("terminals") or []:
-                if t["name"] not in before:
-                    lab.api(f"terminals/{t['name']}", method="DELETE")
+            lab.delete_terminals_since(before)
         finally:
             nb.close()

@@ -74,7 +74,7 @@ def test_a_read_only_tab_watches_an_agent_and_cannot_type(
     lab = lab_with_extension
     path = "terminal_viewer.ipynb"
     _notebook(lab.root / path, CELLS)
-    before = {t["name"] for t in lab.api("terminals")}
+    before = lab.terminal_names()
     nb = NotebookPage(page, lab, path, screenshots_dir).open()
     try:
         _run(nb, path, 0)
@@ -116,8 +116,6 @@ def test_a_read_only_tab_watches_an_agent_and_cannot_type(
         assert "RESULT fine\ngot-fine" in out and "typed-by-viewer" not in out, out
     finally:
         try:
-            for t in lab.api("terminals") or []:
-                if t["name"] not in before:
-                    lab.api(f"terminals/{t['name']}", method="DELETE")
+            lab.delete_terminals_since(before)
         finally:
             nb.close()
