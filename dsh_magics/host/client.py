@@ -368,6 +368,7 @@ class HostClient:
                 raise NoSuchJob(
                     f"job {job_id!r} ran in a terminal host that has exited; the job and its terminal are gone",
                     job_id=job_id,
+                    host_lost=True,
                 ) from None
             raise
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import tools
+from ..errors import HostUnavailable, NoSuchJob
 from ..terminal.api import Engine
 from .progress import PROGRESS_AFTER_S, lines_probe, wants_progress, with_progress
 from .workers import run_blocking
@@ -103,7 +104,7 @@ class CallRunner:
         if "error" in res:
             # HOST_UNAVAILABLE when the host died under the wait: the engine
             # reports it to this call (HostClient.wait), as its exec would.
-            return res
+            return lost_under_exec(res)
         if res.get("timed_out") or res.get("status") == "running":
             return started
         res.pop("reason", None)  # a bash_wait field; bash_exec results have none
@@ -124,6 +125,24 @@ class CallRunner:
             self._running_terminals.clear()  # cheap to learn again
         elif isinstance(sid, str) and "error" not in result:
             self._running_terminals.add(sid)
+
+
+def lost_under_exec(res: dict[str, Any]) -> dict[str, Any]:
+    """A bash_exec's wait error as its caller must see it. The job was started
+    in this very call, so a host that exited before the wait began (its loss
+    already seen, the job's lookup NO_SUCH_JOB) was lost under this call:
+    HOST_UNAVAILABLE, as the engine's exec reports it (pinned by
+    tests/host/test_lost_host_report.py::test_a_host_lost_between_an_exec_start_and_its_wait_is_host_unavailable)."""
+    error = res["error"]
+    if error.get("code") != NoSuchJob.code or not (error.get("details") or {}).get("host_lost"):
+        return res
+    return {
+        "error": {
+            "code": HostUnavailable.code,
+            "message": "the terminal host is gone: it exited while this call waited, with its terminals "
+            "and their jobs. The next call starts a fresh host.",
+        }
+    }
 
 
 def exec_wait_ms(name: str, arguments: Any) -> int | None:
