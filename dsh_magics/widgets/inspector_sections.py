@@ -16,6 +16,7 @@ from ..harness import (
     ESCALATION_TARGETS,
     WIDER_MODES,
     Config,
+    Fragment,
     LiveStatus,
     Matrix,
     ParamChange,
@@ -187,40 +188,23 @@ def badge(
     return Badge("model", c.source, version, state, text, detail)
 
 
+def _fragment_row(f: Fragment, status: str) -> FragmentRow:
+    """One description fragment's row, with its size (``status``: added,
+    changed, same or removed against the base tool)."""
+    chars, tokens = _fragment_size(f.text, f.facts)
+    return FragmentRow(f.key, FRAGMENT_TITLES.get(f.key, f.key), f.summary, f.text, chars, tokens, status)
+
+
 def description_view(cur: Tool, base: Tool, changed: tuple[str, ...]) -> DescriptionView:
     """The description fragments of ``cur`` against ``base`` (``changed``: the
     fragment keys whose text differs), with sizes."""
     base_keys = {f.key for f in base.fragments}
     cur_keys = {f.key for f in cur.fragments}
-    rows = []
-    for f in cur.fragments:
-        chars, tokens = _fragment_size(f.text, f.facts)
-        status = "added" if f.key not in base_keys else "changed" if f.key in changed else "same"
-        rows.append(
-            FragmentRow(
-                f.key,
-                FRAGMENT_TITLES.get(f.key, f.key),
-                f.summary,
-                f.text,
-                chars,
-                tokens,
-                status,
-            )
-        )
-    for f in base.fragments:
-        if f.key not in cur_keys:
-            chars, tokens = _fragment_size(f.text, f.facts)
-            rows.append(
-                FragmentRow(
-                    f.key,
-                    FRAGMENT_TITLES.get(f.key, f.key),
-                    f.summary,
-                    f.text,
-                    chars,
-                    tokens,
-                    "removed",
-                )
-            )
+    rows = [
+        _fragment_row(f, "added" if f.key not in base_keys else "changed" if f.key in changed else "same")
+        for f in cur.fragments
+    ]
+    rows += [_fragment_row(f, "removed") for f in base.fragments if f.key not in cur_keys]
     chars, tokens = _description_size(cur)
     bchars, btokens = _description_size(base)
     tchars, ttokens = tool_size(cur)
