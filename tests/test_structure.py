@@ -33,18 +33,12 @@ MAY_USE: dict[str, set[str]] = {
     "harness": set(),
 }
 
-# Arrows up that issue 34 §2 removes in the terminal lane (the process helpers and
-# the bash version floor move into the core); the lead empties this at merge.
-KNOWN_ARROWS_UP = {
-    ("dsh_magics.terminal.interaction", "dsh_magics.terminal.local.procs"),
-}
+# Arrows up allowed for now, each with the issue that removes it: none left (issue 34
+# §2 moved the process layer and the bash version floor into the core).
+KNOWN_ARROWS_UP: set[tuple[str, str]] = set()
 
-# Over 500 lines today: the terminal facade and the interaction checks, left for
-# issue 34 §2 (one terminal core), which reworks both.
-KNOWN_LONG = {
-    "dsh_magics/terminal/interaction.py",
-    "dsh_magics/terminal/registry.py",
-}
+# Over 500 lines today, each waiting for its split: none left.
+KNOWN_LONG: set[str] = set()
 
 # Silent broad excepts (``except Exception: pass``), by file and count: none left
 # (issue 34 §4); kept as the place to name one that must stay, with why.
@@ -189,7 +183,7 @@ def test_the_allowlisted_arrows_exist() -> None:
 def test_an_arrow_up_is_found() -> None:
     edges = [
         ("dsh_magics.terminal.registry", "dsh_magics.notebook.render"),
-        ("dsh_magics.terminal.core.jobcore", "dsh_magics.terminal.local.procs"),
+        ("dsh_magics.terminal.core.jobcore", "dsh_magics.terminal.local.shell"),
         ("dsh_magics.errors", "dsh_magics.terminal.api"),
         ("dsh_magics.tools.dispatch", "dsh_magics.host.client"),
         ("dsh_magics.host.server", "dsh_magics.mcp.server"),

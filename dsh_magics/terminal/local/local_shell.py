@@ -10,10 +10,10 @@ import threading
 from typing import Any
 
 from ...errors import ShellExited
-from .. import interaction
 from ..core.markers import new_nonce
 from ..core.reader import WakePipe
 from ..core.transport import set_pty_size
+from .gate import Gate
 from .scratch import close_fd
 
 
@@ -27,9 +27,9 @@ class LocalShell:
         self.pidfd: int | None = None
         self.wake = WakePipe()
         self.identity: tuple[str, bytes] | None = None  # exe and argv at the prompt
-        self.gate: interaction.Gate | None = None
+        self.gate: Gate | None = None
         self.tty: str | None = None  # the terminal's device path (/dev/pts/N)
-        self.tty_fd: int | None = None  # its slave side, for interaction.line_taken
+        self.tty_fd: int | None = None  # its slave side, for core.tty_state.line_taken
         self.typed = False  # input was sent since the engine last typed a line
         self.send_lock = threading.Lock()
         self.quiet_checks = 0  # how many quiet checks ran (tests wait on it)

@@ -12,9 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ..config import TerminalConfig
-from ..core import child, environment
+from ..core import bash_version, child, environment, procs
 from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
-from . import bash_version, procs
 
 INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
 NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job
@@ -189,7 +188,7 @@ def _variables(scratch: str) -> str:
 def setup_script(cwd: str, scratch: str, gate_open: str = "") -> str:
     """Runs after the user's profile, inside the shell, once. ``scratch`` is
     the terminal's private directory (for ``SEEN_FILE`` and ``TRAPS_FILE``);
-    ``gate_open`` opens the job gate (see ``interaction.Gate``)."""
+    ``gate_open`` opens the job gate (see ``gate.Gate``)."""
     q = shlex.quote
     return "\n".join(
         [
@@ -386,7 +385,7 @@ def job_line(
     else:
         restore = f'{RESTORE_FN} {int(status)} "${LA}" || {run}'
     end = printf_marker(END, end_nonce, status=f'"${ST}"', pipestatus=f'"${PS}"')
-    # ``gate`` (``interaction.Gate.shell_wait()``) holds the command after
+    # ``gate`` (``gate.Gate.shell_wait()``) holds the command after
     # its begin marker until the engine has switched echo on for the job; a
     # tty job waits there once more after its end marker, while the engine
     # throws away input nobody read. With the gate the job runs with echo on,

@@ -6,10 +6,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..core import reader
+from ..core import procs, reader
 from ..core.jobcore import JobCore
 from ..result import SHELL_EXITED
-from . import procs
 from .local_shell import LocalShell
 from .scratch import close_fd
 

@@ -18,7 +18,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import procs, reader, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
@@ -31,7 +31,8 @@ from ..result import (
     INTERRUPTED,
     TerminalInfo,
 )
-from . import keyboard, procs, quiet, shell, shell_end, watchdog
+from . import keyboard, quiet, shell, shell_end, watchdog
+from .gate import Gate
 from .interrupts import Interrupter
 from .local_shell import LocalShell
 from .scratch import Scratch, unlink
@@ -98,7 +99,7 @@ class Terminal(TerminalBase):
                 except (AttributeError, OSError):
                     self.transport.pidfd = None
                 self._ready_nonce = new_nonce()
-                self.transport.gate = interaction.Gate(self._tmpdir)
+                self.transport.gate = Gate(self._tmpdir)
                 setup = self._scratch.write_file(
                     "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
                 )
@@ -140,11 +141,11 @@ class Terminal(TerminalBase):
         unlink(setup)
         self.transport.identity = procs.LAYER.identity(self.transport.proc.pid)
         self.transport.gate.unlink()  # the shell has both gates open by now
-        self.transport.tty = interaction.tty_path(self.transport.proc.pid)
+        self.transport.tty = tty_state.tty_path(self.transport.proc.pid)
         if self.transport.pidfd is not None:
             # Held open only where the pidfd reports the shell's exit: an
             # open slave keeps the master from reading EOF.
-            self.transport.tty_fd = interaction.open_tty(self.transport.tty)
+            self.transport.tty_fd = tty_state.open_tty(self.transport.tty)
 
     def close(self) -> None:
         """Kill the shell and every process it started; remove temp files
@@ -267,7 +268,7 @@ class Terminal(TerminalBase):
             run.quiet.reader = None
             if run.tty or run.inputs:
                 # Type-ahead nobody read would reach the shell once the line is aborted.
-                interaction.discard_typed_input(self.transport.tty)
+                tty_state.discard_typed_input(self.transport.tty)
             self._interrupter.request(run)
             # No probe is typed here (a program reading the terminal would take
             # it as input): the quiet check types one once the shell reads.

@@ -15,10 +15,9 @@ from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untype
 
 from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
-from ..core import child, reader
+from ..core import child, procs, reader
 from ..core.cleaner import clean
 from ..core.transport import set_pty_size
-from ..local import procs
 from .targets import Target
 
 # One long-lived thread forks every client, so PR_SET_PDEATHSIG (set in the

@@ -18,11 +18,10 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import bash_version, reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
-from ..local import bash_version
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband, side_channel
 from .connection import Client, last_words
