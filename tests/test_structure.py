@@ -133,6 +133,54 @@ def silent_broad_excepts(tree: ast.AST) -> list[int]:
     return lines
 
 
+#: Fields of a running job that the marker protocol sets (``JobCore.job_began``,
+#: ``job_ended``, ``resync``): where its output starts and ends, its resync probe.
+MARKER_FIELDS = {"start_line", "saw_begin", "begin_at", "end_line", "ended_partial", "sync_nonce"}
+
+
+def jobcore_fields(tree: ast.AST) -> set[str]:
+    """The fields ``JobCore`` gives itself (``self.x = ...`` in its methods)."""
+    fields: set[str] = set()
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and cls.name == "JobCore":
+            for node in ast.walk(cls):
+                for target in _targets(node):
+                    if isinstance(target.value, ast.Name) and target.value.id == "self":
+                        fields.add(target.attr)
+    return fields
+
+
+def _targets(node: ast.AST) -> list[ast.Attribute]:
+    """The attributes an assignment statement assigns (tuples unpacked)."""
+    if isinstance(node, ast.Assign):
+        todo = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        todo = [node.target]
+    else:
+        return []
+    found = []
+    while todo:
+        t = todo.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            todo.extend(t.elts)
+        elif isinstance(t, ast.Attribute):
+            found.append(t)
+    return found
+
+
+def field_writes(tree: ast.AST, core_fields: set[str]) -> list[str]:
+    """Assignments in a transport to a field of another object that the core
+    owns: a ``JobCore`` field (any ``x.f = ...`` but ``self.f``) or a marker
+    field of a running job."""
+    bad = []
+    for node in ast.walk(tree):
+        for t in _targets(node):
+            own = isinstance(t.value, ast.Name) and t.value.id == "self"
+            if (t.attr in core_fields and not own) or t.attr in MARKER_FIELDS:
+                bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
+    return bad
+
+
 def _sources() -> dict[str, Path]:
     return {str(p.relative_to(PACKAGE.parent)): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -175,6 +223,19 @@ def test_no_silent_broad_except() -> None:
 def test_the_allowlisted_arrows_exist() -> None:
     edges = set(_edges())
     assert KNOWN_ARROWS_UP <= edges, KNOWN_ARROWS_UP - edges
+
+
+def test_no_transport_assigns_a_field_of_the_job_core() -> None:
+    core = PACKAGE / "terminal" / "core" / "jobcore.py"
+    fields = jobcore_fields(ast.parse(core.read_text()))
+    assert {"running", "closed", "exit_code", "failure", "last_cwd", "dead"} <= fields, fields
+    found = {}
+    for name, p in _sources().items():
+        if name.startswith(("dsh_magics/terminal/local/", "dsh_magics/terminal/remote/")):
+            bad = field_writes(ast.parse(p.read_text(), name), fields)
+            if bad:
+                found[name] = bad
+    assert not found, f"call a JobCore method instead (docs/internals.md): {found}"
 
 
 # ------------------------------------------------- the checks can fail
@@ -228,6 +289,24 @@ def test_a_silent_broad_except_is_found() -> None:
         "try:\n    f()\nexcept Exception:\n    log()\n"  # handled
     )
     assert silent_broad_excepts(ast.parse(code)) == [3, 7, 11]
+
+
+def test_a_transport_assigning_a_core_field_is_found() -> None:
+    core = ast.parse("class JobCore:\n    def __init__(self):\n        self.closed = False\n        self.ring = None\n")
+    fields = jobcore_fields(core)
+    assert fields == {"closed", "ring"}
+    code = (
+        "core.closed = True\n"  # 1: a core field
+        "self.core.ring, x = r, 1\n"  # 2: in a tuple, through an attribute
+        "run.saw_begin = True\n"  # 3: a marker field of the running job
+        "self.closed = True\n"  # the transport's own field of that name
+        "run.awaiting = None\n"  # the job's input state: the transport's
+    )
+    assert field_writes(ast.parse(code), fields) == [
+        "line 1: core.closed =",
+        "line 2: self.core.ring =",
+        "line 3: run.saw_begin =",
+    ]
 
 
 def test_module_names_are_read() -> None:

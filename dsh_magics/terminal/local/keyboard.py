@@ -13,8 +13,7 @@ from .. import interaction
 from ..core import fdwait, procs, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
-from ..core.markers import new_nonce
-from ..result import DEAD, SHELL_EXITED
+from ..result import DEAD
 from . import quiet, shell
 from .local_shell import LocalShell
 from .scratch import close_fd
@@ -101,8 +100,7 @@ def note_awaiting(core: JobCore, transport: LocalShell, run: Running) -> None:
         # switched echo on for the job (gate.Gate).
         secret=run.echo_on and tty_state.hidden_entry(transport.proc.fd),
     )
-    core.output_seq += 1
-    core.out_cond.notify_all()
+    core.touched()
 
 
 def _unread_output(fd: int) -> bool:
@@ -150,10 +148,10 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             # The shell waits for a line although the job never reported:
             # its line was aborted. A probe (no signal) confirms it.
             run.quiet.unsent_sigint = True
-            run.sync_nonce = new_nonce()
+            nonce = core.resync(run)
             before_typing(transport)
             shell.quiet_tty(transport.proc.fd)
-            transport.type(shell.sync_line(run.sync_nonce))
+            transport.type(shell.sync_line(nonce))
         elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
             if _unread_output(transport.proc.fd) or _unread_input(transport):
                 # The prompt it printed before blocking is not read yet (its
@@ -165,9 +163,7 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             elif run.awaiting is None:
                 note_awaiting(core, transport, run)
         elif verdict is quiet.Verdict.REPLACED:
-            core.finish(run, SHELL_EXITED, None, core.last_cwd, note=quiet.REPLACED_NOTE)
-            core.dead = True
-            core.out_cond.notify_all()
+            core.shell_replaced(run, quiet.REPLACED_NOTE)
     if verdict is quiet.Verdict.WAITING:
         core.emit({"type": "output", "session_id": core.session_id})  # views show the note
     elif verdict is quiet.Verdict.REPLACED:

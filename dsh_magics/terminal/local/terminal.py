@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -25,10 +24,8 @@ from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_
 from ..core.terminal_base import TerminalBase
 from ..result import (
     BUSY,
-    COMPLETED,
     DEAD,
     IDLE,
-    INTERRUPTED,
     TerminalInfo,
 )
 from . import keyboard, quiet, shell, shell_end, watchdog
@@ -155,9 +152,8 @@ class Terminal(TerminalBase):
 
     def _close(self) -> None:
         with self.core.lock:
-            if self.core.closed:
+            if not self.core.mark_closed():
                 return
-            self.core.closed = True
             pid = self.transport.proc.pid if self.transport.proc is not None else None
         procs.kill_tree(pid, self.transport.token)
         shell.run_on_spawner(watchdog.forget, self.transport.token)
@@ -359,38 +355,23 @@ class Terminal(TerminalBase):
         self.core.deliver()
 
     def _on_marker(self, m: Marker) -> None:
-        run = self.core.running
         if m.kind == SYNC and m.nonce == self._ready_nonce:
-            self.core.flush_cleaner()
-            self.core.ring.clear()
-            self.core.screen.reset()
-            self.core.alt.reset()
             self._ready_nonce = None
-            self.core.ready.set()
+            self.core.shell_ready()
             return
+        run = self.core.marked_job(m)
         if run is None:
             return
-        if m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
-            self.core.flush_cleaner()
-            self.core.ring.finish_partial()
-            run.start_line = self.core.ring.next_line
-            run.saw_begin = True
-            run.begin_at = time.monotonic()
+        if m.kind == BEGIN:
+            self.core.job_began(run)
             if self._interrupter is not None:
                 self._interrupter.on_begin(run)
-        elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
+        elif m.kind == END:
             keyboard.after_job(self.transport, run)
             self._last_status = m.status
             self._pipestatus = list(m.pipestatus) if m.pipestatus else None
-            self.core.flush_cleaner()
-            run.ended_partial = self.core.ring.finish_partial()
-            run.end_line = self.core.ring.next_line
-            code = m.status if m.status is not None else -1
-            status = COMPLETED
-            if run.intr.requested and code == 128 + signal.SIGINT:
-                status = INTERRUPTED
-            self.core.finish(run, status, code, self.cwd)
-        elif m.kind == SYNC and m.nonce == run.sync_nonce:
+            self.core.job_ended(run, m.status, self.cwd)
+        else:
             # The shell is reading input again and the job's end marker never
             # came: the interrupt aborted the job's line.
             self._settle_interrupted(run)
@@ -400,7 +381,7 @@ class Terminal(TerminalBase):
         note = None
         if run.quiet.unsent_sigint and not run.intr.requested:
             note = quiet.UNSENT_SIGINT_NOTE
-        self.core.finish(run, INTERRUPTED, 128 + signal.SIGINT, self.cwd, signal_no=signal.SIGINT, note=note)
+        self.core.job_aborted(run, self.cwd, note)
 
     # ------------------------------------------------------------------
     # helpers
