@@ -181,6 +181,29 @@ def field_writes(tree: ast.AST, core_fields: set[str]) -> list[str]:
     return bad
 
 
+def pty_bypasses(tree: ast.AST) -> list[str]:
+    """Calls that spawn a child on a PTY (``PtyProcess.spawn``) or write to a
+    PTY's descriptor (``os.write(<x>.fd, ...)``) themselves: only
+    ``core/pty.py`` may (the one PTY owner and write path)."""
+    bad = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        f = node.func
+        spawn = f.attr == "spawn" and isinstance(f.value, ast.Name) and f.value.id == "PtyProcess"
+        write = (
+            f.attr == "write"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "os"
+            and bool(node.args)
+            and isinstance(node.args[0], ast.Attribute)
+            and node.args[0].attr == "fd"
+        )
+        if spawn or write:
+            bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return bad
+
+
 def _sources() -> dict[str, Path]:
     return {str(p.relative_to(PACKAGE.parent)): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -236,6 +259,16 @@ def test_no_transport_assigns_a_field_of_the_job_core() -> None:
             if bad:
                 found[name] = bad
     assert not found, f"call a JobCore method instead (docs/internals.md): {found}"
+
+
+def test_one_pty_owner_spawns_and_writes() -> None:
+    found = {}
+    for name, p in _sources().items():
+        if name != "dsh_magics/terminal/core/pty.py":
+            bad = pty_bypasses(ast.parse(p.read_text(), name))
+            if bad:
+                found[name] = bad
+    assert not found, f"spawn and write through terminal/core/pty.py: {found}"
 
 
 # ------------------------------------------------- the checks can fail
@@ -306,6 +339,19 @@ def test_a_transport_assigning_a_core_field_is_found() -> None:
         "line 1: core.closed =",
         "line 2: self.core.ring =",
         "line 3: run.saw_begin =",
+    ]
+
+
+def test_a_pty_bypass_is_found() -> None:
+    code = (
+        "p = PtyProcess.spawn(argv)\n"  # 1: a spawner of its own
+        "os.write(self.proc.fd, data)\n"  # 2: a write path of its own
+        "os.write(self.w, b'x')\n"  # a wake pipe: not a PTY
+        "proc.stdin.write(b'x')\n"  # a pipe to a helper
+    )
+    assert pty_bypasses(ast.parse(code)) == [
+        "line 1: PtyProcess.spawn(argv)",
+        "line 2: os.write(self.proc.fd, data)",
     ]
 
 

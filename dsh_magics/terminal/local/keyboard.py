@@ -43,7 +43,7 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         run.quiet.tries = 0
         job = run.job
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.write_bytes(data)
+        transport.pty.write(data)
     transport.poke()
     core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
     return job, start_line, prompt

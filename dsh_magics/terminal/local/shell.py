@@ -7,12 +7,9 @@ import os
 import re
 import shlex
 import termios
-from concurrent.futures import ThreadPoolExecutor
-
-from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ..config import TerminalConfig
-from ..core import bash_version, child, environment, procs
+from ..core import bash_version, environment, procs
 from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
 
 INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
@@ -80,23 +77,6 @@ PROMPT_OK = f'[[ {PROMPT_STATE} == "${OK_VAR}" ]]'
 # The local shell also keeps no history file.
 QUIET_ENV = {**environment.QUIET_ENV, "HISTFILE": "/dev/null"}
 
-# A single long-lived thread spawns every shell: PR_SET_PDEATHSIG fires when
-# the *thread* that forked the child exits, so spawning from a short-lived
-# widget or request thread would kill the shell with that thread.
-_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
-
-
-def run_on_spawner(fn, *args) -> None:  # type: ignore[no-untyped-def]
-    """Run housekeeping (the watchdog) off the caller's path, in order.
-
-    At interpreter exit the executor refuses new work; then run it here, so
-    a close that happens during shutdown still completes."""
-    try:
-        _spawner.submit(fn, *args)
-    except RuntimeError:
-        fn(*args)
-
-
 def shell_env(session_id: str, token: str) -> dict[str, str]:
     env = dict(os.environ)
     # An inline matplotlib backend inherited from the kernel breaks any Python
@@ -109,21 +89,10 @@ def shell_env(session_id: str, token: str) -> dict[str, str]:
     return env
 
 
-def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
-    bash_version.require(config.shell)  # SHELL_UNSUPPORTED for a bash too old
-    argv = [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
-
-    def go() -> PtyProcess:
-        return PtyProcess.spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            echo=False,
-            dimensions=(config.rows, config.cols),
-            preexec_fn=child.setup,
-        )
-
-    return _spawner.submit(go).result()
+def argv(config: TerminalConfig) -> list[str]:
+    """The shell's command line; SHELL_UNSUPPORTED for a bash too old."""
+    bash_version.require(config.shell)
+    return [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
 
 
 def _functions() -> str:

@@ -3,7 +3,6 @@ reader thread, and settling jobs (docs/internals.md draws how)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import threading
@@ -11,13 +10,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
-
 from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import procs, reader, tty_state
+from ..core import procs, pty, reader, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
@@ -85,16 +82,13 @@ class Terminal(TerminalBase):
             with watchdog.ctrl_c_deferred():
                 try:
                     env = shell.shell_env(self.session_id, self.transport.token)
-                    self.transport.proc = shell.spawn(self.config, self._start_cwd, env)
+                    size = (self.config.cols, self.config.rows)
+                    self.transport.pty.spawn(shell.argv(self.config), env=env, size=size, cwd=self._start_cwd)
                 except Exception:
                     self._scratch.remove()
                     raise
-                shell.run_on_spawner(watchdog.watch, self.transport.token, self._tmpdir)
+                pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
                 self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
-                try:
-                    self.transport.pidfd = os.pidfd_open(self.transport.proc.pid)
-                except (AttributeError, OSError):
-                    self.transport.pidfd = None
                 self._ready_nonce = new_nonce()
                 self.transport.gate = Gate(self._tmpdir)
                 setup = self._scratch.write_file(
@@ -156,7 +150,7 @@ class Terminal(TerminalBase):
                 return
             pid = self.transport.proc.pid if self.transport.proc is not None else None
         procs.kill_tree(pid, self.transport.token)
-        shell.run_on_spawner(watchdog.forget, self.transport.token)
+        pty.housekeeping(watchdog.forget, self.transport.token)
         shell_end.reap(self.core, self.transport, timeout=2.0)
         self.core.mark_dead(note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
@@ -164,11 +158,7 @@ class Terminal(TerminalBase):
         self.transport.close_fds()
         if self.transport.gate is not None:
             self.transport.gate.close()
-        # The shell was reaped above; closing its descriptor may fail (closed
-        # already) or its terminate() give up: nothing of it is left to end.
-        with contextlib.suppress(OSError, PtyProcessError):
-            if self.transport.proc is not None:
-                self.transport.proc.close(force=True)
+        self.transport.pty.close()  # (reaped above)
         self._scratch.remove()
 
     def _wait_ready(self) -> tuple[bool, str | None]:
