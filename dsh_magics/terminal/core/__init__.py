@@ -4,7 +4,8 @@ the output ring and cleaner, the marker scanner and the reader loop; and
 what both transports ask of this machine's processes: the process layer
 (``procs``, ``proclayer/``: ``/proc`` or the portable one; killing a tree and
 reaping), the terminal's own state (``tty_state``), the bash version floor
-(``bash_version``) and a forked child's set-up (``child``). The
+(``bash_version``), a forked child's set-up (``child``), and the one owner of
+a terminal's PTY (``pty``: spawn, size, the one write path). The
 transports (local shell, in-band remote shell) sit on top (docs/internals.md).
 
 May import: errors, jobs and terminal/'s contract modules (api, result, config,
