@@ -63,7 +63,7 @@ def rss_bytes() -> int:
 def our_processes() -> list[int]:
     """Live descendants of this process, but the terminal watchdog (one per
     process, for its whole life: docs/engine.md, "No orphans")."""
-    from dsh_magics.terminal.local import procs
+    from dsh_magics.terminal.core import procs
 
     out = []
     for pid in procs.descendants(os.getpid()):

@@ -33,18 +33,12 @@ MAY_USE: dict[str, set[str]] = {
     "harness": set(),
 }
 
-# Arrows up that issue 34 §2 removes in the terminal lane (the process helpers and
-# the bash version floor move into the core); the lead empties this at merge.
-KNOWN_ARROWS_UP = {
-    ("dsh_magics.terminal.interaction", "dsh_magics.terminal.local.procs"),
-}
+# Arrows up allowed for now, each with the issue that removes it: none left (issue 34
+# §2 moved the process layer and the bash version floor into the core).
+KNOWN_ARROWS_UP: set[tuple[str, str]] = set()
 
-# Over 500 lines today: the terminal facade and the interaction checks, left for
-# issue 34 §2 (one terminal core), which reworks both.
-KNOWN_LONG = {
-    "dsh_magics/terminal/interaction.py",
-    "dsh_magics/terminal/registry.py",
-}
+# Over 500 lines today, each waiting for its split: none left.
+KNOWN_LONG: set[str] = set()
 
 # Silent broad excepts (``except Exception: pass``), by file and count: none left
 # (issue 34 §4); kept as the place to name one that must stay, with why.
@@ -139,6 +133,77 @@ def silent_broad_excepts(tree: ast.AST) -> list[int]:
     return lines
 
 
+#: Fields of a running job that the marker protocol sets (``JobCore.job_began``,
+#: ``job_ended``, ``resync``): where its output starts and ends, its resync probe.
+MARKER_FIELDS = {"start_line", "saw_begin", "begin_at", "end_line", "ended_partial", "sync_nonce"}
+
+
+def jobcore_fields(tree: ast.AST) -> set[str]:
+    """The fields ``JobCore`` gives itself (``self.x = ...`` in its methods)."""
+    fields: set[str] = set()
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and cls.name == "JobCore":
+            for node in ast.walk(cls):
+                for target in _targets(node):
+                    if isinstance(target.value, ast.Name) and target.value.id == "self":
+                        fields.add(target.attr)
+    return fields
+
+
+def _targets(node: ast.AST) -> list[ast.Attribute]:
+    """The attributes an assignment statement assigns (tuples unpacked)."""
+    if isinstance(node, ast.Assign):
+        todo = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        todo = [node.target]
+    else:
+        return []
+    found = []
+    while todo:
+        t = todo.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            todo.extend(t.elts)
+        elif isinstance(t, ast.Attribute):
+            found.append(t)
+    return found
+
+
+def field_writes(tree: ast.AST, core_fields: set[str]) -> list[str]:
+    """Assignments in a transport to a field of another object that the core
+    owns: a ``JobCore`` field (any ``x.f = ...`` but ``self.f``) or a marker
+    field of a running job."""
+    bad = []
+    for node in ast.walk(tree):
+        for t in _targets(node):
+            own = isinstance(t.value, ast.Name) and t.value.id == "self"
+            if (t.attr in core_fields and not own) or t.attr in MARKER_FIELDS:
+                bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
+    return bad
+
+
+def pty_bypasses(tree: ast.AST) -> list[str]:
+    """Calls that spawn a child on a PTY (``PtyProcess.spawn``) or write to a
+    PTY's descriptor (``os.write(<x>.fd, ...)``) themselves: only
+    ``core/pty.py`` may (the one PTY owner and write path)."""
+    bad = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        f = node.func
+        spawn = f.attr == "spawn" and isinstance(f.value, ast.Name) and f.value.id == "PtyProcess"
+        write = (
+            f.attr == "write"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "os"
+            and bool(node.args)
+            and isinstance(node.args[0], ast.Attribute)
+            and node.args[0].attr == "fd"
+        )
+        if spawn or write:
+            bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return bad
+
+
 def _sources() -> dict[str, Path]:
     return {str(p.relative_to(PACKAGE.parent)): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -183,13 +248,36 @@ def test_the_allowlisted_arrows_exist() -> None:
     assert KNOWN_ARROWS_UP <= edges, KNOWN_ARROWS_UP - edges
 
 
+def test_no_transport_assigns_a_field_of_the_job_core() -> None:
+    core = PACKAGE / "terminal" / "core" / "jobcore.py"
+    fields = jobcore_fields(ast.parse(core.read_text()))
+    assert {"running", "closed", "exit_code", "failure", "last_cwd", "dead"} <= fields, fields
+    found = {}
+    for name, p in _sources().items():
+        if name.startswith(("dsh_magics/terminal/local/", "dsh_magics/terminal/remote/")):
+            bad = field_writes(ast.parse(p.read_text(), name), fields)
+            if bad:
+                found[name] = bad
+    assert not found, f"call a JobCore method instead (docs/internals.md): {found}"
+
+
+def test_one_pty_owner_spawns_and_writes() -> None:
+    found = {}
+    for name, p in _sources().items():
+        if name != "dsh_magics/terminal/core/pty.py":
+            bad = pty_bypasses(ast.parse(p.read_text(), name))
+            if bad:
+                found[name] = bad
+    assert not found, f"spawn and write through terminal/core/pty.py: {found}"
+
+
 # ------------------------------------------------- the checks can fail
 
 
 def test_an_arrow_up_is_found() -> None:
     edges = [
         ("dsh_magics.terminal.registry", "dsh_magics.notebook.render"),
-        ("dsh_magics.terminal.core.jobcore", "dsh_magics.terminal.local.procs"),
+        ("dsh_magics.terminal.core.jobcore", "dsh_magics.terminal.local.shell"),
         ("dsh_magics.errors", "dsh_magics.terminal.api"),
         ("dsh_magics.tools.dispatch", "dsh_magics.host.client"),
         ("dsh_magics.host.server", "dsh_magics.mcp.server"),
@@ -234,6 +322,37 @@ def test_a_silent_broad_except_is_found() -> None:
         "try:\n    f()\nexcept Exception:\n    log()\n"  # handled
     )
     assert silent_broad_excepts(ast.parse(code)) == [3, 7, 11]
+
+
+def test_a_transport_assigning_a_core_field_is_found() -> None:
+    core = ast.parse("class JobCore:\n    def __init__(self):\n        self.closed = False\n        self.ring = None\n")
+    fields = jobcore_fields(core)
+    assert fields == {"closed", "ring"}
+    code = (
+        "core.closed = True\n"  # 1: a core field
+        "self.core.ring, x = r, 1\n"  # 2: in a tuple, through an attribute
+        "run.saw_begin = True\n"  # 3: a marker field of the running job
+        "self.closed = True\n"  # the transport's own field of that name
+        "run.awaiting = None\n"  # the job's input state: the transport's
+    )
+    assert field_writes(ast.parse(code), fields) == [
+        "line 1: core.closed =",
+        "line 2: self.core.ring =",
+        "line 3: run.saw_begin =",
+    ]
+
+
+def test_a_pty_bypass_is_found() -> None:
+    code = (
+        "p = PtyProcess.spawn(argv)\n"  # 1: a spawner of its own
+        "os.write(self.proc.fd, data)\n"  # 2: a write path of its own
+        "os.write(self.w, b'x')\n"  # a wake pipe: not a PTY
+        "proc.stdin.write(b'x')\n"  # a pipe to a helper
+    )
+    assert pty_bypasses(ast.parse(code)) == [
+        "line 1: PtyProcess.spawn(argv)",
+        "line 2: os.write(self.proc.fd, data)",
+    ]
 
 
 def test_module_names_are_read() -> None:

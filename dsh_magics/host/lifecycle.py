@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
-from ..terminal.core import fdwait
-from ..terminal.local import procs
+from ..terminal.core import fdwait, procs
 from . import protocol as P
 from .runtime import (
     DEFAULT_NAME,

@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 
-from ..terminal.local import procs
+from ..terminal.core import procs
 
 _PR_SET_CHILD_SUBREAPER = 36
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import HostUnavailable, InvalidArgument
-from ..terminal.local import procs
+from ..terminal.core import procs
 
 ENV_DIR = "DSH_MAGICS_HOST_DIR"
 DEFAULT_NAME = "default"

@@ -21,8 +21,7 @@ from typing import Any
 
 from .. import errors
 from ..terminal import Engine, Registry
-from ..terminal.core import fdwait
-from ..terminal.local import procs
+from ..terminal.core import fdwait, procs
 from . import idle
 from . import protocol as P
 from .connection import Connection

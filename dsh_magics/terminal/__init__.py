@@ -14,8 +14,9 @@ import builtins
 from .. import jobs
 from .api import Engine, JobLookup
 from .config import TerminalConfig
+from .default_engine import default_registry, set_default_registry
 from .local.terminal import Terminal
-from .registry import Registry, default_registry, set_default_registry, validate_session_id
+from .registry import Registry, validate_session_id
 from .result import (
     BUSY,
     COMPLETED,

@@ -7,21 +7,13 @@ Three small things the engine and every adapter share:
   magic, a tool, the panel and the host.
 * :class:`InputRecord`: one entry of a job's record of who typed what, with
   secret text never stored.
-* :func:`detect`: whether the job's foreground process is blocked waiting for
-  the terminal, read from the terminal itself (its termios flags and what the
-  processes of its foreground group are blocked in, asked of the process
-  layer ``procs``). No
-  regular expression of prompts is involved: a quiet ``sleep``, ``cat``
-  reading a pipe and a program waiting on a socket are not "awaiting input",
-  however their last line looks.
+* :class:`AwaitingInput`: what a job waiting to be typed to waits with (how
+  a terminal finds out: :mod:`.core.tty` for the local one, the side channel
+  for a remote one).
 """
 
 from __future__ import annotations
 
-import os
-import select
-import shlex
-import termios
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -30,7 +22,6 @@ from ..errors import InvalidArgument, SecretInput
 from . import keys
 from . import validation as V
 from .keys import KeyModes
-from .local import procs
 
 if TYPE_CHECKING:
     from .result import ReadResult, Result
@@ -247,145 +238,6 @@ class InputRecord:
 
 
 # ----------------------------------------------------------------------------
-# echo during a job: the gate
-GATE_FD = 213  # the begin gate: the command waits here for echo on
-GATE_END_FD = 214  # a tty job's end gate: the shell waits here for unread input to go
-GATE_VAR = "__dsh_g"
-
-
-class Gate:
-    """Holds a job's command back until the engine has switched the
-    terminal's echo on (and, for a tty job, holds the shell back after the
-    job until the engine has thrown away input nobody read).
-
-    Why: the engine types its own lines with echo off, so they never show;
-    a job must run with echo on, as a person's terminal has it, or an
-    echo-off terminal could not tell a password prompt from a ``y/N``. The
-    switch has to fall after the kernel took the job's line (else the line
-    is echoed) and before the command runs (else a ``read -s`` that turned
-    echo off first would be overruled, and a password would show). The
-    shell cannot change terminal modes without running ``stty`` (~3 ms a
-    time here). So the job line reads one byte from a private FIFO right
-    after its begin marker, and the engine writes that byte only after it
-    has made the kernel process the typed line (:func:`line_taken`) and
-    switched echo on. All of that happens while the shell is still waking
-    up, so the byte is usually there before the shell asks: no extra
-    wake-up on a job's path. The FIFOs are opened read-write on both ends,
-    so neither open nor read ever sees end-of-file.
-
-    The end gate has a FIFO of its own: a byte for it may still be on its
-    way to the shell when the next job starts, and emptying the begin gate
-    then (see :meth:`drain`) must not take it (a shell left waiting at an
-    end gate runs no job again)."""
-
-    def __init__(self, directory: str) -> None:
-        self._paths = (os.path.join(directory, "gate"), os.path.join(directory, "gate-end"))
-        self._fds: list[int | None] = []
-        for path in self._paths:
-            if not os.path.exists(path):
-                os.mkfifo(path, 0o600)
-            self._fds.append(os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC))
-
-    def shell_open(self) -> str:
-        """Shell code (for the setup script) that opens both gates."""
-        begin, end = (shlex.quote(p) for p in self._paths)
-        return f"exec {GATE_FD}<>{begin} {GATE_END_FD}<>{end}"
-
-    @staticmethod
-    def shell_wait(end: bool = False) -> str:
-        """Shell code on the job line: wait for the engine's byte."""
-        return f"\\builtin read -r -N1 -u {GATE_END_FD if end else GATE_FD} {GATE_VAR}"
-
-    def release(self, end: bool = False) -> None:
-        fd = self._fds[1 if end else 0]
-        if fd is not None:
-            try:
-                os.write(fd, b"g")
-            except OSError:
-                pass
-
-    def drain(self) -> None:
-        """Drop a begin-gate byte no job took (its line was aborted before
-        the read), so the next job waits for its own. Only while the shell
-        is between jobs."""
-        fd = self._fds[0]
-        if fd is None:
-            return
-        while True:
-            try:
-                if not os.read(fd, 4096):
-                    return
-            except OSError:
-                return
-
-    def unlink(self) -> None:
-        """Remove the FIFOs' names once the shell has opened them (both ends
-        keep their descriptors): nothing is left in the scratch directory."""
-        for path in self._paths:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        for i, fd in enumerate(self._fds):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-                self._fds[i] = None
-
-
-def line_taken(tty_fd: int | None) -> None:
-    """Make the kernel process what was just typed on the master side now.
-
-    Input written to a PTY master is handed to the line discipline by a
-    kernel worker a moment later, and echo is decided then, with the flags
-    of that moment. ``poll`` on the slave side runs that hand-over first
-    (measured here: without it, 31 of 2000 lines typed with echo off were
-    echoed when echo was switched on right after the write; with it, none;
-    ``tests/interactive/test_gate.py`` pins it)."""
-    if tty_fd is None:
-        return
-    p = select.poll()
-    p.register(tty_fd, select.POLLIN)
-    try:
-        p.poll(0)
-    except OSError:
-        pass
-
-
-def open_tty(tty: str | None) -> int | None:
-    """A descriptor of the terminal's slave side for :func:`line_taken`
-    (never our controlling terminal)."""
-    if not tty:
-        return None
-    try:
-        return os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-
-
-def discard_typed_input(tty: str | None) -> bool:
-    """Throw away input typed on the terminal that no program read, so that
-    it never reaches the shell as a command line once the job is over."""
-    if not tty:
-        return False
-    try:
-        fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        termios.tcflush(fd, termios.TCIFLUSH)
-        return True
-    except (termios.error, OSError):
-        return False
-    finally:
-        os.close(fd)
-
-
-# ----------------------------------------------------------------------------
 # awaiting input
 @dataclass
 class AwaitingInput:
@@ -407,121 +259,23 @@ class AwaitingInput:
 
 MAX_PROMPT_CHARS = 200
 
-def echo_on(fd: int) -> bool | None:
-    """Is the terminal's echo on? (termios of the PTY, read via the master:
-    Linux answers for the slave side.) None if it cannot be read."""
-    try:
-        return bool(termios.tcgetattr(fd)[3] & termios.ECHO)
-    except (termios.error, OSError):
-        return None
-
-
-def hidden_entry(fd: int) -> bool:
-    """The program asked for hidden entry: echo off in canonical (line)
-    mode, which is what ``read -s``, ``getpass``, ``sudo`` and ``ssh`` set.
-    A line editor (readline in ``python3 -i``, ``psql``, ``node``) also
-    turns the kernel's echo off, but together with canonical mode, because
-    it echoes by itself; that is not a secret."""
-    try:
-        lflag = termios.tcgetattr(fd)[3]
-    except (termios.error, OSError):
-        return False
-    return not lflag & termios.ECHO and bool(lflag & termios.ICANON)
-
-
-def set_echo(fd: int, on: bool) -> bool:
-    """Switch the terminal's echo; True if it changed."""
-    try:
-        attrs = termios.tcgetattr(fd)
-    except (termios.error, OSError):
-        return False
-    want = attrs[3] | termios.ECHO if on else attrs[3] & ~termios.ECHO
-    if want == attrs[3]:
-        return False
-    attrs[3] = want
-    try:
-        termios.tcsetattr(fd, termios.TCSANOW, attrs)
-    except (termios.error, OSError):
-        return False
-    return True
-
-
-def tty_path(shell_pid: int) -> str | None:
-    """The terminal device of a shell (its controlling terminal), e.g.
-    ``/dev/pts/3``: what a process reading our terminal has open."""
-    return procs.LAYER.tty_path(shell_pid)
-
-
-def foreground_reader(shell_pid: int, master_fd: int, tty: str | None = None) -> int | None:
-    """The process of the terminal's foreground group that waits for it, or
-    None (asked of the process layer: ``procs.LAYER.tty_waiter``). The shell itself
-    counts only when the foreground group is the shell's and
-    ``shell_reads_job_input(shell_pid)`` says its read is a job's (a builtin
-    ``read``), which the caller decides (see :func:`detect`)."""
-    try:
-        fg = os.tcgetpgrp(master_fd)
-    except OSError:
-        return None
-    if tty is None:
-        tty = tty_path(shell_pid)
-    return procs.LAYER.tty_waiter(shell_pid, fg, tty)
-
-
-def detect(
-    shell_pid: int,
-    master_fd: int,
-    partial: str,
-    *,
-    shell_reading_job_input: bool = False,
-    tty: str | None = None,
-) -> AwaitingInput | None:
-    """Is the running job waiting for someone to type? From the terminal's
-    own state only: a process of its foreground group (or, when
-    ``shell_reading_job_input``, the shell running a builtin ``read``) is
-    blocked waiting for the terminal. ``partial`` is the unfinished last line
-    of the output; ``secret`` is hidden entry (see :func:`hidden_entry`).
-
-    The caller must only pass ``shell_reading_job_input=True`` when it has
-    proved that the shell's read is not its top-level read of the engine's
-    next line (``shell.input_state``): a probe typed then would be the
-    job's input, and an answer typed then would be a command.
-    """
-    reader = foreground_reader(shell_pid, master_fd, tty)
-    if reader is None and shell_reading_job_input:
-        reader = shell_pid
-    if reader is None:
-        return None
-    prompt = partial[-MAX_PROMPT_CHARS:] if partial else ""
-    return AwaitingInput(
-        pid=reader, name=procs.LAYER.command_name(reader), prompt=prompt, secret=hidden_entry(master_fd)
-    )
-
-
 __all__ = [
     "AGENT",
     "DEFAULT_SEND_WAIT_MS",
-    "GATE_END_FD",
-    "GATE_FD",
-    "Gate",
-    "discard_typed_input",
-    "line_taken",
-    "open_tty",
     "KEYS",
+    "MAX_KEYS",
+    "MAX_PROMPT_CHARS",
     "MAX_SEND_CHARS",
     "PERSON",
     "REDACTED",
     "SOURCES",
     "AwaitingInput",
     "InputRecord",
+    "Typing",
     "check_send",
-    "detect",
-    "echo_on",
     "encode",
-    "hidden_entry",
-    "foreground_reader",
+    "hidden_entry_refused",
     "key_bytes",
     "keys_bytes",
-    "set_echo",
     "since_input",
-    "tty_path",
 ]

@@ -6,13 +6,12 @@ The one place that decides "busy", "dead" and "closed"; its values are serialisa
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import jobs, shutdown
+from .. import jobs
 from ..errors import (
     InvalidArgument,
     NoSuchJob,
@@ -23,16 +22,15 @@ from ..errors import (
 )
 from . import interaction, waits
 from . import validation as V
-from .api import Engine
 from .config import TerminalConfig
 from .core.input_record import InputLog
+from .events import Listener, Listeners
 from .local.terminal import Terminal
 from .person import PersonPrompts, is_prompt, line_end
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .result import ReadResult, Result, TerminalInfo, tail_of
 
-Listener = Callable[[dict[str, Any]], None]
 # What the registry holds: a local or a remote terminal (the same operations).
 AnyTerminal = Terminal | RemoteTerminal
 
@@ -54,7 +52,7 @@ class Registry:
         self._starting: set[str] = set()
         self._started = threading.Condition(self._lock)
         self.jobs = jobs.JobTable()
-        self._listeners: list[Listener] = []
+        self._listeners = Listeners()
         self._inputs: dict[str, InputLog] = {}
         self._person = PersonPrompts(self._exec_person)
 
@@ -401,38 +399,14 @@ class Registry:
 
     # -- events ------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener(event)`` for every event; returns an unsubscribe.
-
-        Events are dicts: ``output`` (new output in a session), ``job_started``,
-        ``job_done`` (with ``result``), ``terminal`` (a status change). They are
-        delivered on engine threads (often a terminal's reader thread), so
-        listeners must be quick and should hand real work to another thread;
-        calling back into the registry from a listener is allowed (no
-        registry lock is held while events are delivered).
-        """
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        """Call ``listener(event)`` for every event; returns an unsubscribe
+        (what the events are and on which threads: :class:`.events.Listeners`)."""
+        return self._listeners.add(listener)
 
     def _emit(self, event: dict[str, Any]) -> None:
         if event.get("type") == "input" and isinstance(event.get("input"), dict):
             self._record_input(event)
-        listeners = self._listeners
-        if not listeners:
-            return
-        for fn in list(listeners):
-            try:
-                fn(event)
-            except Exception:  # noqa: BLE001
-                import logging
-
-                logging.getLogger(__name__).exception("registry listener failed")
+        self._listeners.emit(event)
 
     def _record_input(self, event: dict[str, Any]) -> None:
         """Input typed into a job (its record, already redacted) goes into the
@@ -522,36 +496,3 @@ def _shq(s: str) -> str:
     import shlex
 
     return shlex.quote(s)
-
-
-_default: Engine | None = None
-_default_lock = threading.Lock()
-
-
-def default_registry() -> Engine:
-    """The process-wide engine (created on first use; its in-process
-    terminals close at exit, see :mod:`dsh_magics.shutdown`)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Registry()
-            shutdown.register(shutdown.TERMINALS, _close_default)
-            # SIGTERM (what a kernel manager sends when a kernel does not
-            # exit in time) skips atexit; handle it only if nobody else does.
-            shutdown.handle_signals(signal.SIGTERM, chain=False)
-        return _default
-
-
-def set_default_registry(registry: Engine | None) -> None:
-    """Swap the process-wide engine (the host client uses this)."""
-    global _default
-    with _default_lock:
-        _default = registry
-
-
-def _close_default() -> None:
-    """Close the in-process terminals; a host client was detached in an
-    earlier step, and its terminals belong to the host."""
-    reg = _default
-    if isinstance(reg, Registry):
-        reg.close_all()

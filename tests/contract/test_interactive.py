@@ -16,7 +16,7 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, SecretInput
 from dsh_magics.terminal import COMPLETED, INTERRUPTED, RUNNING, Engine, Result
-from dsh_magics.terminal.local.proclayer import use_procfs
+from dsh_magics.terminal.core.proclayer import use_procfs
 
 from ..conftest import Gate, wait_until
 

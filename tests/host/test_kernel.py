@@ -17,7 +17,7 @@ import pytest
 from jupyter_client import BlockingKernelClient
 
 from dsh_magics.notebook.identity import session_id_for_path
-from dsh_magics.terminal.local.procs import alive as _alive
+from dsh_magics.terminal.core.procs import alive as _alive
 
 from .conftest import host_pids, pids_with_env, wait_until
 

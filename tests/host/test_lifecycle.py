@@ -17,7 +17,7 @@ from dsh_magics.errors import HostUnavailable
 from dsh_magics.host import HOST_GONE_NOTE, HostClient, HostPaths, probe, stop_host
 from dsh_magics.host.runtime import secure_dir
 from dsh_magics.terminal import Result
-from dsh_magics.terminal.local.procs import alive as _alive
+from dsh_magics.terminal.core.procs import alive as _alive
 
 from .conftest import host_pids, pids_with_env, wait_until
 

@@ -10,9 +10,10 @@ import os
 import pytest
 from ptyprocess import PtyProcess
 
-from dsh_magics.terminal import interaction as I
-from dsh_magics.terminal.local.proclayer import use_procfs
-from dsh_magics.terminal.local.proclayer.procfs import children
+from dsh_magics.terminal import interaction
+from dsh_magics.terminal.core import tty_state as I
+from dsh_magics.terminal.core.proclayer import use_procfs
+from dsh_magics.terminal.core.proclayer.procfs import children
 from tests.conftest import wait_until
 
 #: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
@@ -64,7 +65,7 @@ def _blocked_child(p: PtyProcess, name: str) -> int:
     return wait_until(find, 15, msg=f"{name} blocked")  # type: ignore[return-value]
 
 
-def _detect(p: PtyProcess, **kw) -> I.AwaitingInput | None:
+def _detect(p: PtyProcess, **kw) -> interaction.AwaitingInput | None:
     return I.detect(p.pid, p.fd, "prompt> ", **kw)
 
 

@@ -9,8 +9,9 @@ import signal
 
 from ptyprocess import PtyProcess
 
-from dsh_magics.terminal import interaction as I
-from dsh_magics.terminal.local.proclayer.procfs import children
+from dsh_magics.terminal.core import tty_state as I
+from dsh_magics.terminal.core.proclayer.procfs import children
+from dsh_magics.terminal.local.gate import Gate
 from tests.conftest import wait_until
 
 
@@ -30,7 +31,7 @@ class _Out:
 
 
 def test_gate_holds_the_line_until_released(bare_bash: PtyProcess, tmp_path) -> None:
-    gate = I.Gate(str(tmp_path))
+    gate = Gate(str(tmp_path))
     try:
         os.write(bare_bash.fd, (gate.shell_open() + "; echo opened\n").encode())
         _Out(bare_bash).until(b"opened")

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from dsh_magics.terminal import Result, default_registry
-from dsh_magics.terminal.local.proclayer import use_procfs
+from dsh_magics.terminal.core.proclayer import use_procfs
 
 #: The portable process layer (DSH_MAGICS_PROCFS=0, macOS) sees a blocked
 #: ``read`` on the terminal only; a REPL's select/poll/epoll wait is not seen.

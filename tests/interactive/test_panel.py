@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from dsh_magics.terminal import Registry
-from dsh_magics.terminal.local.proclayer import use_procfs
+from dsh_magics.terminal.core.proclayer import use_procfs
 from dsh_magics.widgets.panel import Panel, panel
 from tests.conftest import wait_until
 

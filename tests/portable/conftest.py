@@ -17,7 +17,7 @@ def reg() -> Iterator[Registry]:
 
 @pytest.fixture(scope="session")
 def portable() -> ModuleType:
-    from dsh_magics.terminal.local.proclayer import portable as impl
+    from dsh_magics.terminal.core.proclayer import portable as impl
 
     return impl
 
@@ -25,6 +25,6 @@ def portable() -> ModuleType:
 @pytest.fixture(scope="session")
 def procfs() -> ModuleType:
     """The /proc implementation, to check the portable one against."""
-    from dsh_magics.terminal.local.proclayer import procfs as impl
+    from dsh_magics.terminal.core.proclayer import procfs as impl
 
     return impl

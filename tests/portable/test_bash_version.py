@@ -16,7 +16,7 @@ import pytest
 from dsh_magics import tools
 from dsh_magics.errors import ShellUnsupported
 from dsh_magics.terminal import Registry
-from dsh_magics.terminal.local import bash_version
+from dsh_magics.terminal.core import bash_version
 
 REAL_BASH = shutil.which("bash") or "/bin/bash"
 

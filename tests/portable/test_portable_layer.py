@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal.local.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from dsh_magics.terminal.core.proclayer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="compares with /proc")
@@ -277,7 +277,7 @@ def test_the_prompt_count_is_taken_at_the_prompt(
     ready probe, while the probe's printf may still hold a descriptor) notes
     exactly the prompt's count, and a tty job's ``read -s`` (three saved
     descriptors, not four) is then never taken for the prompt."""
-    from dsh_magics.terminal.local import procs
+    from dsh_magics.terminal.core import procs
 
     monkeypatch.setattr(procs.LAYER, "identity", portable.identity)
     monkeypatch.setattr(procs.LAYER, "input_state", portable.input_state)
@@ -311,7 +311,7 @@ def _fresh_shells(reg: Registry, name: str, count: int = 8) -> Iterator[tuple[st
 def test_the_portable_layer_names_every_fresh_shells_terminal() -> None:
     """Each fresh shell's controlling terminal is known to the portable layer,
     and it is the one /proc names (psutil alone returned None for most)."""
-    from dsh_magics.terminal.local.proclayer import portable, procfs
+    from dsh_magics.terminal.core.proclayer import portable, procfs
 
     reg = Registry(login=False)
     try:
@@ -326,7 +326,7 @@ def test_a_reader_on_a_terminal_opened_later_is_found(procfs: ModuleType) -> Non
     psutil for one is still found (psutil's terminal table is read once per
     process; the portable layer used it, and the tty prompt tests failed in CI
     under DSH_MAGICS_PROCFS=0 when the shell's pts was newer than the table)."""
-    from dsh_magics.terminal.local.proclayer import portable
+    from dsh_magics.terminal.core.proclayer import portable
 
     psutil.Process(os.getpid()).terminal()  # psutil reads its table of /dev now
     held = [os.openpty() for _ in range(16)]  # fill pts numbers freed before that

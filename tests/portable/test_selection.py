@@ -11,8 +11,8 @@ import psutil
 import pytest
 
 from dsh_magics.errors import InvalidArgument
-from dsh_magics.terminal.local import proclayer, procs
-from dsh_magics.terminal.local.proclayer import portable, procfs
+from dsh_magics.terminal.core import proclayer, procs
+from dsh_magics.terminal.core.proclayer import portable, procfs
 
 ON_PROC = os.path.exists("/proc/self/stat")
 
@@ -48,7 +48,7 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
     the same setting in its otherwise clean environment."""
     code = (
         "import os, sys\n"
-        "from dsh_magics.terminal import Registry\nfrom dsh_magics.terminal.local import procs\n"
+        "from dsh_magics.terminal import Registry\nfrom dsh_magics.terminal.core import procs\n"
         "r = Registry(login=False)\n"
         "r.attach('sel')\n"
         "print(procs.LAYER.__name__, procs.kill_tree.__module__, flush=True)\n"
@@ -65,7 +65,7 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
     )
     try:
         line = owner.stdout.readline().split()
-        assert line == ["dsh_magics.terminal.local.proclayer.portable", "dsh_magics.terminal.local.procs"], line
+        assert line == ["dsh_magics.terminal.core.proclayer.portable", "dsh_magics.terminal.core.procs"], line
         watchdogs = [
             p
             for p in psutil.Process(owner.pid).children()

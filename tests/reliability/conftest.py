@@ -147,7 +147,7 @@ def terminal_state(reg: Registry, session_id: str) -> str:
     except Exception as e:  # noqa: BLE001 - a diagnostic: say what failed
         return f"(no terminal state: {e!r})"
     if shell is not None:
-        from dsh_magics.terminal.local.procs import descendants
+        from dsh_magics.terminal.core.procs import descendants
 
         for pid in [shell, *descendants(shell)]:
             lines.append(_proc_line(pid))

@@ -22,7 +22,7 @@ import pytest
 
 from dsh_magics import jobs
 from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.local.procs import alive, descendants
+from dsh_magics.terminal.core.procs import alive, descendants
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import wait_until

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from dsh_magics.terminal import INTERRUPTED, Registry, Result
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from tests.conftest import wait_until
 from tests.containers import PREFIX, RUN_OPTIONS, Box, leftovers, podman, sweep_dead_runs
 

@@ -11,7 +11,7 @@ import pytest
 
 from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from tests.conftest import pids_with_env, wait_until
 from tests.remote.conftest import CONFIG, connection_processes, processes_with_arg, run, start_sshd

@@ -13,7 +13,7 @@ import pytest
 
 from dsh_magics import jobs
 from dsh_magics.errors import SecretInput
-from dsh_magics.terminal.local.procs import alive, descendants
+from dsh_magics.terminal.core.procs import alive, descendants
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target, side_channel
 from tests.conftest import pids_with_env, wait_until
 from tests.containers import Box

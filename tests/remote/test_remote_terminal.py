@@ -17,7 +17,7 @@ from dsh_magics.errors import (
     TargetUnreachable,
 )
 from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from tests.conftest import pids_with_env, ps_lines, wait_until
 from tests.remote.conftest import run
 

@@ -101,7 +101,7 @@ def test_a_bash_script_is_a_launched_command_that_may_take_sigint(reg, tmp_path)
     """``bash script.sh`` has the shell's executable but its own argv: it is a
     launched command (so a Ctrl-C goes at once and is not re-sent), and with
     its INT trap it may have taken a SIGINT (so none is sent twice)."""
-    from dsh_magics.terminal.local import procs
+    from dsh_magics.terminal.core import procs
 
     script = tmp_path / "loop.sh"
     script.write_text("trap 'echo caught' INT\necho first\nwhile :; do sleep 0.1; done\n")

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from dsh_magics.terminal import Registry
-from dsh_magics.terminal.local.proclayer import procfs
+from dsh_magics.terminal.core.proclayer import procfs
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.skipif(procfs._WAIT4_NR is None, reason="no syscall table for this machine")
@@ -32,7 +32,7 @@ def _comm(pid: int) -> str:
 def layer(request: pytest.FixtureRequest) -> ModuleType:
     if request.param == "procfs":
         return procfs
-    from dsh_magics.terminal.local.proclayer import portable
+    from dsh_magics.terminal.core.proclayer import portable
 
     return portable
 

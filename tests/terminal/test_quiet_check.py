@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dsh_magics.terminal import Registry, Result
-from dsh_magics.terminal.local import procs
+from dsh_magics.terminal.core import procs
 from tests.conftest import Gate, live_pids, wait_until
 
 

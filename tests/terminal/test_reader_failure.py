@@ -15,7 +15,7 @@ from dsh_magics.errors import ShellExited, TargetUnreachable
 from dsh_magics.terminal import Registry
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core import reader
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from dsh_magics.terminal.remote.job_stream import InbandStream
 from tests.conftest import pids_with_env

@@ -6,17 +6,19 @@ and its end are seen); see docs/internals.md."""
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import jobs
 from ...errors import NotRunning, SessionBusy, ShellExited
-from ..result import DEAD, SHELL_EXITED, ReadResult, Result
+from ..result import COMPLETED, DEAD, INTERRUPTED, SHELL_EXITED, ReadResult, Result
 from .altscreen import AltScreenGate
 from .cleaner import Cleaner
 from .jobview import Running, final_result, orphan_result, read_result, running_result
-from .markers import MarkerScanner
+from .markers import BEGIN, END, SYNC, Marker, MarkerScanner, new_nonce
 from .ring import Ring
 
 if TYPE_CHECKING:
@@ -30,9 +32,15 @@ FULL_SCREEN_NOTE = "the program used the full screen; its last screen is in `scr
 
 class JobCore:
     """State and rules shared by every terminal. Its fields are the
-    transport's to read and change under ``lock``; the methods keep the
-    invariants (one running job, every settle delivered once, every waiter
-    woken)."""
+    transport's to read under ``lock``, and changed only by its methods,
+    which keep the invariants (one running job, every settle delivered once,
+    every waiter woken). The marker protocol is here once: which marker
+    belongs to the running job (:meth:`marked_job`), and what its begin, its
+    end and the answer to a resync probe do (:meth:`job_began`,
+    :meth:`job_ended`, :meth:`job_aborted`); a transport says only how its
+    markers reach it and what it keeps of them (``tests/test_structure.py``
+    checks that no transport assigns a field of the core or of the marker
+    protocol)."""
 
     def __init__(
         self,
@@ -216,6 +224,92 @@ class JobCore:
         self.ready.set()
         if not was_dead:
             self.emit({"type": "terminal", "session_id": self.session_id, "status": DEAD})
+
+    # ------------------------------------------------------------------
+    # the marker protocol (call with ``lock`` held)
+    def shell_ready(self, cwd: str | None = None) -> None:
+        """The answer to the set-up line: what the shell printed before (its
+        profile's greeting, the set-up's echo) is nobody's output."""
+        self.cleaner.flush()  # (dropped with the rest)
+        self.ring.clear()
+        self.screen.reset()
+        self.alt.reset()
+        if cwd:
+            self.last_cwd = cwd
+        self.ready.set()
+
+    def marked_job(self, m: Marker) -> Running | None:
+        """The running job when ``m`` is one of its markers that counts: its
+        first begin marker, its end marker (once), or the answer to its
+        resync probe; else None (a repeated begin, an old job's marker, a
+        forgery without the nonce)."""
+        run = self.running
+        if run is None or not m.nonce:
+            return None
+        if m.kind == BEGIN:
+            return run if m.nonce == run.nonce and not run.saw_begin else None
+        if m.kind == END:
+            return run if m.nonce == run.end_nonce and run.end_line is None else None
+        if m.kind == SYNC:
+            return run if m.nonce == run.sync_nonce else None
+        return None
+
+    def job_began(self, run: Running) -> float:
+        """Its begin marker: the job's output starts on the next line. Returns when."""
+        self.flush_cleaner()
+        self.ring.finish_partial()
+        run.start_line = self.ring.next_line
+        run.saw_begin = True
+        run.begin_at = now = time.monotonic()
+        return now
+
+    def job_ended(self, run: Running, status: int | None, cwd: str | None) -> None:
+        """Its end marker, with the command's exit ``status``: settle it, as
+        INTERRUPTED when a requested Ctrl-C ended it (130), else COMPLETED."""
+        self.flush_cleaner()
+        run.ended_partial = self.ring.finish_partial()
+        run.end_line = self.ring.next_line
+        code = status if status is not None else -1
+        how = INTERRUPTED if run.intr.requested and code == 128 + signal.SIGINT else COMPLETED
+        self.finish(run, how, code, cwd)
+
+    def resync(self, run: Running) -> str:
+        """A new resync probe for ``run`` (its end marker may never come: an
+        aborted line); returns the nonce its answer carries."""
+        run.sync_nonce = new_nonce()
+        return run.sync_nonce
+
+    def job_aborted(self, run: Running, cwd: str | None, note: str | None = None) -> None:
+        """The answer to its resync probe came, not its end marker: bash
+        aborted the job's line (a Ctrl-C), so the job ends INTERRUPTED."""
+        self.finish(run, INTERRUPTED, 128 + signal.SIGINT, cwd, signal_no=signal.SIGINT, note=note)
+
+    # ------------------------------------------------------------------
+    # the terminal's end
+    def mark_closed(self) -> bool:
+        """Closing starts: True the first time only (call with ``lock`` held)."""
+        if self.closed:
+            return False
+        self.closed = True
+        return True
+
+    def exited(self, code: int, signal_no: int | None) -> None:
+        """The shell's (or the client's) exit status, once collected."""
+        with self.lock:
+            self.exit_code, self.exit_signal = code, signal_no
+
+    def failed(self, why: str) -> None:
+        """The engine ends the terminal itself (its reader failed): start-up
+        and the settled job report ``why``."""
+        self.failure = why
+
+    def shell_replaced(self, run: Running, note: str) -> None:
+        """Another program took the shell's place: the job ends SHELL_EXITED
+        and the terminal is dead (call with ``lock`` held; :meth:`deliver`
+        and the DEAD event follow once its tree is killed)."""
+        self.finish(run, SHELL_EXITED, None, self.last_cwd, note=note)
+        self.dead = True
+        self.out_cond.notify_all()
 
     # ------------------------------------------------------------------
     # views

@@ -32,7 +32,7 @@ class Running:
     intr: InterruptState = field(default_factory=InterruptState)
     quiet: QuietState = field(default_factory=QuietState)
     tty: bool = False  # the job reads the terminal (``exec(..., tty=True)``)
-    echo_on: bool = False  # the engine switched echo on for it (interaction.Gate)
+    echo_on: bool = False  # the engine switched echo on for it (local/gate.py: Gate)
     inputs: list[interaction.InputRecord] = field(default_factory=list)
     awaiting: interaction.AwaitingInput | None = None  # it waits for typed input now
     debug_trap: str | None = None  # remote: the user's DEBUG trap, as its end listed it

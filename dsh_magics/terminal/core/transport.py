@@ -4,16 +4,20 @@ A transport knows two things: how a line reaches bash (``type``), and how
 bash's answers and its end are seen (its reader thread calls the
 ``reader.Handlers`` it was given: every output byte, the deadline, the end).
 The local one is ``local.local_shell.LocalShell`` (bash in a PTY of ours);
-the remote one is ``remote.connection.Client`` (ssh, a container, ``cmd:``)."""
+the remote one is ``remote.connection.Client`` (ssh, a container, ``cmd:``).
+Both hold a :class:`.pty.Pty`, which spawns their process and is the one path
+every byte written to the terminal takes."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
-from ...errors import ShellExited
+from .pty import Pty
 
 
 class Transport(Protocol):
+    pty: Pty  # the terminal's PTY: spawn, size, the one write path
+
     @property
     def pid(self) -> int | None:
         """The local process at the other end of the PTY (the shell, or the client)."""
@@ -31,14 +35,3 @@ class Transport(Protocol):
     def poke(self) -> None:
         """Wake the reader: the running job has a new deadline."""
         ...
-
-
-def set_pty_size(proc: Any, session_id: str, cols: int, rows: int) -> None:
-    """Resize the PTY of ``proc`` (a ``ptyprocess.PtyProcess``, or None once
-    the shell is gone); both transports' ``set_size``."""
-    if proc is None:
-        raise ShellExited(f"the shell of session {session_id!r} has exited", session_id=session_id)
-    try:
-        proc.setwinsize(rows, cols)
-    except OSError as e:
-        raise ShellExited(f"cannot resize the terminal: {e}", session_id=session_id) from None

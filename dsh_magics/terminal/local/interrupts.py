@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from ..core import procs
 from ..core.run_state import InterruptState, Phase
-from . import procs
 
 # How long an interrupt may be held back while bash forks a pipeline, and how
 # often it looks (tests/reliability/test_interrupt_race.py, pipeline cases).

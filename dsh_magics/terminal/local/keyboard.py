@@ -10,12 +10,11 @@ import time
 
 from ... import jobs
 from .. import interaction
-from ..core import fdwait
+from ..core import fdwait, procs, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
-from ..core.markers import new_nonce
-from ..result import DEAD, SHELL_EXITED
-from . import procs, quiet, shell
+from ..result import DEAD
+from . import quiet, shell
 from .local_shell import LocalShell
 from .scratch import close_fd
 
@@ -28,7 +27,7 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         run = core.input_run()
         if typing.keyed:  # as an xterm in the screen's current modes sends them
             data = typing.data(core.screen.modes())
-        hidden = run.echo_on and interaction.hidden_entry(transport.proc.fd)
+        hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
         if not typing.keyed and hidden and not typing.allow_secret:
             raise interaction.hidden_entry_refused(core.session_id, run.job.id)
         record = typing.record(hidden)
@@ -44,22 +43,22 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         run.quiet.tries = 0
         job = run.job
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.write_bytes(data)
+        transport.pty.write(data)
     transport.poke()
     core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
     return job, start_line, prompt
 
 
 def echo_for_job(transport: LocalShell, run: Running) -> None:
-    """Echo on for the job, then open its gate (see interaction.Gate):
+    """Echo on for the job, then open its gate (see gate.Gate):
     the job line was typed with echo off, and the kernel is made to take
     it first, so it is never echoed."""
     if transport.gate is None:
         return
-    fd = transport.tty_fd if transport.tty_fd is not None else interaction.open_tty(transport.tty)
+    fd = transport.tty_fd if transport.tty_fd is not None else tty_state.open_tty(transport.tty)
     try:
-        interaction.line_taken(fd)
-        interaction.set_echo(transport.proc.fd, True)
+        tty_state.line_taken(fd)
+        tty_state.set_echo(transport.proc.fd, True)
     finally:
         if fd is not None and fd != transport.tty_fd:
             close_fd(fd)
@@ -72,20 +71,20 @@ def before_typing(transport: LocalShell) -> None:
     nobody read would otherwise run as (or corrupt) the shell's next line."""
     if transport.typed:
         transport.typed = False
-        interaction.discard_typed_input(transport.tty)
+        tty_state.discard_typed_input(transport.tty)
 
 
 def after_job(transport: LocalShell, run: Running) -> None:
     """The job's end marker came: echo off again, and input nobody read dropped."""
-    interaction.set_echo(transport.proc.fd, False)
+    tty_state.set_echo(transport.proc.fd, False)
     if run.tty:
         # The shell waits at the end gate: drop input nobody read, then let it go on.
         transport.typed = False
-        interaction.discard_typed_input(transport.tty)
+        tty_state.discard_typed_input(transport.tty)
         if transport.gate is not None:
             transport.gate.release(end=True)
     elif transport.typed:
-        interaction.discard_typed_input(transport.tty)
+        tty_state.discard_typed_input(transport.tty)
 
 
 def note_awaiting(core: JobCore, transport: LocalShell, run: Running) -> None:
@@ -98,11 +97,10 @@ def note_awaiting(core: JobCore, transport: LocalShell, run: Running) -> None:
         name=name,
         prompt=core.ring.partial[-interaction.MAX_PROMPT_CHARS :],
         # Echo off means the program asked for it only once the engine
-        # switched echo on for the job (interaction.Gate).
-        secret=run.echo_on and interaction.hidden_entry(transport.proc.fd),
+        # switched echo on for the job (gate.Gate).
+        secret=run.echo_on and tty_state.hidden_entry(transport.proc.fd),
     )
-    core.output_seq += 1
-    core.out_cond.notify_all()
+    core.touched()
 
 
 def _unread_output(fd: int) -> bool:
@@ -121,7 +119,7 @@ def _unread_input(transport: LocalShell) -> bool:
     yet (on a loaded machine a ``read`` sent its answer still sat in its
     read when the quiet check looked, and a wait returned "awaiting input"
     with the answer unread: benchmarks/soak.py, 1 of 877 answers)."""
-    fd = transport.tty_fd if transport.tty_fd is not None else interaction.open_tty(transport.tty)
+    fd = transport.tty_fd if transport.tty_fd is not None else tty_state.open_tty(transport.tty)
     if fd is None:
         return False
     try:
@@ -150,10 +148,10 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             # The shell waits for a line although the job never reported:
             # its line was aborted. A probe (no signal) confirms it.
             run.quiet.unsent_sigint = True
-            run.sync_nonce = new_nonce()
+            nonce = core.resync(run)
             before_typing(transport)
             shell.quiet_tty(transport.proc.fd)
-            transport.type(shell.sync_line(run.sync_nonce))
+            transport.type(shell.sync_line(nonce))
         elif verdict in (quiet.Verdict.WAITING, quiet.Verdict.STILL_WAITING) and run.quiet.reader:
             if _unread_output(transport.proc.fd) or _unread_input(transport):
                 # The prompt it printed before blocking is not read yet (its
@@ -165,9 +163,7 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             elif run.awaiting is None:
                 note_awaiting(core, transport, run)
         elif verdict is quiet.Verdict.REPLACED:
-            core.finish(run, SHELL_EXITED, None, core.last_cwd, note=quiet.REPLACED_NOTE)
-            core.dead = True
-            core.out_cond.notify_all()
+            core.shell_replaced(run, quiet.REPLACED_NOTE)
     if verdict is quiet.Verdict.WAITING:
         core.emit({"type": "output", "session_id": core.session_id})  # views show the note
     elif verdict is quiet.Verdict.REPLACED:

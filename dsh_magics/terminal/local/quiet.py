@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 from enum import Enum
 
-from .. import interaction
+from ..core import procs, tty_state
 from ..core.run_state import HINT_POLLS, QUIET_RETRIES, QUIET_S, UNSENT_SIGINT_NOTE, QuietState  # noqa: F401 - used as quiet.*
-from . import procs
 
 # After an interrupt: covers a shell that gives no hint (replaced by a
 # program that neither exits nor prompts).
@@ -61,8 +60,8 @@ def check(
     except OSError:
         return Verdict.NOTHING
     if fg != shell_pid:
-        # read, select, poll or epoll on the terminal only (interaction.detect)
-        reader = interaction.foreground_reader(shell_pid, pty_fd, tty)
+        # read, select, poll or epoll on the terminal only (core.tty_state.detect)
+        reader = tty_state.foreground_reader(shell_pid, pty_fd, tty)
         return Verdict.LATER if reader is None else _waiting(state, reader)
     verdict = procs.LAYER.input_state(shell_pid)
     state.verdict = verdict

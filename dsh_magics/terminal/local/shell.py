@@ -7,14 +7,10 @@ import os
 import re
 import shlex
 import termios
-from concurrent.futures import ThreadPoolExecutor
-
-from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
 from ..config import TerminalConfig
-from ..core import child, environment
+from ..core import bash_version, environment, procs
 from ..core.markers import BEGIN, END, MARKER_FD, SYNC, printf_marker, printf_prompt_hint
-from . import bash_version, procs
 
 INPUT_FD = procs.INPUT_FD  # a private duplicate of the PTY as the shell's input
 NULL_FD = 211  # /dev/null (read-write), kept open: a dup is cheaper than an open per job
@@ -81,23 +77,6 @@ PROMPT_OK = f'[[ {PROMPT_STATE} == "${OK_VAR}" ]]'
 # The local shell also keeps no history file.
 QUIET_ENV = {**environment.QUIET_ENV, "HISTFILE": "/dev/null"}
 
-# A single long-lived thread spawns every shell: PR_SET_PDEATHSIG fires when
-# the *thread* that forked the child exits, so spawning from a short-lived
-# widget or request thread would kill the shell with that thread.
-_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
-
-
-def run_on_spawner(fn, *args) -> None:  # type: ignore[no-untyped-def]
-    """Run housekeeping (the watchdog) off the caller's path, in order.
-
-    At interpreter exit the executor refuses new work; then run it here, so
-    a close that happens during shutdown still completes."""
-    try:
-        _spawner.submit(fn, *args)
-    except RuntimeError:
-        fn(*args)
-
-
 def shell_env(session_id: str, token: str) -> dict[str, str]:
     env = dict(os.environ)
     # An inline matplotlib backend inherited from the kernel breaks any Python
@@ -110,21 +89,10 @@ def shell_env(session_id: str, token: str) -> dict[str, str]:
     return env
 
 
-def spawn(config: TerminalConfig, cwd: str, env: dict[str, str]) -> PtyProcess:
-    bash_version.require(config.shell)  # SHELL_UNSUPPORTED for a bash too old
-    argv = [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
-
-    def go() -> PtyProcess:
-        return PtyProcess.spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            echo=False,
-            dimensions=(config.rows, config.cols),
-            preexec_fn=child.setup,
-        )
-
-    return _spawner.submit(go).result()
+def argv(config: TerminalConfig) -> list[str]:
+    """The shell's command line; SHELL_UNSUPPORTED for a bash too old."""
+    bash_version.require(config.shell)
+    return [config.shell, "-l", "-i"] if config.login else [config.shell, "--noprofile", "--norc", "-i"]
 
 
 def _functions() -> str:
@@ -189,7 +157,7 @@ def _variables(scratch: str) -> str:
 def setup_script(cwd: str, scratch: str, gate_open: str = "") -> str:
     """Runs after the user's profile, inside the shell, once. ``scratch`` is
     the terminal's private directory (for ``SEEN_FILE`` and ``TRAPS_FILE``);
-    ``gate_open`` opens the job gate (see ``interaction.Gate``)."""
+    ``gate_open`` opens the job gate (see ``gate.Gate``)."""
     q = shlex.quote
     return "\n".join(
         [
@@ -386,7 +354,7 @@ def job_line(
     else:
         restore = f'{RESTORE_FN} {int(status)} "${LA}" || {run}'
     end = printf_marker(END, end_nonce, status=f'"${ST}"', pipestatus=f'"${PS}"')
-    # ``gate`` (``interaction.Gate.shell_wait()``) holds the command after
+    # ``gate`` (``gate.Gate.shell_wait()``) holds the command after
     # its begin marker until the engine has switched echo on for the job; a
     # tty job waits there once more after its end marker, while the engine
     # throws away input nobody read. With the gate the job runs with echo on,

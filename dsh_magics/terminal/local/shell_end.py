@@ -6,10 +6,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..core import reader
+from ..core import procs, reader
 from ..core.jobcore import JobCore
 from ..result import SHELL_EXITED
-from . import procs
 from .local_shell import LocalShell
 from .scratch import close_fd
 
@@ -41,9 +40,7 @@ def reap(core: JobCore, transport: LocalShell, timeout: float) -> None:
     """Collect the shell's exit status (so no zombie is left)."""
     if transport.proc is None or core.exit_code is not None:
         return
-    code, sig = procs.reap(transport.proc, transport.token, timeout)
-    with core.lock:
-        core.exit_code, core.exit_signal = code, sig
+    core.exited(*procs.reap(transport.proc, transport.token, timeout))
 
 
 def on_reader_failed(core: JobCore, transport: LocalShell, error: BaseException) -> None:
@@ -53,7 +50,7 @@ def on_reader_failed(core: JobCore, transport: LocalShell, error: BaseException)
     (pinned by tests/terminal/test_reader_failure.py)."""
     log.error("session %s: the terminal's reader failed", core.session_id, exc_info=error)
     why = reader.failure(error)
-    core.failure = why
+    core.failed(why)
     pid = transport.proc.pid if transport.proc is not None else None
     procs.kill_tree(pid, transport.token)
     reap(core, transport, timeout=2.0)

@@ -3,35 +3,30 @@ reader thread, and settling jobs (docs/internals.md draws how)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
-
 from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import procs, pty, reader, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
 from ..core.terminal_base import TerminalBase
 from ..result import (
     BUSY,
-    COMPLETED,
     DEAD,
     IDLE,
-    INTERRUPTED,
     TerminalInfo,
 )
-from . import keyboard, procs, quiet, shell, shell_end, watchdog
+from . import keyboard, quiet, shell, shell_end, watchdog
+from .gate import Gate
 from .interrupts import Interrupter
 from .local_shell import LocalShell
 from .scratch import Scratch, unlink
@@ -87,18 +82,15 @@ class Terminal(TerminalBase):
             with watchdog.ctrl_c_deferred():
                 try:
                     env = shell.shell_env(self.session_id, self.transport.token)
-                    self.transport.proc = shell.spawn(self.config, self._start_cwd, env)
+                    size = (self.config.cols, self.config.rows)
+                    self.transport.pty.spawn(shell.argv(self.config), env=env, size=size, cwd=self._start_cwd)
                 except Exception:
                     self._scratch.remove()
                     raise
-                shell.run_on_spawner(watchdog.watch, self.transport.token, self._tmpdir)
+                pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
                 self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
-                try:
-                    self.transport.pidfd = os.pidfd_open(self.transport.proc.pid)
-                except (AttributeError, OSError):
-                    self.transport.pidfd = None
                 self._ready_nonce = new_nonce()
-                self.transport.gate = interaction.Gate(self._tmpdir)
+                self.transport.gate = Gate(self._tmpdir)
                 setup = self._scratch.write_file(
                     "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
                 )
@@ -140,11 +132,11 @@ class Terminal(TerminalBase):
         unlink(setup)
         self.transport.identity = procs.LAYER.identity(self.transport.proc.pid)
         self.transport.gate.unlink()  # the shell has both gates open by now
-        self.transport.tty = interaction.tty_path(self.transport.proc.pid)
+        self.transport.tty = tty_state.tty_path(self.transport.proc.pid)
         if self.transport.pidfd is not None:
             # Held open only where the pidfd reports the shell's exit: an
             # open slave keeps the master from reading EOF.
-            self.transport.tty_fd = interaction.open_tty(self.transport.tty)
+            self.transport.tty_fd = tty_state.open_tty(self.transport.tty)
 
     def close(self) -> None:
         """Kill the shell and every process it started; remove temp files
@@ -154,12 +146,11 @@ class Terminal(TerminalBase):
 
     def _close(self) -> None:
         with self.core.lock:
-            if self.core.closed:
+            if not self.core.mark_closed():
                 return
-            self.core.closed = True
             pid = self.transport.proc.pid if self.transport.proc is not None else None
         procs.kill_tree(pid, self.transport.token)
-        shell.run_on_spawner(watchdog.forget, self.transport.token)
+        pty.housekeeping(watchdog.forget, self.transport.token)
         shell_end.reap(self.core, self.transport, timeout=2.0)
         self.core.mark_dead(note="terminal closed")
         if self._reader is not None and self._reader is not threading.current_thread():
@@ -167,11 +158,7 @@ class Terminal(TerminalBase):
         self.transport.close_fds()
         if self.transport.gate is not None:
             self.transport.gate.close()
-        # The shell was reaped above; closing its descriptor may fail (closed
-        # already) or its terminate() give up: nothing of it is left to end.
-        with contextlib.suppress(OSError, PtyProcessError):
-            if self.transport.proc is not None:
-                self.transport.proc.close(force=True)
+        self.transport.pty.close()  # (reaped above)
         self._scratch.remove()
 
     def _wait_ready(self) -> tuple[bool, str | None]:
@@ -267,7 +254,7 @@ class Terminal(TerminalBase):
             run.quiet.reader = None
             if run.tty or run.inputs:
                 # Type-ahead nobody read would reach the shell once the line is aborted.
-                interaction.discard_typed_input(self.transport.tty)
+                tty_state.discard_typed_input(self.transport.tty)
             self._interrupter.request(run)
             # No probe is typed here (a program reading the terminal would take
             # it as input): the quiet check types one once the shell reads.
@@ -358,38 +345,23 @@ class Terminal(TerminalBase):
         self.core.deliver()
 
     def _on_marker(self, m: Marker) -> None:
-        run = self.core.running
         if m.kind == SYNC and m.nonce == self._ready_nonce:
-            self.core.flush_cleaner()
-            self.core.ring.clear()
-            self.core.screen.reset()
-            self.core.alt.reset()
             self._ready_nonce = None
-            self.core.ready.set()
+            self.core.shell_ready()
             return
+        run = self.core.marked_job(m)
         if run is None:
             return
-        if m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
-            self.core.flush_cleaner()
-            self.core.ring.finish_partial()
-            run.start_line = self.core.ring.next_line
-            run.saw_begin = True
-            run.begin_at = time.monotonic()
+        if m.kind == BEGIN:
+            self.core.job_began(run)
             if self._interrupter is not None:
                 self._interrupter.on_begin(run)
-        elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
+        elif m.kind == END:
             keyboard.after_job(self.transport, run)
             self._last_status = m.status
             self._pipestatus = list(m.pipestatus) if m.pipestatus else None
-            self.core.flush_cleaner()
-            run.ended_partial = self.core.ring.finish_partial()
-            run.end_line = self.core.ring.next_line
-            code = m.status if m.status is not None else -1
-            status = COMPLETED
-            if run.intr.requested and code == 128 + signal.SIGINT:
-                status = INTERRUPTED
-            self.core.finish(run, status, code, self.cwd)
-        elif m.kind == SYNC and m.nonce == run.sync_nonce:
+            self.core.job_ended(run, m.status, self.cwd)
+        else:
             # The shell is reading input again and the job's end marker never
             # came: the interrupt aborted the job's line.
             self._settle_interrupted(run)
@@ -399,7 +371,7 @@ class Terminal(TerminalBase):
         note = None
         if run.quiet.unsent_sigint and not run.intr.requested:
             note = quiet.UNSENT_SIGINT_NOTE
-        self.core.finish(run, INTERRUPTED, 128 + signal.SIGINT, self.cwd, signal_no=signal.SIGINT, note=note)
+        self.core.job_aborted(run, self.cwd, note)
 
     # ------------------------------------------------------------------
     # helpers

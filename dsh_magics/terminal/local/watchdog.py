@@ -95,7 +95,7 @@ def _main() -> None:
     still carrying a watched token and removes the scratch directories."""
     import shutil
 
-    from .procs import kill_tree
+    from ..core.procs import kill_tree
 
     tokens: dict[str, str | None] = {}
     stdin = sys.stdin.buffer

@@ -2,9 +2,8 @@
 
 :func:`parse_target` makes a :class:`Target`; :class:`RemoteTerminal` runs jobs through the PTY (docs/remote.md).
 
-May import: terminal/core/, terminal/'s contract modules, errors, jobs (today also
-two process helpers of terminal/local/; issue 34 moves them into the core). Must not
-import: the registry, or anything above terminal/.
+May import: terminal/core/, terminal/'s contract modules, errors, jobs. Must not
+import: terminal/local/, the registry, or anything above terminal/.
 """
 
 from __future__ import annotations

@@ -8,36 +8,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
-
-from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
+from typing import Any
 
 from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
-from ..core import child, reader
+from ..core import procs, reader
 from ..core.cleaner import clean
-from ..core.transport import set_pty_size
-from ..local import procs
+from ..core.pty import Pty
 from .targets import Target
-
-# One long-lived thread forks every client, so PR_SET_PDEATHSIG (set in the
-# child) fires only when this process dies, not when a short-lived caller
-# thread ends.
-_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-remote-spawner")
-
-T = TypeVar("T")
-
-
-def in_spawner(start: Callable[[], T]) -> T:
-    """Run ``start`` (which forks a client with :func:`child_setup`) on the spawner thread."""
-    return _spawner.submit(start).result()
-
-
-def child_setup() -> None:
-    """In a client's child: hung up when this process dies, signals as a
-    terminal emulator leaves them (:func:`core.child.setup`)."""
-    child.setup()
 
 
 class Client:
@@ -52,41 +30,36 @@ class Client:
         self.config = config
         self.token = token  # marks local descendants (cmd: targets)
         self.control_dir: str | None = None  # ssh: the engine's own control socket lives here
-        self._is_dead = is_dead
-        self.proc: PtyProcess | None = None
-        self.pidfd: int | None = None
+        self.pty = Pty(session_id, "terminal", is_dead)  # spawns the client; every byte typed goes through it
         self._wake = reader.WakePipe()
         self._reader: threading.Thread | None = None
-        self._wlock = threading.Lock()
         self._reap_lock = threading.Lock()  # one waitpid at a time (reader vs close)
 
     @property
+    def proc(self) -> Any:
+        """The client's ``PtyProcess`` (None until spawned)."""
+        return self.pty.proc
+
+    @property
+    def pidfd(self) -> int | None:
+        return self.pty.pidfd
+
+    @property
     def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None else None
+        return self.pty.pid
 
     def spawn(self, handlers: reader.Handlers) -> None:
         """Start the client and the reader thread (TARGET_UNREACHABLE when
         the client program cannot start)."""
         argv = self.target.argv(login=self.config.login, control_dir=self.control_dir)
-        env = self.environment()
-
-        def go() -> PtyProcess:
-            return PtyProcess.spawn(
-                argv, env=env, echo=False, dimensions=(self.config.rows, self.config.cols), preexec_fn=child_setup
-            )
-
         try:
-            self.proc = proc = in_spawner(go)
+            proc = self.pty.spawn(argv, env=self.environment(), size=(self.config.cols, self.config.rows))
         except Exception as e:  # noqa: BLE001 - e.g. the client program is missing
             self.close_fds()
             raise TargetUnreachable(
                 f"cannot start {argv[0]!r} for target {self.target}: {e}", session_id=self.session_id,
                 target=str(self.target),
             ) from None
-        try:
-            self.pidfd = os.pidfd_open(proc.pid)
-        except (AttributeError, OSError):
-            self.pidfd = None
         wake = self._wake.r
         assert wake is not None
 
@@ -106,17 +79,7 @@ class Client:
         return env
 
     def type(self, text: str) -> None:
-        data = text.encode("utf-8", "surrogateescape")
-        with self._wlock:
-            while data:
-                proc = self.proc
-                if proc is None or self._is_dead():
-                    raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
-                try:
-                    n = os.write(proc.fd, data)
-                except OSError as e:
-                    raise ShellExited(f"cannot write to the terminal: {e}", session_id=self.session_id) from None
-                data = data[n:]
+        self.pty.write(text.encode("utf-8", "surrogateescape"))
 
     def type_quietly(self, text: str) -> None:
         try:
@@ -131,7 +94,7 @@ class Client:
     def set_size(self, cols: int, rows: int) -> None:
         """Set the PTY's size of the local client (ssh, podman, ...): it gets
         SIGWINCH and passes the new size on to the remote terminal."""
-        set_pty_size(self.proc, self.session_id, cols, rows)
+        self.pty.set_size(cols, rows)
 
     def poke(self) -> None:
         """Wake the reader so it picks up a new deadline."""
@@ -139,8 +102,7 @@ class Client:
 
     def drain(self, on_data: Callable[[bytes], None]) -> None:
         """Every byte the client printed before it exited."""
-        if self.proc is not None:
-            reader.drain(self.proc.fd, on_data)
+        self.pty.drain(on_data)
 
     def reap(self, timeout: float) -> tuple[int, int | None] | None:
         """The client's (exit code, signal), killing its tree if it will not
@@ -158,23 +120,11 @@ class Client:
             self._reader.join(timeout=2.0)
 
     def close_fds(self) -> None:
-        if self.pidfd is not None:
-            try:
-                os.close(self.pidfd)
-            except OSError:
-                pass
-        self.pidfd = None
+        self.pty.close_pidfd()
         self._wake.close()
 
     def close_process(self) -> None:
-        if self.proc is not None:
-            try:
-                self.proc.close(force=True)
-            except (OSError, PtyProcessError):
-                # Closing the descriptor failed, or the client outlived
-                # SIGKILL's grace: the reap (procs.reap) has collected it or
-                # kills its tree; nothing more can be done here.
-                pass
+        self.pty.close()  # (the reap, procs.reap, has collected it or killed its tree)
 
 
 def last_words(raw: bytes, lines: int = 2) -> str:

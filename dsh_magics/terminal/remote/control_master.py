@@ -18,8 +18,9 @@ import threading
 import time
 
 from ...errors import TargetUnreachable
-from ..core import fdwait
-from .connection import child_setup, in_spawner, last_words
+from ..core import child, fdwait
+from ..core.pty import on_spawner
+from .connection import last_words
 from .targets import MASTER_READY, Target
 
 LOG = "log"
@@ -57,11 +58,11 @@ class ControlMaster:
             def go() -> subprocess.Popen[bytes]:
                 return subprocess.Popen(
                     self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=fd, env=self._env,
-                    start_new_session=True, preexec_fn=child_setup,
+                    start_new_session=True, preexec_fn=child.setup,
                 )
 
             try:
-                proc = in_spawner(go)
+                proc = on_spawner(go)
             except OSError as e:
                 raise TargetUnreachable(
                     f"cannot start {self.argv[0]!r} for target {self._target}: {e}", session_id=self._session_id,

@@ -4,14 +4,11 @@ the prompt hint), the echo of a typed line, and the client's last words."""
 
 from __future__ import annotations
 
-import signal
-import time
 from collections.abc import Callable
 
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.run_state import UNSENT_SIGINT_NOTE
-from ..result import COMPLETED, INTERRUPTED
 from . import inband
 from .connection import last_words
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
@@ -162,10 +159,10 @@ class InbandStream:
                 return
             if not run.intr.requested:
                 run.quiet.unsent_sigint = True
-            run.sync_nonce = new_nonce()
+            nonce = core.resync(run)
             if self._echo_nonce is None:  # its echo is held until its answer (or any marker of the job)
-                self._echo_nonce = run.sync_nonce
-            self._type_later(inband.sync_line(run.sync_nonce))
+                self._echo_nonce = nonce
+            self._type_later(inband.sync_line(nonce))
 
     def _forged(self, run: Running) -> None:
         """The hint came while the job's command runs: nothing is typed; a
@@ -184,15 +181,9 @@ class InbandStream:
         ):
             self._release_held(self._echo_nonce if m.nonce == self._echo_nonce else "")
         if m.kind == SYNC and m.nonce == self.ready_nonce:
-            core.cleaner.flush()
-            core.ring.clear()
-            core.screen.reset()
-            core.alt.reset()
             self.ready_nonce = None
             self.ready_status = m.status
-            if m.cwd and m.status == 0:
-                core.last_cwd = m.cwd
-            core.ready.set()
+            core.shell_ready(m.cwd if m.status == 0 else None)
             return
         if m.kind == inband.WHERE and m.nonce == self.ready_nonce:
             pid, _, rest = (m.cwd or "").partition(":")
@@ -204,32 +195,25 @@ class InbandStream:
             return
         if m.kind == TRAP_BEGIN and m.nonce == run.nonce and run.end_line is None:
             self._trap_text = bytearray()
-        elif m.kind == TRAP_END:
+            return
+        if m.kind == TRAP_END:
             if m.nonce == run.nonce and self._trap_text is not None:
                 text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
                 run.debug_trap = text or None
             self._trap_text = None
-        elif m.kind == BEGIN and m.nonce == run.nonce and not run.saw_begin:
-            core.flush_cleaner()
-            core.ring.finish_partial()
-            run.start_line = core.ring.next_line
-            run.saw_begin = True
-            run.begin_at = now = time.monotonic()
+            return
+        if core.marked_job(m) is not run:
+            return
+        if m.kind == BEGIN:
+            now = core.job_began(run)
             if run.intr.pending:  # Ctrl-Cs held for the begin marker: go (RemoteKeyboard.send_held_interrupts)
                 run.intr.due = now
             self._on_job_output(run)
-        elif m.kind == END and m.nonce == run.end_nonce and run.end_line is None:
-            core.flush_cleaner()
-            run.ended_partial = core.ring.finish_partial()
-            run.end_line = core.ring.next_line
-            code = m.status if m.status is not None else -1
-            status = COMPLETED
-            if run.intr.requested and code == 128 + signal.SIGINT:
-                status = INTERRUPTED
+        elif m.kind == END:
             self._pipestatus = m.pipestatus
             self._debug_trap = run.debug_trap
-            core.finish(run, status, code, m.cwd)
-        elif m.kind == SYNC and m.nonce == run.sync_nonce:
+            core.job_ended(run, m.status, m.cwd)
+        else:  # the answer to the resync probe: the line was aborted
             note = UNSENT_SIGINT_NOTE if run.quiet.unsent_sigint else None
             self._aborted = True
-            core.finish(run, INTERRUPTED, 128 + signal.SIGINT, m.cwd, signal_no=signal.SIGINT, note=note)
+            core.job_aborted(run, m.cwd, note)

@@ -154,8 +154,7 @@ class PromptWatch:
             prompt=core.ring.partial[-interaction.MAX_PROMPT_CHARS :],
             secret=hidden(seen),
         )
-        core.output_seq += 1
-        core.out_cond.notify_all()
+        core.touched()
 
     def secret_now(self, run: Running) -> bool | None:
         """Before an agent's text is typed: does the job ask for hidden entry

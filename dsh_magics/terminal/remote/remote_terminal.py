@@ -18,11 +18,10 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import reader
+from ..core import bash_version, reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
-from ..local import bash_version
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband, side_channel
 from .connection import Client, last_words
@@ -171,9 +170,8 @@ class RemoteTerminal(TerminalBase):
         local client and anything it started here."""
         core = self.core
         with core.lock:
-            if core.closed:
+            if not core.mark_closed():
                 return
-            core.closed = True
             idle = core.running is None and not core.dead and core.ready.is_set()
             busy = core.running is not None and not core.dead
         if busy and self.master is None and self.watch.hang_up():
@@ -207,8 +205,7 @@ class RemoteTerminal(TerminalBase):
             return
         status = self.transport.reap(timeout)
         if status is not None:
-            with self.core.lock:
-                self.core.exit_code, self.core.exit_signal = status
+            self.core.exited(*status)
 
     def _mark_dead(self, note: str | None = None) -> None:
         self.core.mark_dead(note)
@@ -248,7 +245,7 @@ class RemoteTerminal(TerminalBase):
         tests/terminal/test_reader_failure.py)."""
         log.error("session %s: the terminal's reader failed", self.session_id, exc_info=error)
         core = self.core
-        core.failure = reader.failure(error)
+        core.failed(reader.failure(error))
         self.transport.kill_tree(grace=0.5)
         self._reap(2.0)
         with core.lock:

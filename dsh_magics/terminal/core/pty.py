@@ -1,0 +1,128 @@
+"""The one owner of a terminal's PTY, whatever runs on it (the local shell,
+or a remote target's client: ssh, podman, kubectl, ``cmd:``).
+
+It spawns the child (on one long-lived thread, with the child's death signal
+and default signals: :mod:`.child`), sets the window size, and is the one
+write path: every byte typed into a terminal (the engine's own lines,
+probes, a person's keys, an agent's text) goes through :meth:`Pty.write`.
+Reading is the reader thread's (:mod:`.reader`); reaping, the process
+layer's (:mod:`.procs`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
+
+from ...errors import ShellExited
+from . import child, reader
+
+T = TypeVar("T")
+
+# One long-lived thread forks every child: PR_SET_PDEATHSIG fires when the
+# *thread* that forked the child exits, so a child forked from a short-lived
+# widget or request thread would be hung up with that thread.
+_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
+
+
+def on_spawner(start: Callable[[], T]) -> T:
+    """Run ``start`` (which forks a child with :func:`.child.setup`) on the
+    spawner thread, and return what it returns."""
+    return _spawner.submit(start).result()
+
+
+def housekeeping(fn: Callable[..., Any], *args: Any) -> None:
+    """Run ``fn(*args)`` on the spawner thread without waiting, in order
+    with the spawns (the local watchdog's bookkeeping). At interpreter exit
+    the executor refuses new work; then it runs here, so a close during
+    shutdown still completes."""
+    try:
+        _spawner.submit(fn, *args)
+    except RuntimeError:
+        fn(*args)
+
+
+class Pty:
+    """A child process on a PTY of ours. ``what`` names the other end in
+    errors ("shell", "terminal"); ``is_dead`` says when nothing more may be
+    written (the terminal is dead although the PTY may still be open)."""
+
+    def __init__(self, session_id: str, what: str = "terminal", is_dead: Callable[[], bool] | None = None) -> None:
+        self.session_id = session_id
+        self.proc: Any = None  # the PtyProcess, once spawned
+        self.pidfd: int | None = None  # reports the child's exit where the system has pidfds
+        self._what = what
+        self._is_dead = is_dead or (lambda: False)
+        self._wlock = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], size: tuple[int, int], cwd: str | None = None) -> Any:
+        """Fork ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
+        hung up when this process dies; errors of the spawn propagate."""
+        cols, rows = size
+
+        def go() -> Any:
+            return PtyProcess.spawn(
+                argv, cwd=cwd, env=env, echo=False, dimensions=(rows, cols), preexec_fn=child.setup
+            )
+
+        self.proc = proc = on_spawner(go)
+        try:
+            self.pidfd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):  # no pidfds here: the reader sees the end as EOF
+            self.pidfd = None
+        return proc
+
+    def write(self, data: bytes) -> None:
+        """Write all of ``data`` to the terminal, one writer at a time (so two
+        threads' bytes never interleave); SHELL_EXITED when it cannot."""
+        with self._wlock:
+            while data:
+                proc = self.proc
+                if proc is None or self._is_dead():
+                    raise ShellExited(
+                        f"the shell of session {self.session_id!r} has exited", session_id=self.session_id
+                    )
+                try:
+                    n = os.write(proc.fd, data)
+                except OSError as e:
+                    raise ShellExited(f"cannot write to the {self._what}: {e}", session_id=self.session_id) from None
+                data = data[n:]
+
+    def set_size(self, cols: int, rows: int) -> None:
+        """Set the PTY's size: the kernel signals SIGWINCH to its foreground
+        process group (a remote client passes the new size on)."""
+        if self.proc is None:
+            raise ShellExited(f"the shell of session {self.session_id!r} has exited", session_id=self.session_id)
+        try:
+            self.proc.setwinsize(rows, cols)
+        except OSError as e:
+            raise ShellExited(f"cannot resize the terminal: {e}", session_id=self.session_id) from None
+
+    def drain(self, on_data: Callable[[bytes], None]) -> None:
+        """Every byte the child printed before it exited."""
+        if self.proc is not None:
+            reader.drain(self.proc.fd, on_data)
+
+    def close_pidfd(self) -> None:
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):  # closed already: nothing to release
+                os.close(self.pidfd)
+        self.pidfd = None
+
+    def close(self) -> None:
+        """Close the PTY and end the child if it still runs. Call once it has
+        been reaped (``procs.reap``): closing may fail (closed already) or its
+        terminate give up; nothing of it is left to end then."""
+        if self.proc is not None:
+            with contextlib.suppress(OSError, PtyProcessError):
+                self.proc.close(force=True)
