@@ -1,6 +1,6 @@
 """What a person at ``dsh-magics attach`` feels, against ``tmux attach`` in the same run.
 
-    python benchmarks/bench_attach.py [--keys N] [--json]
+    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--json]
 
 Both clients run in a PTY of this script (100x30), the way a terminal emulator
 runs them:
@@ -14,6 +14,11 @@ runs them:
 - output rate: ``seq 1 1000000`` (6.9 MB) in the terminal until the attached
   client has drawn the line printed after it; MB/s. Target: attach >= 0.8x tmux.
   (attach: started by the notebook side, ``exec``; tmux: typed in the pane.)
+
+``--baseline DIR`` also measures the attach client and host of another
+checkout (DIR holds its ``dsh_magics``; e.g. ``git archive REV dsh_magics |
+tar -x -C DIR``) in the same rounds, for before/after figures under the same
+load: each round runs tmux, the baseline, then this checkout.
 
 The host runs in a private runtime directory and is stopped at the end, as
 is the tmux server.
@@ -97,9 +102,13 @@ def _keys(p: Pty, n: int) -> list[float]:
     return out
 
 
-def _stats(ms: list[float]) -> dict[str, float]:
+def _stats(ms: list[float]) -> dict[str, Any]:
     ms = sorted(ms)
     return {"median_ms": round(statistics.median(ms), 3), "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3)}
+
+
+def _times(ms: list[float]) -> dict[str, Any]:
+    return dict(_stats(ms), ms=[round(t, 4) for t in ms])
 
 
 def run_attach(d: str, n: int, env: dict[str, str]) -> dict[str, Any]:
@@ -130,7 +139,7 @@ def run_attach(d: str, n: int, env: dict[str, str]) -> dict[str, Any]:
         p.close()
         c.close_all()
         c.detach()
-    return {"prompt": _stats(prompt), "vim": _stats(vim), "seq_MBps": round(rate, 2)}
+    return {"prompt": _times(prompt), "vim": _times(vim), "seq_MBps": round(rate, 2)}
 
 
 def run_tmux(n: int, env: dict[str, str]) -> dict[str, Any]:
@@ -163,38 +172,82 @@ def run_tmux(n: int, env: dict[str, str]) -> dict[str, Any]:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
         if path and os.path.exists(path):
             os.unlink(path)
-    return {"prompt": _stats(prompt), "vim": _stats(vim), "seq_MBps": round(rate, 2)}
+    return {"prompt": _times(prompt), "vim": _times(vim), "seq_MBps": round(rate, 2)}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--keys", type=int, default=200)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    env = dict(os.environ, TERM="xterm-256color", DSH_MAGICS_LOGIN="0")
-    env.pop("TMUX", None)
+def run_attach_in(tree: str | None, n: int, env: dict[str, str]) -> dict[str, Any]:
+    """``run_attach`` with the host and client of this process's checkout, or
+    (``tree``) of another one, run in a child process importing from there."""
     d = tempfile.mkdtemp(prefix="dshb-", dir="/tmp")
     os.chmod(d, 0o700)
     try:
-        tmux = run_tmux(args.keys, env)
-        attach = run_attach(d, args.keys, env)
+        if tree is None:
+            return run_attach(d, n, env)
+        child_env = dict(env, PYTHONPATH=tree)
+        out = subprocess.run(
+            [sys.executable, __file__, "--part", "attach", "--keys", str(n), "--host-dir", d],
+            env=child_env, capture_output=True, text=True, check=True, timeout=600,
+        )  # fmt: skip
+        return json.loads(out.stdout)  # type: ignore[no-any-return]
     finally:
         try:
             stop_host(HostPaths.for_name("bench", d))
         finally:
             shutil.rmtree(d, ignore_errors=True)
-    out = {"tmux": tmux, "attach": attach}
+
+
+def _pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rounds' key times together (median and p99 over all keys), and their rates' median."""
+    out: dict[str, Any] = {}
     for where in ("prompt", "vim"):
-        out[f"{where}_median_ratio"] = round(attach[where]["median_ms"] / tmux[where]["median_ms"], 2)
-    out["seq_rate_ratio"] = round(attach["seq_MBps"] / tmux["seq_MBps"], 2)
+        out[where] = _stats([t for r in rounds for t in r[where]["ms"]])
+    out["seq_MBps"] = round(statistics.median(r["seq_MBps"] for r in rounds), 2)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keys", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--baseline", metavar="DIR", help="another checkout's dsh_magics to measure in the same rounds")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--part", choices=["attach"], help=argparse.SUPPRESS)  # a baseline's child process
+    ap.add_argument("--host-dir", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    env = dict(os.environ, TERM="xterm-256color", DSH_MAGICS_LOGIN="0")
+    env.pop("TMUX", None)
+    if args.part == "attach":
+        print(json.dumps(run_attach(args.host_dir, args.keys, env)))
+        return 0
+    clients = ["tmux"] + (["baseline"] if args.baseline else []) + ["attach"]
+    rounds: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
+    load = [os.getloadavg()[0]]
+    for _ in range(args.rounds):
+        rounds["tmux"].append(run_tmux(args.keys, env))
+        if args.baseline:
+            rounds["baseline"].append(run_attach_in(os.path.abspath(args.baseline), args.keys, env))
+        rounds["attach"].append(run_attach_in(None, args.keys, env))
+        load.append(os.getloadavg()[0])
+    out: dict[str, Any] = {c: _pooled(rounds[c]) for c in clients}
+    out["load"] = [round(x, 1) for x in load]
+    tmux = out["tmux"]
+    for c in clients[1:]:
+        for where in ("prompt", "vim"):
+            out[c][f"{where}_median_ratio"] = round(out[c][where]["median_ms"] / tmux[where]["median_ms"], 2)
+        out[c]["seq_rate_ratio"] = round(out[c]["seq_MBps"] / tmux["seq_MBps"], 2)
     if args.json:
         print(json.dumps(out, indent=2))
-    else:
-        for where in ("prompt", "vim"):
-            a, t = attach[where], tmux[where]
-            print(f"{where:6} key->echo  attach median {a['median_ms']:.2f} ms p99 {a['p99_ms']:.2f} ms | "
-                  f"tmux median {t['median_ms']:.2f} ms p99 {t['p99_ms']:.2f} ms | ratio {out[where + '_median_ratio']}")
-        print(f"seq 1 {SEQ_N}: attach {attach['seq_MBps']} MB/s, tmux {tmux['seq_MBps']} MB/s, ratio {out['seq_rate_ratio']}")
+        return 0
+    print(f"{args.rounds} round(s) of {args.keys} keys; load average {min(load):.1f}-{max(load):.1f}")
+    for where in ("prompt", "vim"):
+        t = tmux[where]
+        print(f"{where:6} key->echo  tmux median {t['median_ms']:.2f} ms p99 {t['p99_ms']:.2f} ms")
+        for c in clients[1:]:
+            a = out[c][where]
+            print(f"{'':6}            {c:8} median {a['median_ms']:.2f} ms p99 {a['p99_ms']:.2f} ms "
+                  f"ratio {out[c][where + '_median_ratio']}")
+    print(f"seq 1 {SEQ_N}: tmux {tmux['seq_MBps']} MB/s, "
+          + ", ".join(f"{c} {out[c]['seq_MBps']} MB/s (ratio {out[c]['seq_rate_ratio']})" for c in clients[1:]))
     return 0
 
 
