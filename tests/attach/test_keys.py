@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from dsh_magics import jobs
 from dsh_magics.host import HostClient, HostPaths
@@ -18,6 +22,29 @@ from dsh_magics.terminal import Result
 from ..conftest import wait_until
 from .conftest import T, Tmux, attach_command
 
+_MADE: list[str] = []
+
+
+def _session(name: str) -> str:
+    """A session of its own for each run (the module's host outlives a test;
+    reruns share it), closed after the test."""
+    sid = f"k-{name}-{uuid.uuid4().hex[:6]}"
+    _MADE.append(sid)
+    return sid
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions(engine: HostClient) -> Iterator[None]:
+    yield
+    while _MADE:
+        sid = _MADE.pop()
+        if engine.exists(sid):
+            engine.close(sid)
+
+
+def _attached(engine: HostClient, sid: str) -> None:
+    wait_until(lambda: any(a["session_id"] == sid for a in engine._call("status", {}).get("attached", [])), T)
+
 
 def _request(link: Link, msg_id: str, op: str, args: dict[str, object], *, errors_only: bool) -> None:
     msg: dict[str, object] = {"v": P.VERSION, "id": msg_id, "op": op, "args": args}
@@ -27,15 +54,16 @@ def _request(link: Link, msg_id: str, op: str, args: dict[str, object], *, error
 
 
 def test_a_key_asks_for_a_reply_only_when_it_fails(engine: HostClient, attach_dir: str) -> None:
-    job = engine.exec("k-quiet", "read -r x; echo \"got [$x]\"", tty=True)
+    sid = _session("quiet")
+    job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
-    wait_until(lambda: engine.info("k-quiet").awaiting_input is not None, T)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
     link = Link(HostPaths.for_name("att", attach_dir).socket, 0)
     try:
-        _request(link, "1", "type_keys", {"session_id": "k-quiet", "data": "quiet"}, errors_only=True)
+        _request(link, "1", "type_keys", {"session_id": sid, "data": "quiet"}, errors_only=True)
         _request(link, "2", "type_keys", {"session_id": "k-missing", "data": "x"}, errors_only=True)
-        _request(link, "3", "type_keys", {"session_id": "k-quiet", "data": "-keys\r"}, errors_only=True)
-        _request(link, "4", "exists", {"session_id": "k-quiet"}, errors_only=False)
+        _request(link, "3", "type_keys", {"session_id": sid, "data": "-keys\r"}, errors_only=True)
+        _request(link, "4", "exists", {"session_id": sid}, errors_only=False)
         replies = []
         while len(replies) < 2:
             line = link.reader.next_item()
@@ -58,16 +86,19 @@ def test_a_paste_arrives_whole_and_in_order(
     assert len(text) >= 40_000
     paste = tmp_path / "paste-src.txt"
     paste.write_text(text)
-    engine.attach("k-paste", cwd=str(tmp_path))
-    t = Tmux(attach_command("k-paste", attach_dir))
+    sid = _session("paste")
+    engine.attach(sid, cwd=str(tmp_path))
+    t = Tmux(attach_command(sid, attach_dir))
     tmuxes.append(t)
-    wait_until(lambda: engine._call("status", {}).get("attached"), T)
-    wait_until(lambda: engine.screen("k-paste")["cols"] == 100, T)
+    _attached(engine, sid)
+    wait_until(lambda: engine.screen(sid)["cols"] == 100, T)
     job = engine.exec(
-        "k-paste", f"stty -icanon -echo; head -c {len(text)} > pasted.txt; stty sane; echo PASTE-DONE", tty=True
+        sid, f"echo PASTE-READY; stty -icanon -echo; head -c {len(text)} > pasted.txt; stty sane; echo PASTE-DONE",
+        tty=True,
     )
     assert isinstance(job, jobs.Job)
-    wait_until(lambda: engine.info("k-paste").awaiting_input is not None, T)
+    t.wait_for("PASTE-READY")  # drawn by the client: its terminal is in raw mode
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
     t.tmux("load-buffer", str(paste))
     t.tmux("paste-buffer", "-r", "-t", "0")  # -r: newlines stay newlines
     assert job.wait(T), t.screen()
@@ -78,17 +109,18 @@ def test_a_paste_arrives_whole_and_in_order(
 def test_keys_typed_with_the_detach_key_are_typed_before_it_leaves(
     engine: HostClient, attach_dir: str, tmuxes: list[Tmux]
 ) -> None:
-    job = engine.exec("k-detach", "read -r x; echo \"got [$x]\"", tty=True)
+    sid = _session("detach")
+    job = engine.exec(sid, "read -r -p 'Say? ' x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
-    t = Tmux(attach_command("k-detach", attach_dir))
+    t = Tmux(attach_command(sid, attach_dir))
     tmuxes.append(t)
-    wait_until(lambda: engine._call("status", {}).get("attached"), T)
-    wait_until(lambda: engine.info("k-detach").awaiting_input is not None, T)
+    t.wait_for("Say?")  # drawn by the client: its terminal is in raw mode (an Enter stays \r)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
     # One write: the line, its Enter and the detach key come in one read.
     t.text("said-as-it-left\r\x1d")
-    t.wait_for("[detached from session k-detach")
+    t.wait_for(f"[detached from session {sid}")
     assert job.wait(T) and isinstance(job.result, Result) and "got [said-as-it-left]" in job.result.output
-    typed = [r["text"] for r in engine.inputs("k-detach") if r["kind"] == "input"]
+    typed = [r["text"] for r in engine.inputs(sid) if r["kind"] == "input"]
     assert typed == ["said-as-it-left\r"]
 
 

@@ -48,10 +48,13 @@ def test_tab_completes_commands_variables_and_file_names(
     (tmp_path / "twin-a").write_text("")
     (tmp_path / "twin-b").write_text("")
     engine.attach("p-tab", cwd=str(tmp_path))
-    engine.exec("p-tab", "export PERSON_VISIBLE_VARIABLE=1; person_unique_command_xq() { echo ran; }", wait_ms=20_000)
+    engine.exec(
+        "p-tab", "export PERSON_VISIBLE_VARIABLE=1; person_unique_command_xq() { echo ran; }; echo tab-ready", wait_ms=20_000
+    )
     # Wide enough for the whole line: readline scrolls a longer one sideways.
     t = Tmux(attach_command("p-tab", attach_dir), 220, 30)
     tmuxes.append(t)
+    t.wait_for("tab-ready")  # drawn by the client: its terminal is in raw mode
     # A command name in command position (a function of the shell: compgen -c knows it) ...
     t.text("person_uniq")
     t.keys("Tab")
