@@ -1,6 +1,6 @@
 """What a person at ``dsh-magics attach`` feels, against ``tmux attach`` in the same run.
 
-    python benchmarks/bench_attach.py [--keys N] [--json]
+    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--json]
 
 Both clients run in a PTY of this script (100x30), the way a terminal emulator
 runs them:
@@ -10,10 +10,17 @@ runs them:
   meanwhile); keys alternate ``x`` and Backspace so the line stays short. At a
   bash prompt (readline: a person's prompt for attach, bash in a tmux pane for
   tmux) and in vim's insert mode. Median and p99 in ms. Targets: median
-  <= 1.5x tmux, p99 < 10 ms.
+  <= 1.5x tmux, p99 < 10 ms. All clients are attached at once and take turns
+  key by key (who goes first rotates), so a change of the machine's load
+  falls on all of them alike.
 - output rate: ``seq 1 1000000`` (6.9 MB) in the terminal until the attached
   client has drawn the line printed after it; MB/s. Target: attach >= 0.8x tmux.
   (attach: started by the notebook side, ``exec``; tmux: typed in the pane.)
+
+``--baseline DIR`` also measures the attach client and host of another
+checkout (DIR holds its ``dsh_magics``; e.g. ``git archive REV dsh_magics |
+tar -x -C DIR``) in the same turns, for before/after figures under the same
+load.
 
 The host runs in a private runtime directory and is stopped at the end, as
 is the tmux server.
@@ -35,6 +42,7 @@ import termios
 import time
 from typing import Any
 
+import dsh_magics
 from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.terminal.core import fdwait
 
@@ -90,111 +98,177 @@ class Pty:
         os.close(self.master)
 
 
-def _keys(p: Pty, n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        out.append(p.echo_ms(b"x" if i % 2 == 0 else b"\x7f"))
-    return out
+KEYS = (b"x", b"\x7f")
 
 
-def _stats(ms: list[float]) -> dict[str, float]:
+def _stats(ms: list[float]) -> dict[str, Any]:
     ms = sorted(ms)
     return {"median_ms": round(statistics.median(ms), 3), "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3)}
 
 
-def run_attach(d: str, n: int, env: dict[str, str]) -> dict[str, Any]:
-    c = HostClient(HostPaths.for_name("bench", d))
-    c.connect()
-    c.attach("b", cwd=tempfile.gettempdir())
-    c.exec("b", "echo ready", wait_ms=20_000)
-    p = Pty([sys.executable, "-m", "dsh_magics.cli", "attach", "b", "--host-dir", d], env)
-    try:
-        p.read_until(b"ready")
-        os.write(p.master, b"a")  # opens the person's prompt
-        p.read_until(b"a")
-        p.drain(0.2)
-        prompt = _keys(p, n)
-        os.write(p.master, b"\x15vim -u NONE -N dsh-bench-vim.txt\r")  # Ctrl-U, then the command
-        p.read_until(b"[New")
-        os.write(p.master, b"i")
-        p.read_until(b"INSERT")
-        vim = _keys(p, n)
-        os.write(p.master, b"\x1b:q!\r")
-        p.drain(0.5)
-        job = c.exec("b", f"seq 1 {SEQ_N}; echo SEQ-DONE-$((6 * 7))")
-        t0 = time.perf_counter()
-        p.read_until(b"SEQ-DONE-42", 120)
-        rate = SEQ_BYTES / (time.perf_counter() - t0) / 1e6
-        job.wait(60)
-    finally:
-        p.close()
-        c.close_all()
-        c.detach()
-    return {"prompt": _stats(prompt), "vim": _stats(vim), "seq_MBps": round(rate, 2)}
+#: Starts a host with a session "b" and leaves (the host stays): run with the
+#: checkout under test on PYTHONPATH.
+_START_HOST = """
+import sys, tempfile
+from dsh_magics.host import HostClient, HostPaths
+c = HostClient(HostPaths.for_name("bench", sys.argv[1]))
+c.connect()
+c.attach("b", cwd=tempfile.gettempdir())
+c.exec("b", "echo ready", wait_ms=20_000)
+c.detach()
+"""
 
 
-def run_tmux(n: int, env: dict[str, str]) -> dict[str, Any]:
-    sock = f"dsh-bench-{os.getpid()}"
-    subprocess.run(
-        ["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", str(COLS), "-y", str(ROWS),
-         "env", "PS1=$ ", "bash", "--norc", "--noprofile"], check=True, env=env, cwd=tempfile.gettempdir(),
-    )  # fmt: skip
-    subprocess.run(["tmux", "-L", sock, "set", "-g", "status", "off"], check=True)  # no clock redraws
-    p = Pty(["tmux", "-L", sock, "attach", "-t", "b"], env)
-    try:
-        subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "b", "echo ready", "Enter"], check=True)
-        p.read_until(b"ready")
-        p.drain(0.2)
-        prompt = _keys(p, n)
-        os.write(p.master, b"\x15vim -u NONE -N dsh-bench-vim.txt\r")
-        p.read_until(b"[New")
-        os.write(p.master, b"i")
-        p.read_until(b"INSERT")
-        vim = _keys(p, n)
-        os.write(p.master, b"\x1b:q!\r")
-        p.drain(0.5)
-        t0 = time.perf_counter()
-        os.write(p.master, f"seq 1 {SEQ_N}; echo SEQ-DONE-$((6 * 7))\r".encode())
-        p.read_until(b"SEQ-DONE-42", 120)
-        rate = SEQ_BYTES / (time.perf_counter() - t0) / 1e6
-    finally:
-        p.close()
-        path = subprocess.run(["tmux", "-L", sock, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True).stdout.strip()
-        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
+class Tmux:
+    name = "tmux"
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.sock = f"dsh-bench-{os.getpid()}"
+        subprocess.run(
+            ["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", str(COLS), "-y", str(ROWS),
+             "env", "PS1=$ ", "bash", "--norc", "--noprofile"], check=True, env=env, cwd=tempfile.gettempdir(),
+        )  # fmt: skip
+        subprocess.run(["tmux", "-L", self.sock, "set", "-g", "status", "off"], check=True)  # no clock redraws
+        self.p = Pty(["tmux", "-L", self.sock, "attach", "-t", "b"], env)
+        subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "b", "echo ready", "Enter"], check=True)
+        self.p.read_until(b"ready")
+
+    def to_prompt(self) -> None:
+        self.p.drain(0.2)
+
+    def seq(self) -> None:
+        os.write(self.p.master, f"seq 1 {SEQ_N}; echo SEQ-DONE-$((6 * 7))\r".encode())
+
+    def close(self) -> None:
+        self.p.close()
+        path = subprocess.run(["tmux", "-L", self.sock, "display-message", "-p", "#{socket_path}"],
+                              capture_output=True, text=True).stdout.strip()  # fmt: skip
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
         if path and os.path.exists(path):
             os.unlink(path)
-    return {"prompt": _stats(prompt), "vim": _stats(vim), "seq_MBps": round(rate, 2)}
+
+
+class Attach:
+    """``dsh-magics attach`` and its host, both from the checkout at ``tree``."""
+
+    def __init__(self, name: str, tree: str, env: dict[str, str]) -> None:
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix="dshb-", dir="/tmp")
+        os.chmod(self.dir, 0o700)
+        env = dict(env, PYTHONPATH=tree)
+        subprocess.run([sys.executable, "-c", _START_HOST, self.dir], env=env, check=True, timeout=120)
+        self.host = HostClient(HostPaths.for_name("bench", self.dir), autostart=False)
+        self.host.connect()
+        self.p = Pty([sys.executable, "-m", "dsh_magics.cli", "attach", "b", "--host-dir", self.dir], env)
+        self.p.read_until(b"ready")
+        self.job: Any = None
+
+    def to_prompt(self) -> None:
+        os.write(self.p.master, b"a")  # opens the person's prompt
+        self.p.read_until(b"a")
+        self.p.drain(0.2)
+
+    def seq(self) -> None:
+        self.job = self.host.exec("b", f"seq 1 {SEQ_N}; echo SEQ-DONE-$((6 * 7))")
+
+    def close(self) -> None:
+        try:
+            self.p.close()
+            if self.job is not None:
+                self.job.wait(60)
+            self.host.close_all()
+            self.host.detach()
+        finally:
+            try:
+                stop_host(HostPaths.for_name("bench", self.dir))
+            finally:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _turns(clients: list[Any], n: int, out: dict[str, list[float]]) -> None:
+    """``n`` keys to each client, one client after the other; who goes first
+    rotates (what one client's host does after an echo must not always fall
+    on the same next client)."""
+    for i in range(n):
+        first = i % len(clients)
+        for c in clients[first:] + clients[:first]:
+            out[c.name].append(c.p.echo_ms(KEYS[i % 2]))
+
+
+def one_round(clients: list[Any], n: int) -> dict[str, dict[str, Any]]:
+    prompt: dict[str, list[float]] = {c.name: [] for c in clients}
+    vim: dict[str, list[float]] = {c.name: [] for c in clients}
+    rate: dict[str, float] = {}
+    for c in clients:
+        c.to_prompt()
+    _turns(clients, n, prompt)
+    for c in clients:
+        os.write(c.p.master, b"\x15vim -u NONE -N -n dsh-bench-vim.txt\r")  # Ctrl-U, then the command (-n: no swap file)
+        c.p.read_until(b"[New")
+        os.write(c.p.master, b"i")
+        c.p.read_until(b"INSERT")
+    _turns(clients, n, vim)
+    for c in clients:
+        os.write(c.p.master, b"\x1b:q!\r")
+        c.p.drain(0.5)
+    for c in clients:  # one at a time: a flood takes the machine
+        c.p.seen.clear()  # the last round's end is not this one's
+        t0 = time.perf_counter()
+        c.seq()
+        c.p.read_until(b"SEQ-DONE-42", 120)
+        rate[c.name] = SEQ_BYTES / (time.perf_counter() - t0) / 1e6
+        c.p.drain(0.3)
+    return {c.name: {"prompt": prompt[c.name], "vim": vim[c.name], "seq_MBps": rate[c.name]} for c in clients}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--baseline", metavar="DIR", help="another checkout's dsh_magics to measure in the same turns")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     env = dict(os.environ, TERM="xterm-256color", DSH_MAGICS_LOGIN="0")
     env.pop("TMUX", None)
-    d = tempfile.mkdtemp(prefix="dshb-", dir="/tmp")
-    os.chmod(d, 0o700)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dsh_magics.__file__)))
+    clients: list[Any] = []
+    rounds: list[dict[str, dict[str, Any]]] = []
+    load = [os.getloadavg()[0]]
     try:
-        tmux = run_tmux(args.keys, env)
-        attach = run_attach(d, args.keys, env)
+        clients.append(Tmux(env))
+        if args.baseline:
+            clients.append(Attach("baseline", os.path.abspath(args.baseline), env))
+        clients.append(Attach("attach", here, env))
+        for _ in range(args.rounds):
+            rounds.append(one_round(clients, args.keys))
+            load.append(os.getloadavg()[0])
     finally:
-        try:
-            stop_host(HostPaths.for_name("bench", d))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
-    out = {"tmux": tmux, "attach": attach}
-    for where in ("prompt", "vim"):
-        out[f"{where}_median_ratio"] = round(attach[where]["median_ms"] / tmux[where]["median_ms"], 2)
-    out["seq_rate_ratio"] = round(attach["seq_MBps"] / tmux["seq_MBps"], 2)
+        for c in clients:
+            c.close()
+    names = [c.name for c in clients]
+    out: dict[str, Any] = {}
+    for name in names:
+        out[name] = {where: _stats([t for r in rounds for t in r[name][where]]) for where in ("prompt", "vim")}
+        out[name]["seq_MBps"] = round(statistics.median(r[name]["seq_MBps"] for r in rounds), 2)
+    out["load"] = [round(x, 1) for x in load]
+    tmux = out["tmux"]
+    for name in names[1:]:
+        for where in ("prompt", "vim"):
+            out[name][f"{where}_median_ratio"] = round(out[name][where]["median_ms"] / tmux[where]["median_ms"], 2)
+        out[name]["seq_rate_ratio"] = round(out[name]["seq_MBps"] / tmux["seq_MBps"], 2)
     if args.json:
         print(json.dumps(out, indent=2))
-    else:
-        for where in ("prompt", "vim"):
-            a, t = attach[where], tmux[where]
-            print(f"{where:6} key->echo  attach median {a['median_ms']:.2f} ms p99 {a['p99_ms']:.2f} ms | "
-                  f"tmux median {t['median_ms']:.2f} ms p99 {t['p99_ms']:.2f} ms | ratio {out[where + '_median_ratio']}")
-        print(f"seq 1 {SEQ_N}: attach {attach['seq_MBps']} MB/s, tmux {tmux['seq_MBps']} MB/s, ratio {out['seq_rate_ratio']}")
+        return 0
+    print(f"{args.rounds} round(s) of {args.keys} keys each; load average {min(load):.1f}-{max(load):.1f}")
+    for where in ("prompt", "vim"):
+        t = tmux[where]
+        print(f"{where:6} key->echo  tmux     median {t['median_ms']:.2f} ms p99 {t['p99_ms']:.2f} ms")
+        for name in names[1:]:
+            a = out[name][where]
+            print(f"{'':6}            {name:8} median {a['median_ms']:.2f} ms p99 {a['p99_ms']:.2f} ms "
+                  f"ratio {out[name][where + '_median_ratio']}")
+    print(f"seq 1 {SEQ_N}: tmux {tmux['seq_MBps']} MB/s, "
+          + ", ".join(f"{n} {out[n]['seq_MBps']} MB/s (ratio {out[n]['seq_rate_ratio']})" for n in names[1:]))
     return 0
 
 

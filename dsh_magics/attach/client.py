@@ -1,9 +1,12 @@
 """The attach loop: keys from the local terminal to the session, screens back.
 
-Three threads: this one reads the keyboard (and the signal pipe), an event
-thread follows the session's live stream from the host (host/stream.py), and
-a draw thread fetches the screen and paints what differs when the stream's
-bytes cannot be written as they are.
+One loop on the main thread waits on the keyboard, the signal pipe and the
+two connections that matter for a key's echo: keys go out on one (written
+without waiting for their replies, which are read when they come: errors ring
+the bell or end the attach), and the session's live stream (host/stream.py)
+comes in on the other and is written to the local terminal in the same
+loop, so a key and its echo cross no thread. A draw thread fetches the screen
+and paints what differs when the stream's bytes cannot be written as they are.
 
 **Live and drawn.** The stream starts with the terminal's screen, painted in
 full. While the local window has the terminal's size, the stream's bytes are
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import os
+import select
 import signal
 import threading
 import time
@@ -30,10 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, SessionBusy, ShellExited
+from ..host import protocol as P
 from ..host.runtime import HostPaths
-from ..terminal.core import fdwait
 from . import render
-from .link import Conn, Events
+from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
 
 #: The default detach key: Ctrl-] (as telnet's and docker's).
@@ -47,6 +51,16 @@ FRAME_S = 1 / 60
 
 #: Keys are sent in pieces of at most this many characters (a paste).
 _CHUNK = 16 * 1024
+
+#: Keys in flight before the keyboard is read again: requests not yet
+#: answered, and bytes the socket has not taken (a big paste into a job that
+#: does not read it waits in the terminal, not in this process).
+_MAX_PENDING = 64
+_MAX_UNSENT = 256 * 1024
+
+#: How long leaving waits for the keys already sent to be answered (they are
+#: typed in order; closing before would drop the ones not yet read).
+_DRAIN_S = 5.0
 
 CTRL_C = b"\x03"
 
@@ -97,9 +111,9 @@ class Attacher:
         client = {"pid": os.getpid(), "purpose": "attach", "session": session, "read_only": read_only,
                   "caller": self.caller}  # fmt: skip
         self._client = client
-        self._keys: Conn | None = None
+        self._keys: Pipe | None = None
         self._draw: Conn | None = None
-        self._events: Events | None = None
+        self._events: Pipe | None = None
         self._signals = Signals()
         self._cond = threading.Condition()
         self._dirty = False  # the stream's first screen draws the first frame
@@ -113,44 +127,45 @@ class Attacher:
     # ------------------------------------------------------------------
     def open(self) -> dict[str, Any]:
         """Connect and check the session before the terminal is touched."""
-        self._keys = Conn(self.paths, self._client)
-        info = self._keys.call("info", {"session_id": self.session})
+        keys = Conn(self.paths, self._client)
+        self._keys = Pipe(keys, blocking=True)
+        info = keys.call("info", {"session_id": self.session})
         if info.get("status") == "dead":
             raise ShellExited(
                 f"session {self.session!r} in host {self.host_name}: its shell has exited; "
                 "nothing to attach to (its next command starts a fresh shell)",
                 session_id=self.session,
             )
+        if not self.read_only:
+            self._set_size(keys)  # before the stream starts: its first screen has the window's size
         self._draw = Conn(self.paths, self._client)
-        self._events = Events(self.paths, self._client, ["terminal"])
-        self._events.watch(self.session)
+        self._events = Pipe(Conn(self.paths, self._client))
+        self._events.send("subscribe", {"types": ["terminal"]})
+        self._events.send("watch", {"session_id": self.session})  # its reply, then the stream
         return info  # type: ignore[no-any-return]
 
     def run(self) -> Outcome:
         """Attach until detached or ended; the local terminal is restored on every path."""
         if self._keys is None:
             self.open()
-        threads: list[threading.Thread] = []
+        assert self._keys is not None
+        self._keys.start()
+        draw = threading.Thread(target=self._draw_loop, name="dsh-attach-draw", daemon=True)
         self._signals.install()
         try:
             self.tty.enter()
-            if not self.read_only:
-                self._set_size()
-            threads = [
-                threading.Thread(target=self._follow_events, name="dsh-attach-events", daemon=True),
-                threading.Thread(target=self._draw_loop, name="dsh-attach-draw", daemon=True),
-            ]
-            for t in threads:
-                t.start()
-            self._key_loop()
+            draw.start()
+            self._loop()
         except DshError as e:
             self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+        except OSError:  # a connection broke while writing to it
+            self._host_gone()
         finally:
             self._stop()
             self.tty.restore()
             self._signals.uninstall()
-            for t in threads:
-                t.join(timeout=5)
+            if draw.is_alive():
+                draw.join(timeout=5)
             for c in (self._events, self._keys, self._draw):
                 if c is not None:
                     c.close()
@@ -163,29 +178,40 @@ class Attacher:
                 self._outcome = Outcome(status, message)
         self._signals.wake()
 
+    def _host_gone(self) -> None:
+        self._finish(
+            1,
+            f"dsh-magics attach: {HostUnavailable.code}: the terminal host {self.host_name} "
+            f"went away; session {self.session} is gone with it",
+        )
+
     def _stop(self) -> None:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        if self._events is not None:
-            self._events.close()
 
     def _mark_dirty(self) -> None:
         with self._cond:
             self._dirty = True
             self._cond.notify_all()
 
-    # -- keys ------------------------------------------------------------
-    def _key_loop(self) -> None:
-        fd_in, sig_fd = self.tty.fd_in, self._signals.read_fd
+    # -- the loop ----------------------------------------------------------
+    def _loop(self) -> None:
+        """Until an outcome: the stream's events first, then keys, replies, signals.
+        (``select``: a handful of low descriptors, and macOS's ``poll`` takes no tty.)"""
+        keys, events = self._keys, self._events
+        assert keys is not None and events is not None
+        fd_in, sig_fd, ev_fd, key_fd = self.tty.fd_in, self._signals.read_fd, events.fileno(), keys.fileno()
         while self._outcome is None:
+            want = [ev_fd, key_fd, sig_fd]
+            if len(keys.pending) < _MAX_PENDING and keys.unsent < _MAX_UNSENT:
+                want.append(fd_in)
             try:
-                ready = fdwait.readable([fd_in, sig_fd], None)
+                ready, writable, _ = select.select(want, [key_fd] if keys.unsent else [], [], None)
             except InterruptedError:
                 continue
-            if sig_fd in ready:
-                self._on_signals(self._signals.take())
-                continue
+            if ev_fd in ready and not self._on_events(events.read()):
+                return
             if fd_in in ready:
                 try:
                     data = os.read(fd_in, 65536)
@@ -195,6 +221,78 @@ class Attacher:
                     self._finish(0, f"[the terminal closed; session {self.session} keeps running]")
                     return
                 self._on_keys(data)
+            if writable:
+                keys.flush()
+            if key_fd in ready:
+                self._on_replies(keys.read())
+            if sig_fd in ready:
+                self._on_signals(self._signals.take())
+
+    def _drain(self) -> None:
+        """Until the keys sent have been typed (the reply to a request after
+        them says so): leaving closes the connection, and the host would drop
+        what it has not read yet."""
+        keys = self._keys
+        assert keys is not None
+        keys.send("exists", {"session_id": self.session})
+        deadline = time.monotonic() + _DRAIN_S
+        while keys.pending and self._outcome is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                ready, writable, _ = select.select([keys.fileno()], [keys.fileno()] if keys.unsent else [], [], left)
+            except InterruptedError:
+                continue
+            if writable:
+                keys.flush()
+            if ready:
+                self._on_replies(keys.read())
+
+    def _on_events(self, msgs: list[dict[str, Any]] | None) -> bool:
+        """The stream's events; False once it ended (the host went away, or the session closed)."""
+        if msgs is None:
+            if self._outcome is None:
+                self._host_gone()
+            return False
+        for msg in msgs:
+            event = msg.get("event")
+            if not isinstance(event, dict):
+                if msg.get("ok") is False and msg.get("op") == "watch":
+                    e = P.error_from_wire(msg.get("error"))
+                    self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+                    return False
+                continue  # the replies to subscribe and watch
+            if event.get("session_id") != self.session:
+                continue
+            kind = event.get("type")
+            if kind == "bytes":
+                self._on_bytes(base64.b64decode(str(event.get("data") or "")))
+            elif kind == "screen" and isinstance(event.get("screen"), dict):
+                self._on_screen(event["screen"])
+            elif kind == "terminal" and event.get("status") == "closed":
+                self._finish(0, f"[session {self.session} was closed]")
+                return False
+        return True
+
+    def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
+        """Answers to keys, interrupts and resizes: an error rings the bell
+        (the key went nowhere) or ends the attach (the session is gone)."""
+        if msgs is None:
+            if self._outcome is None:
+                self._host_gone()
+            return
+        for msg in msgs:
+            if msg.get("ok") is not False:
+                continue
+            e = P.error_from_wire(msg.get("error"))
+            op = msg.get("op")
+            if isinstance(e, (NoSuchSession, ShellExited)) and op != "resize":
+                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+            elif isinstance(e, (NotRunning, SessionBusy)):
+                self._bell()  # a remote terminal at rest (no person's prompt there), or another caller's job
+            elif not isinstance(e, ShellExited):  # a resize of an exited shell: the next look says so
+                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
 
     def _on_signals(self, got: set[int]) -> None:
         if got & {signal.SIGTERM, signal.SIGHUP}:
@@ -210,13 +308,16 @@ class Attacher:
             if not self.read_only:
                 self._set_size()  # the host answers with a screen of the new size
             elif self._events is not None:
-                self._events.rewatch(self.session)  # a screen to go live from, if it fits now
+                self._events.send("watch", {"session_id": self.session})  # a screen to go live from, if it fits now
 
+    # -- keys ------------------------------------------------------------
     def _on_keys(self, data: bytes) -> None:
         cut = data.find(self.detach_key)
         if cut >= 0:
-            if not self.read_only and cut:
-                self._type(data[:cut])
+            if not self.read_only:
+                if cut:
+                    self._type(data[:cut])
+                self._drain()
             self._finish(0, f"[detached from session {self.session} (host {self.host_name}); it keeps running]")
             return
         if self.read_only:
@@ -234,71 +335,40 @@ class Attacher:
             data = data[i + 1 :]
 
     def _type(self, data: bytes) -> None:
+        """Send the keys; the host types them in order, the reply is read when it comes."""
         assert self._keys is not None
         text = data.decode("utf-8", "surrogateescape")
         for start in range(0, len(text), _CHUNK):
             piece = text[start : start + _CHUNK]
-            for attempt in (1, 2):
-                try:
-                    self._keys.call("type_keys", {"session_id": self.session, "data": piece, "caller": self.caller})
-                    break
-                except SessionBusy:
-                    if attempt == 2:  # another caller's job started between two looks
-                        self._bell()
-                except NotRunning:
-                    self._bell()  # a remote terminal at rest: no person's prompt there
-                    break
-                except (NoSuchSession, ShellExited) as e:
-                    self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
-                    return
+            self._keys.send("type_keys", {"session_id": self.session, "data": piece, "caller": self.caller}, errors_only=True)
 
     def _interrupt(self) -> None:
         """Ctrl-C: what ``bash_interrupt`` does (SIGINT to the running job's group)."""
         assert self._keys is not None
-        try:
-            self._keys.call("interrupt", {"session_id": self.session, "source": "person", "caller": self.caller})
-        except (NoSuchSession, ShellExited) as e:
-            self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+        self._keys.send("interrupt", {"session_id": self.session, "source": "person", "caller": self.caller})
 
     def _bell(self) -> None:
         try:
             write_all(self.tty.fd_out, b"\x07")
         except OSError:
-            pass  # the terminal is gone: the key loop sees its end
+            pass  # the terminal is gone: the loop sees its end
 
-    def _set_size(self) -> None:
-        assert self._keys is not None
+    def _set_size(self, conn: Conn | None = None) -> None:
+        """The window's size to the terminal: through ``conn`` and waited for
+        (before the stream starts), else sent like a key."""
         cols, rows = self.tty.size()
-        try:
-            self._keys.call("resize", {"session_id": self.session, "cols": max(cols, 2), "rows": max(rows, 2)})
-        except ShellExited:
-            pass  # the shell exited: the next look at the session says so
+        args = {"session_id": self.session, "cols": max(cols, 2), "rows": max(rows, 2)}
+        if conn is not None:
+            try:
+                conn.call("resize", args)
+            except ShellExited:
+                pass  # the shell exited: the next look at the session says so
+        else:
+            assert self._keys is not None
+            self._keys.send("resize", args)
         self._screen_size = (cols, rows)
 
-    # -- events and drawing ------------------------------------------------
-    def _follow_events(self) -> None:
-        assert self._events is not None
-        while True:
-            event = self._events.next()
-            if event is None:
-                if not self._stopping:
-                    self._finish(
-                        1,
-                        f"dsh-magics attach: {HostUnavailable.code}: the terminal host {self.host_name} "
-                        "went away; session " + f"{self.session} is gone with it",
-                    )
-                return
-            if event.get("session_id") != self.session:
-                continue
-            kind = event.get("type")
-            if kind == "terminal" and event.get("status") == "closed":
-                self._finish(0, f"[session {self.session} was closed]")
-                return
-            if kind == "screen" and isinstance(event.get("screen"), dict):
-                self._on_screen(event["screen"])
-            elif kind == "bytes":
-                self._on_bytes(base64.b64decode(str(event.get("data") or "")))
-
+    # -- the stream and drawing ----------------------------------------------
     def _on_screen(self, screen: dict[str, Any]) -> None:
         """Paint the stream's screen in full; go live if the window fits it."""
         with self._cond:

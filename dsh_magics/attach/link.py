@@ -4,6 +4,12 @@ The client speaks the host protocol directly (host/protocol.py) over its own
 connections: one for keys, one for screens, one for events. Each says in its
 ``hello`` that it is an attach client (and whether read-only), so the host
 counts the person as a client and refuses a read-only viewer's writes.
+
+The keys and events connections are read and written from the client's one
+poll loop (:class:`Pipe`): a request is written without waiting for its reply
+(the host does a connection's requests in order, so keys keep theirs), and
+what the host sends is taken as it comes. Keys ask for a reply only when they
+fail (``"reply": "errors"``, host/requests.py).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument, NoSuchSession
+from ..host import protocol as P
 from ..host.lifecycle import probe
 from ..host.runtime import HostPaths, list_names
 from ..host.transport import Closed, Link, expect
@@ -191,4 +198,94 @@ class Events:
         self.conn.close()
 
 
-__all__ = ["HOST_SETTING", "Conn", "Events", "Found", "find"]
+class Pipe:
+    """A :class:`Conn` used from a poll loop: :meth:`send` queues a request and
+    writes what the socket takes now (:meth:`flush` the rest when it is
+    writable); :meth:`read` gives the messages (replies and events) that have
+    arrived, None once the host closed the connection."""
+
+    def __init__(self, conn: Conn, *, blocking: bool = False) -> None:
+        self.conn = conn
+        self.sock = conn.link.sock
+        self.sock.setblocking(blocking)  # blocking: calls on ``conn`` until :meth:`start`
+        self._in = bytearray()
+        self._out = bytearray()
+        self._next = 0
+        self.pending: set[str] = set()  # ids of the requests whose reply is awaited
+
+    def start(self) -> None:
+        """From now on only through this pipe (``conn.call`` no more)."""
+        self.sock.setblocking(False)
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, op: str, args: dict[str, Any], *, errors_only: bool = False) -> None:
+        """Queue ``op``; ``errors_only``: the host answers only if it fails.
+        A reply's id names its operation (``"<n>:<op>"``)."""
+        self._next += 1
+        msg: dict[str, Any] = {"v": P.VERSION, "id": f"{self._next}:{op}", "op": op,
+                               "args": {k: v for k, v in args.items() if v is not None}}  # fmt: skip
+        if errors_only:
+            msg["reply"] = P.ERRORS_ONLY
+        else:
+            self.pending.add(msg["id"])
+        self._out += P.encode(msg)
+        self.flush()
+
+    @property
+    def unsent(self) -> int:
+        return len(self._out)
+
+    def flush(self) -> None:
+        """Write what the socket takes without waiting (OSError: the host is gone)."""
+        while self._out:
+            try:
+                n = self.sock.send(self._out)
+            except (BlockingIOError, InterruptedError):
+                return
+            del self._out[:n]
+
+    def read(self) -> list[dict[str, Any]] | None:
+        """The whole messages received so far; None at the end of the stream."""
+        try:
+            data = self.sock.recv(1 << 18)
+        except (BlockingIOError, InterruptedError):
+            return []
+        except OSError:
+            return None
+        if not data:
+            return None
+        buf = self._in
+        if not buf and data.endswith(b"\n") and data.count(b"\n") == 1:
+            lines = [data]  # the usual case: one message, whole (a key's echo)
+        else:
+            buf += data
+            end = buf.rfind(b"\n") + 1
+            if not end:
+                if len(buf) > P.MAX_REPLY:
+                    return None  # no host sends that: treat the connection as broken
+                return []
+            lines = bytes(buf[:end]).split(b"\n")
+            del buf[:end]
+        out: list[dict[str, Any]] = []
+        for line in lines:
+            if not line:
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict):
+                rid = msg.get("id")
+                if "event" not in msg and isinstance(rid, str):
+                    self.pending.discard(rid)
+                    msg["op"] = rid.partition(":")[2]  # what the reply answers
+                out.append(msg)
+        return out
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+__all__ = ["HOST_SETTING", "Conn", "Events", "Found", "Pipe", "find"]

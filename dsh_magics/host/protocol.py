@@ -27,6 +27,9 @@ MAX_REPLY = 1024 * 1024 * 1024
 
 _RECV = 256 * 1024
 
+#: A request's ``"reply"`` that asks for a reply only if it fails (host/requests.py).
+ERRORS_ONLY = "errors"
+
 
 class Oversized:
     """Marker yielded by :class:`LineReader` for a line longer than its limit."""

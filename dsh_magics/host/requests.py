@@ -3,6 +3,12 @@
 Every row of protocol.OPERATIONS is either a plain call of the engine method
 it names or one of the host's own operations below (the ``hooks`` table).
 Arguments are checked against the row before an operation sees them.
+
+A request that says ``"reply": "errors"`` is answered only if it fails (an
+attach client's keys: it does not wait for them, and a reply it does not need
+would wake it once more per key while the key's echo is on its way). A
+connection's requests are answered in order, so a later request's reply
+says that every earlier one has been done.
 """
 
 from __future__ import annotations
@@ -116,7 +122,7 @@ class Requests:
                 raise errors.HostUnavailable("the terminal host is shutting down")
             conn.msg_id = msg_id
             value = self._perform(conn, op, op.check(args))
-            if value is _SENT:
+            if value is _SENT or msg.get("reply") == P.ERRORS_ONLY:
                 return None
             return P.ok_reply(msg_id, value)
         except errors.DshError as e:

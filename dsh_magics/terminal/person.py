@@ -4,7 +4,10 @@ The engine's shell reads no prompt of its own: every line it reads is a job
 line the engine typed. So when an attached person presses a key at an idle
 terminal, the registry starts a *prompt job* (``tty``, source ``person``)
 whose command is bash's own ``read -e``: readline with the shell's line
-editing, history and Tab completion, drawing the prompt ``\\u@\\h:\\w\\$``.
+editing and history, drawing the prompt ``\\u@\\h:\\w\\$``, and Tab bound
+(``bind -x``, for this ``read`` only) to :data:`TAB_FN`, which completes as
+bash's own prompt does: command names in command position, variables, ``~user``
+and file names, from the shell itself (``compgen``).
 The person's keys go to it as input. When they press Enter, the line goes
 into a private file; the prompt job ends and the registry starts the line as
 a job of its own (``tty``, source ``person``). From the first key until that
@@ -35,18 +38,66 @@ PROMPT_LABEL = "# dsh-magics attach: a person's prompt"
 #: What the prompt shows (expanded with bash's ``${var@P}``).
 PROMPT = r"\u@\h:\w\$ "
 
+#: Tab at the person's prompt. ``read -e`` completes file names only, and
+#: offers no completion hook; but a ``bind -x`` function runs inside it with
+#: the line in ``READLINE_LINE``/``READLINE_POINT``. This one asks the shell
+#: (``compgen``) for what the word before the cursor may be: a command name in
+#: command position (the line's start, after ``; | & ( `` ` or a keyword such as
+#: ``then``), a variable after ``$``, a user after ``~``, a file name elsewhere.
+#: As readline: one match is completed (``/`` after a directory, else a space),
+#: several are completed to what they share and the bell rings; a second Tab
+#: there lists them under the line. The engine's own names (``__dsh``) are left out.
+TAB_FN = r"""__dsh_tab() {
+  local head=${READLINE_LINE:0:READLINE_POINT} tail=${READLINE_LINE:READLINE_POINT} word= pre= kind=f m x lcp add=
+  [[ $head =~ (\\.|[^[:space:]\;\|\&\(\)\<\>\`\\])*$ ]] && word=${BASH_REMATCH[0]}
+  local before=${head:0:${#head}-${#word}} raw=${word//\\/}
+  if [[ $raw == \$* && $raw != ?*[^[:alnum:]_]* ]]; then kind=v pre=\$ raw=${raw:1}
+  elif [[ $raw == \~* && $raw != */* ]]; then kind=u pre=\~ raw=${raw:1}
+  elif [[ $raw != */* && $before =~ (^|[\;\|\&\(\`]|(^|[[:space:]])(then|do|else|elif|if|while|until|time|!))[[:space:]]*$ ]]; then kind=c
+  fi
+  case $kind in
+    v) mapfile -t m < <(compgen -v -- "$raw" | grep -v '^__dsh' | sort -u) ;;
+    u) mapfile -t m < <(compgen -u -- "$raw" | sort -u) ;;
+    c) mapfile -t m < <(compgen -c -- "$raw" | grep -v '^__dsh' | sort -u) ;;
+    f) mapfile -t m < <(compgen -f -- "$raw" | sort -u) ;;
+  esac
+  if (( ${#m[@]} == 0 )); then printf '\a'; return; fi
+  lcp=${m[0]}
+  for x in "${m[@]}"; do while [[ ${x:0:${#lcp}} != "$lcp" ]]; do lcp=${lcp:0:${#lcp}-1}; done; done
+  if (( ${#m[@]} == 1 )); then
+    if [[ $kind == u || ( $kind == f && -d ${lcp/#\~/$HOME} ) ]]; then add=/; else add=' '; fi
+  elif [[ $lcp == "$raw" ]]; then
+    if [[ $__dsh_tab_at == "$READLINE_LINE:$READLINE_POINT" ]]; then
+      printf '%s%s\n' "${__dsh_pp@P}" "$READLINE_LINE"
+      for x in "${m[@]}"; do [[ $kind == f && -d $x ]] && x+=/; printf '%s%s  ' "$pre" "${x##*/}"; done
+      printf '\n'
+    else printf '\a'; fi
+    __dsh_tab_at=$READLINE_LINE:$READLINE_POINT
+    return
+  fi
+  [[ $kind == [fc] ]] && printf -v lcp %q "$lcp" && lcp=${lcp/#\\~/\~}
+  READLINE_LINE=$before$pre$lcp$add$tail
+  READLINE_POINT=$(( ${#before} + ${#pre} + ${#lcp} + ${#add} ))
+  __dsh_tab_at=$READLINE_LINE:$READLINE_POINT
+}"""
+
 
 def prompt_command(path: str) -> str:
     """The prompt job: read one line with readline into ``path``; the job
     ends with the previous command's status, so ``$?`` is kept for the line."""
     return (
         f"{PROMPT_LABEL}\n"
-        f"__dsh_ps=$? __dsh_pp={shlex.quote(PROMPT)} __dsh_pl=\n"
+        f"__dsh_ps=$? __dsh_pp={shlex.quote(PROMPT)} __dsh_pl= __dsh_tab_at=\n"
         # The engine put this job in the history list; Up must find the person's lines only.
         "[[ $(history 1) == *'dsh-magics attach: a person'* ]] && history -d -1\n"
+        f"{TAB_FN}\n"
+        # Tab is ours for this read only: the shell's own binding comes back after it.
+        "__dsh_tk=$(bind -m emacs -p 2>/dev/null | grep -F '\"\\C-i\"')\n"
+        "bind -m emacs -x '\"\\C-i\": __dsh_tab' 2>/dev/null; bind -m vi-insert -x '\"\\C-i\": __dsh_tab' 2>/dev/null\n"
         'IFS= read -e -r -p "${__dsh_pp@P}" __dsh_pl'
         f' && printf %s "$__dsh_pl" > {shlex.quote(path)}\n'
-        'unset __dsh_pp __dsh_pl; (exit "$__dsh_ps")'
+        "{ bind -m vi-insert '\"\\C-i\": complete'; bind -m emacs \"${__dsh_tk:-\\\"\\\\C-i\\\": complete}\"; } 2>/dev/null\n"
+        'unset -f __dsh_tab; unset __dsh_pp __dsh_pl __dsh_tk __dsh_tab_at; (exit "$__dsh_ps")'
     )
 
 

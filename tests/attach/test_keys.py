@@ -1,0 +1,130 @@
+"""Keys from an attached client, sent without waiting (docs/attach.md, "What you type"):
+the host types a connection's keys in order, answers them only when they fail
+(``"reply": "errors"``, docs/host.md), and a client that leaves has its keys
+typed first."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host import protocol as P
+from dsh_magics.host.transport import Link
+from dsh_magics.terminal import Result
+
+from ..conftest import wait_until
+from .conftest import T, Tmux, attach_command
+
+_MADE: list[str] = []
+
+
+def _session(name: str) -> str:
+    """A session of its own for each run (the module's host outlives a test;
+    reruns share it), closed after the test."""
+    sid = f"k-{name}-{uuid.uuid4().hex[:6]}"
+    _MADE.append(sid)
+    return sid
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions(engine: HostClient) -> Iterator[None]:
+    yield
+    while _MADE:
+        sid = _MADE.pop()
+        if engine.exists(sid):
+            engine.close(sid)
+
+
+def _attached(engine: HostClient, sid: str) -> None:
+    wait_until(lambda: any(a["session_id"] == sid for a in engine._call("status", {}).get("attached", [])), T)
+
+
+def _request(link: Link, msg_id: str, op: str, args: dict[str, object], *, errors_only: bool) -> None:
+    msg: dict[str, object] = {"v": P.VERSION, "id": msg_id, "op": op, "args": args}
+    if errors_only:
+        msg["reply"] = P.ERRORS_ONLY
+    link.sock.sendall(P.encode(msg))
+
+
+def test_a_key_asks_for_a_reply_only_when_it_fails(engine: HostClient, attach_dir: str) -> None:
+    sid = _session("quiet")
+    job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
+    link = Link(HostPaths.for_name("att", attach_dir).socket, 0)
+    try:
+        _request(link, "1", "type_keys", {"session_id": sid, "data": "quiet"}, errors_only=True)
+        _request(link, "2", "type_keys", {"session_id": "k-missing", "data": "x"}, errors_only=True)
+        _request(link, "3", "type_keys", {"session_id": sid, "data": "-keys\r"}, errors_only=True)
+        _request(link, "4", "exists", {"session_id": sid}, errors_only=False)
+        replies = []
+        while len(replies) < 2:
+            line = link.reader.next_item()
+            assert isinstance(line, bytes)
+            replies.append(json.loads(line))
+    finally:
+        link.close()
+    # The failure is answered, in its place; the keys that worked are not.
+    assert [(r["id"], r["ok"]) for r in replies] == [("2", False), ("4", True)]
+    assert replies[0]["error"]["code"] == "NO_SUCH_SESSION"
+    assert job.wait(T) and isinstance(job.result, Result) and "got [quiet-keys]" in job.result.output
+
+
+def test_a_paste_arrives_whole_and_in_order(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path
+) -> None:
+    """40 KB pasted at once: the client reads it in many pieces and sends each
+    without waiting for the one before; the host types them in the order sent."""
+    text = "".join(f"line {i:05d} of a pasted text, all of it in order\n" for i in range(900))
+    assert len(text) >= 40_000
+    paste = tmp_path / "paste-src.txt"
+    paste.write_text(text)
+    sid = _session("paste")
+    engine.attach(sid, cwd=str(tmp_path))
+    t = Tmux(attach_command(sid, attach_dir))
+    tmuxes.append(t)
+    _attached(engine, sid)
+    wait_until(lambda: engine.screen(sid)["cols"] == 100, T)
+    job = engine.exec(
+        sid, f"echo PASTE-READY; stty -icanon -echo; head -c {len(text)} > pasted.txt; stty sane; echo PASTE-DONE",
+        tty=True,
+    )
+    assert isinstance(job, jobs.Job)
+    t.wait_for("PASTE-READY")  # drawn by the client: its terminal is in raw mode
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
+    t.tmux("load-buffer", str(paste))
+    t.tmux("paste-buffer", "-r", "-t", "0")  # -r: newlines stay newlines
+    assert job.wait(T), t.screen()
+    assert (tmp_path / "pasted.txt").read_text() == text
+    t.wait_for("PASTE-DONE")
+
+
+def test_keys_typed_with_the_detach_key_are_typed_before_it_leaves(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux]
+) -> None:
+    sid = _session("detach")
+    job = engine.exec(sid, "read -r -p 'Say? ' x; echo \"got [$x]\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    t = Tmux(attach_command(sid, attach_dir))
+    tmuxes.append(t)
+    t.wait_for("Say?")  # drawn by the client: its terminal is in raw mode (an Enter stays \r)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
+    # One write: the line, its Enter and the detach key come in one read.
+    t.text("said-as-it-left\r\x1d")
+    t.wait_for(f"[detached from session {sid}")
+    assert job.wait(T) and isinstance(job.result, Result) and "got [said-as-it-left]" in job.result.output
+    typed = [r["text"] for r in engine.inputs(sid) if r["kind"] == "input"]
+    assert typed == ["said-as-it-left\r"]
+
+
+def test_no_attach_client_is_left(attach_dir: str) -> None:
+    """Every client these tests started has ended with its tmux."""
+    out = subprocess.run(["pgrep", "-f", f"dsh_magics.cli attach k-.* --host-dir {attach_dir}"], capture_output=True)
+    assert out.stdout == b""
