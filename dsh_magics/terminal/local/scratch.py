@@ -75,7 +75,7 @@ def _space(base: str) -> Iterator[None]:
             raise
         raise NoSpace(
             f"no space left for the terminal's scratch files in {base}: "
-            "free some space there and try again (the terminal itself is unchanged)",
+            "free some space there and try again (nothing was started; an open terminal is unchanged)",
             path=base,
         ) from None
 
