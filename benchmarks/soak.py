@@ -265,6 +265,7 @@ class Setting:
     def __init__(self, host: bool, ssh: bool) -> None:
         self.sshd = None
         self.host_paths = None
+        self.client = None
         self.ssh_target: str | None = None
         if ssh:
             import tempfile
@@ -289,37 +290,48 @@ class Setting:
         from dsh_magics.host import HostClient
 
         os.environ["DSH_MAGICS_LOGIN"] = "0"  # the host's shells, like the in-process ones
-        client = HostClient(self.host_paths)
-        client.connect()
-        return client
+        self.client = HostClient(self.host_paths)
+        self.client.connect()
+        return self.client
 
     def host_pid(self, reg: Engine) -> int | None:
         return int(reg.host_info()["pid"]) if self.host_paths is not None else None  # type: ignore[attr-defined]
 
-    def stop(self, reg: Engine) -> None:
-        if self.host_paths is not None:
-            import shutil
+    def stop(self) -> None:
+        """Stop the host and the sshd (once; again does nothing)."""
+        import shutil
 
+        if self.host_paths is not None:
             from dsh_magics.host import stop_host
 
-            reg.detach()  # type: ignore[attr-defined]
+            if self.client is not None:
+                self.client.detach()
             stop_host(self.host_paths)
             shutil.rmtree(self.host_paths.dir, ignore_errors=True)
+            self.host_paths = None
         if self.sshd is not None:
-            import shutil
-
             self.sshd.stop()
             shutil.rmtree(self.sshd.dir, ignore_errors=True)
+            self.sshd = None
 
 
 def run(
     seconds: float | None, iterations: int | None, sessions: int, cmd: bool, seed: int,
     host: bool = False, ssh: bool = False,
 ) -> dict[str, object]:  # fmt: skip
+    setting = Setting(host, ssh)
+    try:
+        return _run(setting, seconds, iterations, sessions, cmd, seed, host)
+    finally:
+        setting.stop()  # (a run that failed half-way leaves no sshd or host either)
+
+
+def _run(
+    setting: Setting, seconds: float | None, iterations: int | None, sessions: int, cmd: bool, seed: int, host: bool
+) -> dict[str, object]:
     rng = random.Random(seed)
     prefix = f"soak{os.getpid()}-"
     names = [f"{prefix}{k}" for k in range(sessions)]
-    setting = Setting(host, ssh)
     targets: dict[str, str | None] = {n: None for n in names}
     remote = ([CMD_TARGET] if cmd else []) + ([setting.ssh_target] if setting.ssh_target else [])
     for name, target in zip(reversed(names), remote, strict=False):
@@ -395,7 +407,7 @@ def run(
                 soak.violations.append(
                     f"{who}{key}: {before[key]} with the terminals open at the start, {after[key]} at the end{extra}"
                 )
-    setting.stop(reg)
+    setting.stop()
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline and (set(our_processes()) - set(processes_before)):
         time.sleep(0.05)  # the same: the host's and the sshd's exit
