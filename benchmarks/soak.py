@@ -1,8 +1,8 @@
 """Soak: random operations on several terminals at once for a given time,
 each result checked against what bash would print, and the process's
-resources compared at the start and the end.
+resources compared at the start and the end (the host's too, with ``--host``).
 
-    python benchmarks/soak.py --seconds 1800 [--sessions 4] [--cmd] [--seed N] [--json]
+    python benchmarks/soak.py --seconds 1800 [--sessions 4] [--cmd] [--ssh] [--host] [--seed N] [--json]
     python benchmarks/soak.py --iterations 40            # the suite's smoke run
 
 Operations, picked at random for a random session: a quick command (exact
@@ -12,7 +12,12 @@ state kept between jobs, a wait that times out on a running job and then a
 Ctrl-C, a Ctrl-C of a running ``sleep``, a tty job's prompt answered by
 typing, a password prompt left with Ctrl-C, and closing the terminal (the
 next command then gets a fresh shell). With ``--cmd`` one of the sessions is
-a ``cmd:`` remote terminal (the in-band transport on a local bash).
+a ``cmd:`` remote terminal (the in-band transport on a local bash); with
+``--ssh`` one is an ssh terminal on a private sshd on 127.0.0.1 (started
+for the run, as the remote tests do: throwaway keys, nothing of ~/.ssh
+read). With ``--host`` every session lives in a terminal host (a private
+runtime directory, stopped at the end) and the operations go through its
+client, as a notebook kernel's do.
 
 Invariants, checked after every operation: the result is the modelled one;
 the operation ended within its deadline plus ``SLACK_S``. At the end, after
@@ -23,8 +28,8 @@ and the end (the baseline is taken after one command and one prompt on
 each terminal, which open what a terminal opens once). The run exits
 non-zero on any violation.
 
-Not covered (see benchmarks/README.md, "soak"): terminals through the host
-process, ssh targets, and several threads driving the sessions at once.
+Not covered (see benchmarks/README.md, "soak"): several threads driving the
+sessions at once.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from dsh_magics.terminal import Registry, Result
+from dsh_magics.terminal import Engine, Registry, Result
 
 #: Allowance on top of each operation's own deadline (a loaded 2-core machine).
 SLACK_S = 10.0
@@ -77,13 +82,54 @@ def our_processes() -> list[int]:
     return out
 
 
+def proc_resources(pid: int) -> dict[str, int]:
+    """RSS, descriptors and threads of another process (the host), from /proc."""
+    with open(f"/proc/{pid}/statm") as f:
+        rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return {"rss": rss, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
+
+
+def tagged_processes(prefix: str) -> list[int]:
+    """Live processes whose DSH_MAGICS_SESSION starts with ``prefix`` (a
+    host's terminals are not our descendants)."""
+    from dsh_magics.terminal.local import procs
+
+    needle = f"DSH_MAGICS_SESSION={prefix}".encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(v.startswith(needle) for v in env) and procs.alive(int(name)):
+            out.append(int(name))
+    return out
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
+def _describe(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return f"{pid} (gone)"
+    return f"{pid} {argv[:120]}"
+
+
 class Violation(AssertionError):
     """A result that differs from the model, or an operation past its deadline."""
 
 
 @dataclass
 class Soak:
-    reg: Registry
+    reg: Engine
     sessions: list[str]
     targets: dict[str, str | None]
     rng: random.Random
@@ -108,7 +154,7 @@ class Soak:
 
     def until(self, s: str, cond: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + DEADLINE_S
-        seq = -1
+        seq = self.reg.output_seq(s)  # (-1 is refused through the host: after_seq >= 0)
         while not cond():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -212,15 +258,90 @@ class Soak:
         self.counts[name.rstrip("_")] += 1
 
 
-def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool, seed: int) -> dict[str, object]:
+class Setting:
+    """Where the run's terminals live and the targets they use: an sshd and
+    a host started for the run, stopped at its end."""
+
+    def __init__(self, host: bool, ssh: bool) -> None:
+        self.sshd = None
+        self.host_paths = None
+        self.client = None
+        self.ssh_target: str | None = None
+        if ssh:
+            import tempfile
+            from pathlib import Path
+
+            sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            from tests.remote.conftest import start_sshd
+
+            self.sshd = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-soak-sshd-")))
+            os.environ["DSH_MAGICS_SSH_OPTIONS"] = self.sshd.client_config("soak")
+            self.ssh_target = self.sshd.target
+        if host:
+            import tempfile
+
+            from dsh_magics.host import HostPaths
+
+            self.host_paths = HostPaths.for_name("soak", tempfile.mkdtemp(prefix="dshsoak-", dir="/tmp"))
+
+    def engine(self) -> Engine:
+        if self.host_paths is None:
+            return Registry(login=False)
+        from dsh_magics.host import HostClient
+
+        os.environ["DSH_MAGICS_LOGIN"] = "0"  # the host's shells, like the in-process ones
+        self.client = HostClient(self.host_paths)
+        self.client.connect()
+        return self.client
+
+    def host_pid(self, reg: Engine) -> int | None:
+        return int(reg.host_info()["pid"]) if self.host_paths is not None else None  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        """Stop the host and the sshd (once; again does nothing)."""
+        import shutil
+
+        if self.host_paths is not None:
+            from dsh_magics.host import stop_host
+
+            if self.client is not None:
+                self.client.detach()
+            stop_host(self.host_paths)
+            shutil.rmtree(self.host_paths.dir, ignore_errors=True)
+            self.host_paths = None
+        if self.sshd is not None:
+            self.sshd.stop()
+            shutil.rmtree(self.sshd.dir, ignore_errors=True)
+            self.sshd = None
+
+
+def run(
+    seconds: float | None, iterations: int | None, sessions: int, cmd: bool, seed: int,
+    host: bool = False, ssh: bool = False,
+) -> dict[str, object]:  # fmt: skip
+    setting = Setting(host, ssh)
+    try:
+        return _run(setting, seconds, iterations, sessions, cmd, seed, host)
+    finally:
+        setting.stop()  # (a run that failed half-way leaves no sshd or host either)
+
+
+def _run(
+    setting: Setting, seconds: float | None, iterations: int | None, sessions: int, cmd: bool, seed: int, host: bool
+) -> dict[str, object]:
     rng = random.Random(seed)
-    names = [f"soak-{k}" for k in range(sessions)]
+    prefix = f"soak{os.getpid()}-"
+    names = [f"{prefix}{k}" for k in range(sessions)]
     targets: dict[str, str | None] = {n: None for n in names}
-    if cmd and names:
-        targets[names[-1]] = CMD_TARGET
+    remote = ([CMD_TARGET] if cmd else []) + ([setting.ssh_target] if setting.ssh_target else [])
+    for name, target in zip(reversed(names), remote, strict=False):
+        targets[name] = target
     processes_before = our_processes()
-    reg = Registry(login=False)
+    reg = setting.engine()
+    host_pid = setting.host_pid(reg)
     soak = Soak(reg, names, targets, rng)
+    host_start: dict[str, int] = {}
+    host_end: dict[str, int] = {}
     try:
         for n in names:
             soak.attach(n)
@@ -230,6 +351,9 @@ def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool,
             soak.answer(n, 0)
         gc.collect()
         start = {"rss": rss_bytes(), "fds": fd_count(), "threads": threading.active_count()}
+        names_start = sorted(t.name for t in threading.enumerate())
+        if host_pid is not None:
+            host_start = proc_resources(host_pid)
         t0 = time.monotonic()
         i = 0
         samples: list[tuple[int, float]] = []  # (operations, RSS in MB), ten over the run
@@ -239,31 +363,62 @@ def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool,
             soak.step(i)
             i += 1
             if next_sample is not None and time.monotonic() >= next_sample:
-                samples.append((i, round(rss_bytes() / 2**20, 1)))
+                rss = proc_resources(host_pid)["rss"] if host_pid is not None else rss_bytes()
+                samples.append((i, round(rss / 2**20, 1)))
                 next_sample += every or 0.0
         elapsed = time.monotonic() - t0
         gc.collect()
+        # A remote terminal's prompt probe runs in a short-lived thread that may
+        # still be finishing the last job's look: a leak is what stays.
+        settle = time.monotonic() + DEADLINE_S
+        while time.monotonic() < settle and (
+            threading.active_count() > start["threads"]
+            or (host_pid is not None and proc_resources(host_pid)["threads"] > host_start["threads"])
+        ):
+            time.sleep(0.05)  # polling a condition with a deadline: those threads' end
         end_open = {"rss": rss_bytes(), "fds": fd_count(), "threads": threading.active_count()}
+        names_end = sorted(t.name for t in threading.enumerate())
+        if host_pid is not None:
+            host_end = proc_resources(host_pid)
     finally:
         reg.close_all()
     # After the close: nothing left of any terminal; descriptors and threads
     # back to where they were with the terminals open (each open terminal
     # holds the same number) and none of their processes.
+    # The host and its reaper (our children too) stay until it is stopped.
+    host_procs = set() if host_pid is None else {host_pid, _parent(host_pid)}
+
+    def leftovers() -> list[int]:
+        ours = set(our_processes()) - set(processes_before) - host_procs
+        return sorted(ours | set(tagged_processes(prefix)))
+
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline and leftovers():
+        time.sleep(0.05)  # polling a condition with a deadline: the processes' exit
+    left = leftovers()
+    if left:
+        soak.violations.append(f"processes left after close_all: {[_describe(p) for p in left]}")
+    for who, before, after in (("", start, end_open), ("host ", host_start, host_end)):
+        for key in ("fds", "threads"):
+            # (Fewer is fine: a terminal reopened meanwhile may not have needed
+            # its side channel yet.)
+            if key in before and after[key] > before[key]:
+                extra = f" (threads new: {sorted(set(names_end) - set(names_start))})" if key == "threads" and not who else ""
+                soak.violations.append(
+                    f"{who}{key}: {before[key]} with the terminals open at the start, {after[key]} at the end{extra}"
+                )
+    setting.stop()
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline and (set(our_processes()) - set(processes_before)):
-        time.sleep(0.05)  # polling a condition with a deadline: the processes' exit
-    left = sorted(set(our_processes()) - set(processes_before))
-    if left:
-        soak.violations.append(f"processes left after close_all: {left}")
-    for key in ("fds", "threads"):
-        # (Fewer is fine: a terminal reopened meanwhile may not have needed
-        # its side channel yet.)
-        if end_open[key] > start[key]:
-            soak.violations.append(f"{key}: {start[key]} with the terminals open at the start, {end_open[key]} at the end")
+        time.sleep(0.05)  # the same: the host's and the sshd's exit
+    after_stop = sorted(set(our_processes()) - set(processes_before))
+    if after_stop:
+        soak.violations.append(f"processes left after the host/sshd stopped: {[_describe(p) for p in after_stop]}")
     return {
         "seed": seed,
         "sessions": sessions,
-        "cmd_target": cmd,
+        "targets": sorted({t.split(":", 1)[0] for t in targets.values() if t}),
+        "through_host": host,
         "operations": i,
         "seconds": round(elapsed, 1),
         "by_kind": dict(sorted(soak.counts.items())),
@@ -272,6 +427,8 @@ def run(seconds: float | None, iterations: int | None, sessions: int, cmd: bool,
         "start": start,
         "end": end_open,
         "rss_ratio": round(end_open["rss"] / start["rss"], 3),
+        "host_start": host_start,
+        "host_end": host_end,
         "rss_mb_by_operations": samples,
         "processes_left": left,
     }
@@ -283,12 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=None, help="run this many operations")
     p.add_argument("--sessions", type=int, default=3)
     p.add_argument("--cmd", action="store_true", help="one session is a cmd: remote terminal")
+    p.add_argument("--ssh", action="store_true", help="one session is an ssh terminal (a private sshd)")
+    p.add_argument("--host", action="store_true", help="the sessions live in a terminal host")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     seconds = a.seconds if a.seconds is not None or a.iterations is not None else 60.0
     seed = a.seed if a.seed is not None else random.randrange(2**32)
-    out = run(seconds, a.iterations, a.sessions, a.cmd, seed)
+    out = run(seconds, a.iterations, a.sessions, a.cmd, seed, host=a.host, ssh=a.ssh)
     if a.json:
         print(json.dumps(out))
     else:

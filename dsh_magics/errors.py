@@ -88,6 +88,14 @@ class ShellUnsupported(DshError):
     code = "SHELL_UNSUPPORTED"
 
 
+class NoSpace(DshError):
+    """A file the engine needs (a job's command file, a terminal's start-up
+    script) cannot be written: the disk holding it is full. Nothing was
+    started; the terminal and its running job are untouched."""
+
+    code = "NO_SPACE"
+
+
 class UnknownTool(DshError):
     code = "UNKNOWN_TOOL"
 
@@ -116,5 +124,6 @@ ERROR_CODES: tuple[str, ...] = (
     "SECRET_INPUT",
     "UNKNOWN_TOOL",
     "HOST_UNAVAILABLE",
+    "NO_SPACE",
     "BRIDGE_UNAVAILABLE",
 )

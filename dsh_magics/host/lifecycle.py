@@ -5,6 +5,7 @@ Starting holds ``<name>.lock`` until the new host listens, so two kernels get on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -95,7 +96,12 @@ def ensure_host(
     info = probe(paths)
     if info is not None:
         return info
-    with FileLock(paths.lock, timeout=timeout) as lock:
+    lock = FileLock(paths.lock, timeout=timeout)
+    try:
+        lock.acquire()
+    except OSError as e:  # no room even for the lock file
+        raise _cannot_start(paths, e.strerror or str(e)) from None
+    try:
         info = probe(paths)
         if info is not None:
             return info
@@ -103,6 +109,8 @@ def ensure_host(
             os.unlink(paths.socket)  # stale: its host is gone (connection refused)
         assert lock.fd is not None
         return _spawn(paths, watch_pid, lock.fd, timeout, idle_timeout)
+    finally:
+        lock.release()
 
 
 def _spawn(
@@ -110,8 +118,11 @@ def _spawn(
 ) -> dict[str, Any]:
     retire_log(paths)
     prune_logs(paths.dir)
+    try:
+        log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as e:
+        raise _cannot_start(paths, e.strerror or str(e)) from None
     r, w = os.pipe()
-    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     cmd = [
         sys.executable, "-m", "dsh_magics.host", "serve",
         "--name", paths.name, "--dir", paths.dir,
@@ -151,10 +162,25 @@ def _spawn(
         info = probe(paths)
         if info is not None:
             return info
+    if answer.startswith("failed "):
+        # Nothing of it is left but its empty log and the lock we hold:
+        # a start that failed for want of space leaves no litter either.
+        for path in (paths.log, paths.lock):
+            with contextlib.suppress(OSError):
+                if path == paths.lock or os.path.getsize(path) == 0:
+                    os.unlink(path)
+        raise _cannot_start(paths, answer[len("failed ") :])
     tail = paths.log_tail()
     raise HostUnavailable(
         "the terminal host did not start" + (f"; its log ends with:\n{tail}" if tail else ""),
         log=paths.log,
+    )
+
+
+def _cannot_start(paths: HostPaths, why: str) -> HostUnavailable:
+    """The host could not write its files (a full disk, mostly): the cause and the directory."""
+    return HostUnavailable(
+        f"the terminal host could not start: {why} in its directory {paths.dir}", path=paths.dir, reason=why
     )
 
 

@@ -5,6 +5,7 @@ Its files and why it is refused when others could reach it: docs/host.md, docs/s
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -141,10 +142,15 @@ class HostPaths:
 
     def write_info(self, info: dict[str, Any]) -> None:
         tmp = f"{self.info}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(info, f)
-        os.replace(tmp, self.info)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(info, f)
+            os.replace(tmp, self.info)
+        except OSError:
+            with contextlib.suppress(OSError):  # a full disk left half a file
+                os.unlink(tmp)
+            raise
 
     def log_tail(self, max_bytes: int = 2000) -> str:
         try:

@@ -8,6 +8,7 @@ events written by :mod:`.connection`, viewers' live streams come from :mod:`.str
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -359,7 +360,14 @@ def run(
             log.info("replacing the stale socket %s", paths.socket)
             os.unlink(paths.socket)
         server = HostServer(paths, watch_pid=watch_pid, idle_timeout=idle_timeout)
-        server.bind()
+        try:
+            server.bind()
+        except OSError as e:  # a full disk (the host directory's): say so to the starter, leave nothing
+            with contextlib.suppress(OSError):
+                os.unlink(paths.socket)
+            log.error("cannot serve %s: %s", paths.socket, e)
+            _tell(ready_fd, f"failed {e.strerror or e}")
+            return 5
     finally:
         if lock is not None:
             lock.release()

@@ -10,6 +10,8 @@ private directory, so other test runs on the machine cannot interfere.
 from __future__ import annotations
 
 import os
+import secrets
+import signal
 import subprocess
 import sys
 import textwrap
@@ -17,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from dsh_magics.terminal.local import procs
 from tests.conftest import pids_with_env
 
-from .conftest import wait_until
+from .conftest import proc_state, wait_until
 
 ENDINGS = {
     "default-registry-atexit": "pass",
@@ -68,3 +71,59 @@ def test_nothing_left_when_the_owner_goes(tmp_path: Path, ending: str) -> None:
         2,
         msg=f"scratch dirs removed (left: {sorted(p.name for p in runtime.iterdir())})",
     )
+
+
+class _OneLookLate:
+    """The process layer, except that its first answer about ``shell``
+    being alive is the one of an instant before: the shell exits between
+    that look and the next. Everything else is the real layer."""
+
+    def __init__(self, layer: object, shell: int) -> None:
+        self._layer, self._shell, self._late = layer, shell, True
+
+    def alive(self, pid: int) -> bool:
+        if pid == self._shell and self._late:
+            self._late = False
+            return True
+        return self._layer.alive(pid)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._layer, name)
+
+
+def test_a_shell_exiting_during_the_kill_leaves_no_nohup_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel's shells are hung up as its interpreter exits (their
+    spawner thread ends) just before its exit step closes them: a close
+    that looked while a shell was still alive, then found it gone, took
+    nothing and said the tree was empty, and the job's ``nohup`` child
+    lived on under init, token and all (1 run in 30 of
+    tests/magics/test_kernel_cleanup.py's restart case under two hogs).
+    Here the shell really has exited, its child really ignores SIGHUP and
+    was really left to init; only the order of the two looks is fixed."""
+    token = secrets.token_hex(8)
+    env = dict(os.environ, DSH_MAGICS_TOKEN=token)
+    shell = subprocess.Popen(
+        ["bash", "--norc", "--noprofile", "-c", "nohup sleep 300 >/dev/null 2>&1 & echo $!"],
+        env=env, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert shell.stdout is not None
+    child = int(shell.stdout.readline())
+    try:
+        wait_until(lambda: (proc_state(shell.pid) or ("?",))[0] == "Z", 10, msg="the shell exited (unreaped)")
+        wait_until(lambda: _comm(child) == "sleep", 10, msg="nohup exec-ed sleep (SIGHUP ignored)")
+        assert (proc_state(child) or ("?", 0))[1] != shell.pid  # left to init: no longer in the shell's tree
+        monkeypatch.setattr(procs, "LAYER", _OneLookLate(procs.LAYER, shell.pid))
+        procs.kill_tree(shell.pid, token)  # ends with SIGKILL, not waiting for it to land
+        wait_until(lambda: (proc_state(child) or ("Z",))[0] == "Z", 5, msg=f"the nohup child {child} outlived kill_tree")
+    finally:
+        if proc_state(child) is not None:
+            os.kill(child, signal.SIGKILL)
+        shell.wait(10)
+
+
+def _comm(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None

@@ -167,6 +167,26 @@ def test_shell_sigkilled_mid_job(reg: Registry, sid: str, tmp_path: Path) -> Non
     _assert_gone(sleeper, "the dead shell's background sleep")
 
 
+def test_a_job_that_runs_kill_9_on_its_own_shell(reg: Registry, sid: str, tmp_path: Path) -> None:
+    """``kill -9 $$`` (issue 32, §4): the job's output so far is kept, the
+    job settles as the shell's end, a background child goes with it, and
+    the next command gets a fresh shell; the bystander is untouched."""
+    run(reg, sid, "export LOST=1")
+    pid = reg.info(sid).pid
+    with bystander_running(reg, tmp_path):
+        res = run(reg, sid, "sleep 300 & echo before; kill -9 $$; echo never")
+    assert res.status == "shell_exited" and res.signal == signal.SIGKILL and res.exit_code == 137, res.to_dict()
+    assert res.output.endswith("before\n") and "never" not in res.output and res.note, res.to_dict()
+    assert reg.info(sid).status == "dead"
+    _usable(reg, sid, fresh=True)
+    assert run(reg, sid, "echo [${LOST:-}]").output == "[]\n" and reg.info(sid).pid != pid
+    wait_until(lambda: not pids_with_env("DSH_MAGICS_SESSION", sid) or _only_shell(reg, sid), 10, msg="sleep left")
+
+
+def _only_shell(reg: Registry, sid: str) -> bool:
+    return set(pids_with_env("DSH_MAGICS_SESSION", sid)) <= {reg.info(sid).pid}
+
+
 def test_child_of_job_sigkilled(reg: Registry, sid: str, tmp_path: Path) -> None:
     pid = reg.attach(sid).pid
     assert pid is not None

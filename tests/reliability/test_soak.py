@@ -15,6 +15,8 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from dsh_magics.terminal import Registry
 
 from .conftest import (
@@ -150,11 +152,14 @@ def test_soak_5000_jobs_leave_nothing_behind(private_tmp: Path) -> None:
             reg.close_all()
 
 
-def test_soak_script_smoke_run_leaves_nothing_behind() -> None:
+@pytest.mark.parametrize("mode", [["--cmd"], ["--cmd", "--ssh", "--host"]], ids=["in-process", "host-ssh"])
+def test_soak_script_smoke_run_leaves_nothing_behind(mode: list[str]) -> None:
     """benchmarks/soak.py (random operations on three terminals, one of them a
     ``cmd:`` remote terminal, every result checked against the model) for a
     few dozen operations, in a process of its own: no violation, nothing left
-    running, descriptors and threads flat. The long run's figures are in
+    running, descriptors and threads flat. Then the same with the terminals
+    in a terminal host and one of them over ssh (a private sshd), the host's
+    own descriptors and threads flat too. The long runs' figures are in
     benchmarks/README.md."""
     import json
     import random
@@ -165,7 +170,7 @@ def test_soak_script_smoke_run_leaves_nothing_behind() -> None:
     seed = random.randrange(2**32)
     env = dict(os.environ, PYTHONPATH=str(root))
     out = subprocess.run(
-        [sys.executable, str(root / "benchmarks" / "soak.py"), "--iterations", "60", "--cmd", "--json", f"--seed={seed}"],
+        [sys.executable, str(root / "benchmarks" / "soak.py"), "--iterations", "60", *mode, "--json", f"--seed={seed}"],
         capture_output=True, text=True, timeout=600, env=env, cwd=root,
     )  # fmt: skip
     assert out.returncode in (0, 1), f"seed {seed}: {out.stderr[-2000:]}"
@@ -173,3 +178,6 @@ def test_soak_script_smoke_run_leaves_nothing_behind() -> None:
     assert report["violations"] == [], f"seed {seed}: {report}"
     assert report["operations"] == 60 and report["processes_left"] == []
     assert report["end"]["fds"] <= report["start"]["fds"] and report["end"]["threads"] <= report["start"]["threads"]
+    if "--host" in mode:
+        start, end = report["host_start"], report["host_end"]
+        assert end["fds"] <= start["fds"] and end["threads"] <= start["threads"], report

@@ -40,7 +40,12 @@ from tests.conftest import pids_with_env
 
 from .conftest import wait_until
 
-POOL = ("fz-own", "fz-other")
+# Names of this run's own: another run of this test on the machine (a second
+# engineer, a rerun loop) has terminals of the same pool, and the teardown's
+# process check counted them (the fixture's "fuzzed terminals gone" failed
+# while a second run was going).
+_RUN = f"fz{os.getpid()}"
+POOL = (f"{_RUN}-own", f"{_RUN}-other")
 CALL_DEADLINE_S = 20.0  # no command below runs longer than 2 s
 SAFE_COMMANDS = (
     "echo hi",
@@ -111,7 +116,7 @@ GOOD: dict[str, st.SearchStrategy[Any]] = {
     "cols": st.integers(min_value=20, max_value=200),
     "rows": st.integers(min_value=5, max_value=60),
     # groups (docs/fanout.md): local sessions of the pool only, ranges included
-    "targets": st.lists(st.sampled_from([*POOL, "fz-[own,other]", "@nope"]), min_size=1, max_size=3),
+    "targets": st.lists(st.sampled_from([*POOL, f"{_RUN}-[own,other]", "@nope"]), min_size=1, max_size=3),
     "fanout": st.integers(min_value=1, max_value=40),
     "target_timeout_ms": st.integers(min_value=1, max_value=3000),
     "group_id": st.sampled_from(["g1", "g2", "g999"]),

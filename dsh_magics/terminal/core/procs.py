@@ -92,20 +92,28 @@ class _Tree:
         (all, or those of ``session``), or ``timeout`` passes; return what
         the last look found. In between only the processes already known
         are checked, which is cheap; the fresh look, which also finds new
-        forks such as an EXIT trap's ``rm``, comes once they are gone."""
+        forks such as an EXIT trap's ``rm``, comes once they are gone.
+        What was known before may come from a look without the token: a
+        shell that exited between ``kill_tree``'s look and that one left
+        its jobs to init and none of them in its tree, so "nothing to wait
+        for" is only believed after a fresh look (a ``nohup`` child outlived
+        a kernel restart: tests/reliability/test_exit_leftovers.py)."""
         deadline = time.monotonic() + timeout
-        left = self.known
+        left, fresh = self.known, False
         pause = _FIRST_POLL_S  # an idle shell is gone within a few ms
         while True:
             waited = [p for p in left if session is None or _session(p) == session]
             if not waited:
-                return left
+                if fresh:
+                    return left
+                left, fresh = self.collect(), True
+                continue
             if time.monotonic() >= deadline:
                 return self.collect()
             time.sleep(pause)
             pause = min(pause * 2, _POLL_S)
             if not any(LAYER.alive(p) for p in waited):
-                left = self.collect()
+                left, fresh = self.collect(), True
 
 
 def kill_tree(root: int | None, token: str | None = None, grace: float = 0.5) -> None:

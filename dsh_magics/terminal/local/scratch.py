@@ -3,9 +3,14 @@ and the two files of the end marker's trap handling (see ``shell``)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+
+from ...errors import NoSpace
 
 COMMAND_FILE = "command.sh"
 
@@ -14,7 +19,9 @@ class Scratch:
     """One private directory (mode 0700) per terminal, on tmpfs when there is one."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="dsh-magics-", dir=_base())
+        base = _base()
+        with _space(base or tempfile.gettempdir()):
+            self.dir = tempfile.mkdtemp(prefix="dsh-magics-", dir=base)
         self._command_fd: int | None = None
 
     def write_command(self, data: bytes) -> str:
@@ -25,12 +32,13 @@ class Scratch:
         If someone deleted the directory under us, start it afresh.
         """
         path = os.path.join(self.dir, COMMAND_FILE)
-        if self._command_fd is None or not os.path.exists(path):
-            close_fd(self._command_fd)
-            os.makedirs(self.dir, mode=0o700, exist_ok=True)
-            self._command_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.pwrite(self._command_fd, data, 0)
-        os.ftruncate(self._command_fd, len(data))
+        with _space(os.path.dirname(self.dir)):
+            if self._command_fd is None or not os.path.exists(path):
+                close_fd(self._command_fd)
+                os.makedirs(self.dir, mode=0o700, exist_ok=True)
+                self._command_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            os.pwrite(self._command_fd, data, 0)
+            os.ftruncate(self._command_fd, len(data))
         return path
 
     def blank_command(self) -> None:
@@ -42,17 +50,34 @@ class Scratch:
                 pass
 
     def write_file(self, name: str, text: str) -> str:
-        os.makedirs(self.dir, mode=0o700, exist_ok=True)
         path = os.path.join(self.dir, name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
+        with _space(os.path.dirname(self.dir)):
+            os.makedirs(self.dir, mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode("utf-8", "surrogateescape"))
         return path
 
     def remove(self) -> None:
         close_fd(self._command_fd)
         self._command_fd = None
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _space(base: str) -> Iterator[None]:
+    """A full disk under ``base`` is NO_SPACE, named, not an OSError from
+    deep inside (tests/reliability/test_disk_full.py)."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise NoSpace(
+            f"no space left for the terminal's scratch files in {base}: "
+            "free some space there and try again (nothing was started; an open terminal is unchanged)",
+            path=base,
+        ) from None
 
 
 def _base() -> str | None:

@@ -98,7 +98,7 @@ class Terminal(TerminalBase):
                     target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
                 )
                 self._reader.start()
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, or a full disk (NO_SPACE): the shell must not stay behind
             self.close()
             raise
         try:
