@@ -92,7 +92,7 @@ def proc_resources(pid: int) -> dict[str, int]:
 def tagged_processes(prefix: str) -> list[int]:
     """Live processes whose DSH_MAGICS_SESSION starts with ``prefix`` (a
     host's terminals are not our descendants)."""
-    from dsh_magics.terminal.local import procs
+    from dsh_magics.terminal.core import procs
 
     needle = f"DSH_MAGICS_SESSION={prefix}".encode()
     out = []

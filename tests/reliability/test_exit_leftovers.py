@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_magics.terminal.local import procs
+from dsh_magics.terminal.core import procs
 from tests.conftest import pids_with_env
 
 from .conftest import proc_state, wait_until

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from dsh_magics.notebook.identity import session_id_for_path
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from tests.conftest import pids_with_env, wait_until
 from tests.host.conftest import host_pids, new_dir, stop_everything
 from tests.host.test_kernel import StandIn
