@@ -124,5 +124,10 @@ class Pty:
         been reaped (``procs.reap``): closing may fail (closed already) or its
         terminate give up; nothing of it is left to end then."""
         if self.proc is not None:
+            # ptyprocess sleeps delayafterclose (0.1 s) after closing the fd,
+            # for a child whose status the kernel has yet to update; ours is
+            # reaped already, so the sleep was a tenth of a second of every
+            # close (benchmarks/bench_sessions.py, benchmarks/README.md).
+            self.proc.delayafterclose = 0
             with contextlib.suppress(OSError, PtyProcessError):
                 self.proc.close(force=True)
