@@ -43,6 +43,7 @@ from .magic_args import (
     to_ms,
     usage_errors,
 )
+from .render import command_header
 from .terminal_magics import TerminalVerbs, with_base_magics
 from .typed_input import SentKeys, expand
 
@@ -406,4 +407,9 @@ class BashMagics(GroupVerbs, TerminalVerbs):
                 raise InvalidArgument(f"%bash_list takes a group id (g1), not {args.group_id!r}")
             return self.list_group(self.find_group(args.group_id))
         ident = self.identity
-        return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe())
+        groups = [
+            f"{g.id}: {fanout.report(g, tail_lines=0).summary().splitlines()[0].split(': ', 1)[1]}: $ "
+            + command_header(g.command, 60)
+            for g in fanout.table_for(self.registry).all()
+        ]
+        return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe(), groups)

@@ -10,6 +10,7 @@ is one line and starts nothing."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,15 +93,22 @@ def test_a_group_over_the_fleet_folds_identical_outputs_and_the_dead_alias_is_a_
     rows = kernel.value("sorted((r.target, r.status, r.code or '') for r in g.rows)")
     assert "('ssh://nbdead', 'failed', 'TARGET_UNREACHABLE')" in rows
     assert rows.count("'completed'") == 6
+    # the group's members and the group itself in %bash_list
+    gid = kernel.value("g")
+    listed = kernel.run("%bash_list").text()
+    assert f"{gid}: 7 targets: 6 completed, 1 failed: $ echo same-$((6*7))" in listed, listed
+    assert "[ssh:nbhost1]" in listed
+    members = kernel.run(f"%bash_list {gid}").text()
+    assert re.search(r"^ssh://nbdead +TARGET_UNREACHABLE ", members, re.M), members
 
 
 def test_state_persists_per_member_between_group_commands(kernel: Kernel, tmp_path: Path) -> None:
     kernel.run(f"%bash_exec --on @hosts --on '{CMDS[0]}' --wait cd {tmp_path} && export NB_SHELL=$$", timeout=STEP_S)
     kernel.run(f"r = %bash_exec --on @hosts --on '{CMDS[0]}' --wait pwd; [ $NB_SHELL = $$ ] && echo same-shell", timeout=STEP_S)
     assert kernel.value("r.ok, len(r.blocks), r.blocks[0].output") == f"True 1 {tmp_path}\nsame-shell"
-    # each member its own shell: the pids differ, nothing folds
-    kernel.run(f"p = %bash_exec --on @hosts --on '{CMDS[0]}' --wait echo $NB_SHELL", timeout=STEP_S)
-    assert kernel.value("len(p.blocks)") == "5"
+    # each member its own shell: the pids differ, nothing folds (the cell form, too)
+    kernel.run(f"%%bash_exec --on @hosts --on '{CMDS[0]}' --wait\necho $NB_SHELL\n", timeout=STEP_S)
+    assert kernel.value("len(_.blocks), _.ok") == "5 True"
 
 
 def test_the_live_area_updates_in_place_and_keeps_text_literal(kernel: Kernel, gate: Gate) -> None:
