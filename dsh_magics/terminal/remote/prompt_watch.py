@@ -15,9 +15,6 @@ from .side_channel import Seen, SideChannel
 
 QUIET_S = 0.1
 """Quiet spell after a running job's output (or its start, or an input) before the first probe."""
-OPENING_QUIET_S = 0.5
-"""The same while the side channel is not open yet: the probe would open it (a second
-session over ssh), so a quick command, slowed down on a loaded machine, ends first."""
 RETRY_S = (1.0, 4.0, 16.0)
 """Later probes while the job stays quiet and nothing reads the terminal (a
 spell of output resets them: at most one probe per quiet spell under 1 s)."""
@@ -82,7 +79,7 @@ class PromptWatch:
         run.quiet.reader = None
         run.quiet.tries = 0
         if self.available:
-            run.quiet.at = time.monotonic() + self._quiet_s()
+            run.quiet.at = time.monotonic() + QUIET_S
 
     def interrupted(self, run: Running) -> None:
         """A Ctrl-C is on its way to the running job (call under the core's
@@ -95,10 +92,7 @@ class PromptWatch:
         run.quiet.reader = None
         run.quiet.tries = 0
         if self.available:
-            run.quiet.at = time.monotonic() + self._quiet_s()
-
-    def _quiet_s(self) -> float:
-        return QUIET_S if self._channel is not None and self._channel.pid is not None else OPENING_QUIET_S
+            run.quiet.at = time.monotonic() + QUIET_S
 
     def next_due(self) -> float | None:
         run = self._core.running
