@@ -13,6 +13,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,9 @@ class GroupJob:
     created_at: float = field(default_factory=time.time)
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
     _cancelled: bool = field(default=False, repr=False)
+    #: Counts changes of any member's status or marks (a live view waits on it).
+    changes: int = field(default=0, repr=False)
+    _listeners: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     # -- life --------------------------------------------------------------
     def start(self) -> None:
@@ -103,7 +107,7 @@ class GroupJob:
                 self._finish_locked(run, CANCELLED)
                 return
             run.status, run.started_at = STARTING, time.time()
-            self._cond.notify_all()
+            self._changed()
         if m.target is not None:
             try:
                 self.engine.attach(m.session_id, target=m.target)
@@ -124,7 +128,7 @@ class GroupJob:
         with self._cond:
             run.job_id, run.status = job_id, RUNNING
             late_cancel = self._cancelled
-            self._cond.notify_all()
+            self._changed()
         if late_cancel:
             self._interrupt_member(run)
         try:
@@ -158,7 +162,7 @@ class GroupJob:
                 return res
             with self._cond:
                 run.awaiting = res.awaiting_input
-                self._cond.notify_all()
+                self._changed()
             # until something changes there: output, the prompt answered, the job's end
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             self.engine.wait_output(run.member.session_id, seq, left)
@@ -174,9 +178,35 @@ class GroupJob:
     ) -> None:
         run.status, run.result, run.error = status, result, error
         run.ended_at = result.ended_at if result is not None and result.ended_at else time.time()
+        self._changed()
+
+    def _changed(self) -> None:
+        """Under ``_cond``: a member's status or mark changed."""
+        self.changes += 1
         self._cond.notify_all()
+        for listener in self._listeners:
+            listener()
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` at each change (under the group's lock: it must only
+        set an event or the like)."""
+        with self._cond:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[], None]) -> None:
+        with self._cond:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
     # -- handle ------------------------------------------------------------
+    def wait_change(self, seen: int, timeout: float | None) -> int:
+        """Block until :attr:`changes` differs from ``seen`` (a member
+        started, ended or began waiting for input), or ``timeout`` seconds;
+        the count now."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.changes != seen, timeout=timeout)
+            return self.changes
+
     @property
     def done(self) -> bool:
         with self._cond:

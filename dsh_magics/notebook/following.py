@@ -41,8 +41,9 @@ class OutputSignals:
         self._waiters: dict[str, set[threading.Event]] = {}
         self._unsubscribe = registry.subscribe(self._on_event)
 
-    def watch(self, session_id: str) -> threading.Event:
-        ev = threading.Event()
+    def watch(self, session_id: str, ev: threading.Event | None = None) -> threading.Event:
+        """An event set at each event of ``session_id`` (``ev``: one shared by several sessions)."""
+        ev = ev if ev is not None else threading.Event()
         with self._lock:
             self._waiters.setdefault(session_id, set()).add(ev)
         return ev

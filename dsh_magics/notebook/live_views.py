@@ -116,6 +116,24 @@ class ViewManager:
         t.start()
         return view
 
+    def publish(self, **kwargs: Any) -> None:
+        """Publish a display message (the shell's publisher)."""
+        self._publish(**kwargs)
+
+    def background(self, name: str, run: Callable[[threading.Event], None]) -> None:
+        """Run ``run(stop)`` in a daemon thread this manager stops and joins (a group's view)."""
+
+        def guarded() -> None:
+            try:
+                run(self._stop)
+            except Exception:  # noqa: BLE001 - a display thread must never kill anything
+                log.exception("live view %s failed", name)
+
+        t = threading.Thread(target=guarded, name=f"dsh-live-{name}", daemon=True)
+        self._threads = [x for x in self._threads if x.is_alive()]
+        self._threads.append(t)
+        t.start()
+
     # ------------------------------------------------------------------
     # waiting in the foreground (streams; Ctrl-C becomes a real Ctrl-C)
     def wait_streaming(

@@ -1,4 +1,6 @@
-"""The magics class over the engine contract: ``%bash_exec``, ``%bash_wait`` & co.
+"""The magics class over the engine contract: the job verbs ``%bash_exec``, ``%bash_wait``,
+``%bash_read``, ``%bash_interrupt``, ``%bash_list``, which also take groups (:mod:`.group_magics`);
+the terminal verbs are :mod:`.terminal_magics`'s.
 
 Parses arguments, picks the session, decides how a job shows itself; loading is :mod:`.extension`'s.
 """
@@ -19,13 +21,15 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from .. import jobs
+from .. import fanout, jobs
 from ..errors import InvalidArgument
-from ..terminal import ReadResult, Result, TerminalInfo, default_registry, keys
+from ..terminal import ReadResult, Result, default_registry
 from ..terminal import validation as V
 from ..terminal.api import Engine
 from . import values as dsp
 from .following import LiveView
+from .group_magics import GroupVerbs, group_args, is_group_id
+from .group_values import GroupView
 from .identity import NotebookIdentity, identify, kernel_connection_file
 from .job_lookup import find_job, match_so_far
 from .live_views import ViewManager
@@ -36,16 +40,17 @@ from .magic_args import (
     raise_if_failed,
     seconds,
     session_arg,
-    split_words,
     to_ms,
     usage_errors,
 )
-from .settings import MagicsSettings
-from .typed_input import SentKeys, ask_hidden, expand
+from .render import command_header
+from .terminal_magics import TerminalVerbs, with_base_magics
+from .typed_input import SentKeys, expand
 
 
+@with_base_magics
 @magics_class
-class BashMagics(MagicsSettings):
+class BashMagics(GroupVerbs, TerminalVerbs):
     """Persistent bash terminals for this notebook (``%bash_exec`` and friends)."""
 
     def __init__(
@@ -143,32 +148,6 @@ class BashMagics(MagicsSettings):
 
     # ------------------------------------------------------------------
     # the magics
-    @line_magic
-    @magic_arguments()
-    @session_arg()
-    @argument(
-        "--cwd", default=None, help="Change the terminal's directory (relative to its current one)."
-    )
-    @argument("--recreate", action="store_true", help="Replace the shell with a fresh one.")
-    @argument(
-        "--target",
-        default=None,
-        help="Where the shell runs: ssh://[user@]host[:port], docker://C, podman://C, "
-        "kubectl://[CTX/]NS/POD[/C], cmd:ARGV (default: this machine).",
-    )
-    @usage_errors
-    def bash_attach(self, line: str) -> TerminalInfo:
-        """Open (or reuse) a persistent terminal; optionally cd it, start it afresh,
-        or open it on another machine.
-
-        Example: %bash_attach --cwd ~/project
-        Example: %bash_attach --session gpu --target ssh://gpu-box
-        """
-        args = parse(self.bash_attach, line)
-        return self.registry.attach(
-            self._session(args.session), cwd=args.cwd, recreate=args.recreate, target=args.target
-        )
-
     @line_cell_magic
     @no_var_expand
     @magic_arguments()
@@ -197,11 +176,13 @@ class BashMagics(MagicsSettings):
         help="Expand {expr} with Python values first, as IPython's ! does ({{ and }} for a "
         "literal brace); $VAR stays bash's.",
     )
+    @group_args()
     @no_raise_arg()
     @argument("command", nargs="*", help="The bash command (the rest of the line, verbatim).")
     @usage_errors
     def bash_exec(self, line: str, cell: str | None = None) -> Any:
         """Run a command in the persistent terminal; returns a job handle at once.
+        With --on TARGETS: one job per target, and a group handle at once.
 
         Line form: %bash_exec [options] command...   (everything after the
         options goes to bash unchanged: IPython's $var and {expr} are not
@@ -212,6 +193,7 @@ class BashMagics(MagicsSettings):
             j = %bash_exec make -j2          # job handle; the output area stays live
             %bash_exec --wait pytest -q      # streams like a shell cell
             r = %bash_exec --timeout 0.5 ls  # Result if done within 0.5 s
+            g = %bash_exec --on 'ssh://web[01-16]' uname -r   # a group: %bash_wait $g
         """
         args, rest = parse_with_rest(self.bash_exec, line)
         if args.wait and args.timeout is not None:
@@ -229,6 +211,11 @@ class BashMagics(MagicsSettings):
             raise InvalidArgument("no command given (usage: %bash_exec [options] command...)")
         if args.expand:
             command = expand(command, self.shell.user_ns if self.shell is not None else {})
+        if args.on is not None:
+            return self.exec_group(args, command)
+        if args.fanout is not None or args.target_timeout is not None or args.diff:
+            raise InvalidArgument("--fanout, --target-timeout and --diff go with --on TARGETS")
+        self.forget_last_group()
         session = self._session(args.session)
         if args.wait:
             # A job created since asked_at is this one (no latest_job round trip per
@@ -270,7 +257,11 @@ class BashMagics(MagicsSettings):
     @line_magic
     @magic_arguments()
     @argument(
-        "job_id", nargs="?", default=None, help="Job id (default: the latest job of the session)."
+        "job_id",
+        nargs="?",
+        default=None,
+        help="Job id, or a group id (g1; default: this notebook's last group command, else the "
+        "latest job of the session).",
     )
     @argument(
         "--timeout",
@@ -299,9 +290,10 @@ class BashMagics(MagicsSettings):
         help="Return once no output came for SECONDS.",
     )
     @session_arg("Without a job id: wait for this session's latest job.")
+    @argument("--diff", action="store_true", help="A group: each output as a diff against the most common one.")
     @no_raise_arg()
     @usage_errors
-    def bash_wait(self, line: str) -> Result:
+    def bash_wait(self, line: str) -> Result | GroupView:
         """Wait for a job, streaming its output; returns its Result.
 
         Returns early when the job waits for typed input (answer it with
@@ -315,8 +307,16 @@ class BashMagics(MagicsSettings):
         Examples: r = %bash_wait --timeout 2
                   r = %bash_wait --until 'Serving HTTP'   # then r.match_text
                   %bash_wait --until-screen '-- INSERT --'  # vim in insert mode
+                  %bash_wait g1 --diff     # a group: its table and merged output
         """
         args = parse(self.bash_wait, line)
+        group = self._group_meant(args.job_id, args.session)
+        if group is not None:
+            if args.until is not None or args.until_screen is not None or args.idle is not None:
+                raise InvalidArgument("--until, --until-screen and --idle wait for one job, not a group")
+            return self.wait_group(group, args.timeout, args.diff, args.raise_error)
+        if args.diff:
+            raise InvalidArgument("--diff is for a group (%bash_wait GROUP_ID --diff)")
         job = find_job(self.registry, args.job_id, self._session(args.session))
         idle_ms = None if args.idle is None else max(1, to_ms(args.idle) or 0)
         res = self._wait_streaming(
@@ -324,124 +324,53 @@ class BashMagics(MagicsSettings):
         )
         return raise_if_failed(res, args.raise_error)
 
-    @line_magic
-    @no_var_expand
-    @magic_arguments()
-    @session_arg()
-    @argument("--no-enter", action="store_true", help="Type the text without pressing Enter.")
-    @argument(
-        "--key",
-        "-k",
-        action="append",
-        default=None,
-        help="Press a named key instead of typing text (repeat for several, pressed in order; "
-        "arrows, Home and End follow the program's cursor-key mode): " + keys.describe_valid() + ".",
-    )
-    @argument(
-        "--secret",
-        action="store_true",
-        help="Ask for the text with hidden entry (like getpass): it is never shown or recorded.",
-    )
-    @argument(
-        "--timeout",
-        type=seconds,
-        default=None,
-        metavar="SECONDS",
-        help="Wait up to SECONDS for the job to react (default 2).",
-    )
-    @argument(
-        "text",
-        nargs="*",
-        help="The text to type: the rest of the line, split and unquoted as a shell does "
-        "(%%bash_send 'a  b' types a  b; to type a quote, quote it: %%bash_send \"it's\").",
-    )
-    @usage_errors
-    def bash_send(self, line: str) -> Result:
-        """Type into the running job's terminal, as at its keyboard; returns
-        what the terminal showed after it (the job's Result so far).
-
-        The text is split and unquoted as a shell does: %bash_send 'y' types y,
-        and quotes that should be typed are quoted (%bash_send "print('hi')").
-
-        Examples:
-            %bash_exec --tty python3 -i
-            %bash_send print(6 * 7)
-            %bash_send "print('a  b')"   # types print('a  b')
-            %bash_send --key ctrl-d
-            %bash_send --key down --key down --key enter   # a menu's third item
-            %bash_send --secret          # a password prompt: asks with hidden entry
-        """
-        args, rest = parse_with_rest(self.bash_send, line)
-        session = self._session(args.session)
-        text: str | None = " ".join(split_words(self.bash_send, rest))
-        if args.key is not None:
-            if rest.strip() or args.secret:
-                raise InvalidArgument("--key presses keys: give no text (and no --secret) with it")
-            text = None
-        elif args.secret:
-            if rest.strip():
-                raise InvalidArgument(
-                    "--secret asks for the text with hidden entry; do not put it on the line"
-                )
-            text = ask_hidden(self.registry, session)
-        res = self.registry.send(
-            session,
-            text,
-            key=args.key[0] if args.key and len(args.key) == 1 else None,
-            keys=args.key if args.key and len(args.key) > 1 else None,
-            enter=not args.no_enter,
-            wait_ms=2000 if args.timeout is None else to_ms(args.timeout),
-            source="notebook",
-            secret=args.secret,
-        )
-        self._sent.record(self.registry, session, res)
-        return res
+    def _group_meant(self, given: str | None, session: str | None) -> fanout.GroupJob | None:
+        """The group an id names (g1), or without one (nor --session) the last group command."""
+        if is_group_id(given):
+            assert given is not None
+            return self.find_group(given)
+        return self.last_group() if given is None and session is None else None
 
     @line_magic
     @magic_arguments()
+    @argument("group_id", nargs="?", default=None, help="A group id (g1): every member's output, merged.")
     @session_arg()
-    @argument("--lines", "-n", type=int, default=None, help="Only the last N lines.")
+    @argument("--lines", "-n", type=int, default=None, help="Only the last N lines (of each member's).")
+    @argument("--diff", action="store_true", help="A group: each output as a diff against the most common one.")
     @usage_errors
-    def bash_read(self, line: str) -> ReadResult:
+    def bash_read(self, line: str) -> ReadResult | GroupView:
         """The terminal's retained output (no input is sent); .lines has every line read.
+        With a group id: each member's output so far, merged, and the per-target table.
 
         Example: %bash_read --lines 20
         """
         args = parse(self.bash_read, line)
         if args.lines is not None and args.lines < 0:
             raise InvalidArgument("--lines must be >= 0")
+        if args.group_id is not None:
+            if not is_group_id(args.group_id) or args.session is not None:
+                raise InvalidArgument(f"%bash_read takes a group id (g1), not {args.group_id!r}; --session for a terminal")
+            return self.read_group(self.find_group(args.group_id), args.lines, args.diff)
+        if args.diff:
+            raise InvalidArgument("--diff is for a group (%bash_read GROUP_ID --diff)")
         return self.registry.read(self._session(args.session), last=args.lines)
 
     @line_magic
     @magic_arguments()
-    @session_arg()
-    @argument(
-        "--plain",
-        action="store_true",
-        help="Only the rows' text and the cursor: no colours, bold, underline or inverse.",
-    )
-    @usage_errors
-    def bash_screen(self, line: str) -> dsp.ScreenView:
-        """The terminal's screen as an xterm of its size shows it now (full-screen
-        programs such as less, vim, top); shown as literal HTML, nothing typeset.
-        ``.lines``, ``.cursor``, ``.alt_screen``, ``.title`` and ``.to_dict()``.
-
-        Example: %bash_exec --tty less README.md
-                 %bash_screen
-        """
-        args = parse(self.bash_screen, line)
-        return dsp.screen_of(self.registry, self._session(args.session), styles=not args.plain)
-
-    @line_magic
-    @magic_arguments()
+    @argument("group_id", nargs="?", default=None, help="A group id (g1): Ctrl-C to every member.")
     @session_arg()
     @usage_errors
-    def bash_interrupt(self, line: str) -> Result | None:
+    def bash_interrupt(self, line: str) -> Result | GroupView | None:
         """Send Ctrl-C to the running job (the shell survives); returns its Result.
+        With a group id: Ctrl-C to every running member; members not started are cancelled.
 
         Example: %bash_interrupt
         """
         args = parse(self.bash_interrupt, line)
+        if args.group_id is not None:
+            if not is_group_id(args.group_id) or args.session is not None:
+                raise InvalidArgument(f"%bash_interrupt takes a group id (g1), not {args.group_id!r}")
+            return self.interrupt_group(self.find_group(args.group_id), self.interrupt_grace)
         session = self._session(args.session)
         job = self.registry.interrupt(session, source="notebook")
         if job is None:
@@ -464,37 +393,23 @@ class BashMagics(MagicsSettings):
 
     @line_magic
     @magic_arguments()
-    @session_arg()
-    @argument(
-        "--all",
-        action="store_true",
-        help="Close every terminal listed by %%bash_list (with the terminal host: every notebook's).",
-    )
+    @argument("group_id", nargs="?", default=None, help="A group id (g1): its members, one row each.")
     @usage_errors
-    def bash_close(self, line: str) -> None:
-        """Close a terminal (killing the shell and everything it started).
-
-        Example: %bash_close --session build
-        """
-        args = parse(self.bash_close, line)
-        if args.all and args.session is not None:
-            raise InvalidArgument("use either --session or --all, not both")
-        if args.all:
-            n = self.registry.close_all()
-            print(f"closed {n} terminal{'s' if n != 1 else ''}")
-            return
-        session = self._session(args.session)
-        self.registry.close(session)
-        print(f"closed session {session!r}")
-
-    @line_magic
-    @magic_arguments()
-    @usage_errors
-    def bash_list(self, line: str) -> dsp.TerminalTable:
-        """The open terminals; ★/* marks this notebook's default session.
+    def bash_list(self, line: str) -> dsp.TerminalTable | GroupView:
+        """The open terminals; ★/* marks this notebook's default session. With a group
+        id: the group's members (target, status, elapsed time, last line).
 
         Example: %bash_list
         """
-        parse(self.bash_list, line)
+        args = parse(self.bash_list, line)
+        if args.group_id is not None:
+            if not is_group_id(args.group_id):
+                raise InvalidArgument(f"%bash_list takes a group id (g1), not {args.group_id!r}")
+            return self.list_group(self.find_group(args.group_id))
         ident = self.identity
-        return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe())
+        groups = [
+            f"{g.id}: {fanout.report(g, tail_lines=0).summary().splitlines()[0].split(': ', 1)[1]}: $ "
+            + command_header(g.command, 60)
+            for g in fanout.table_for(self.registry).all()
+        ]
+        return dsp.TerminalTable(self.registry.list(), ident.session_id, ident.describe(), groups)

@@ -15,7 +15,9 @@ from ..errors import DshError
 from ..terminal import Result, TerminalInfo
 from ..terminal.api import Engine
 from .render import (
+    LITERAL,
     TAIL_LINES,
+    code,
     result_header,
     result_html,
     result_text,
@@ -205,22 +207,31 @@ class TerminalTable(list):  # type: ignore[type-arg]
     """``%bash_list``: the open terminals, marking this notebook's default."""
 
     def __init__(
-        self, infos: list[TerminalInfo], default_session: str, default_note: str = ""
+        self, infos: list[TerminalInfo], default_session: str, default_note: str = "",
+        groups: list[str] | None = None,
     ) -> None:
         super().__init__(infos)
         self.default_session = default_session
         self.default_note = default_note
+        #: One line per group command of this kernel (``%bash_list GROUP_ID`` shows its members).
+        self.groups = list(groups or ())
 
     def __repr__(self) -> str:
-        return terminals_text(self, self.default_session, self.default_note)
+        more = "".join(f"\n{g}" for g in self.groups)
+        return terminals_text(self, self.default_session, self.default_note) + more
 
     def _repr_html_(self) -> str:
-        return terminals_html(self, self.default_session, self.default_note)
+        table = terminals_html(self, self.default_session, self.default_note)
+        if not self.groups:
+            return table
+        rows = "".join(f"<div>{code(g)}</div>" for g in self.groups)
+        return f'<div class="{LITERAL}">{table}{rows}</div>'
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "default_session": self.default_session,
             "terminals": [i.to_dict() for i in self],
+            "groups": self.groups,
         }
 
 

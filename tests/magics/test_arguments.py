@@ -81,7 +81,7 @@ def test_cell_form_is_registered(ip) -> None:
         ("bash_interrupt", "--session never-opened-here", "NO_SUCH_SESSION"),
         ("bash_attach", "--session x-attach --cwd /no/such/dir/anywhere", "INVALID_ARGUMENT"),
         ("bash_attach", "--session x-target --target gopher://nowhere", "INVALID_ARGUMENT"),
-        ("bash_list", "extra", "unrecognized arguments"),
+        ("bash_list", "extra", "takes a group id (g1), not 'extra'"),
         ("bash_send", "--wait 5 y", "unknown option --wait"),
         ("bash_exec", "-session build ls", "unknown option -session"),
         ("bash_wait", "--timeout-ms 10", "unknown option --timeout-ms"),

@@ -140,10 +140,9 @@ class RemoteTerminal(TerminalBase):
         self.stream.started()
         self._check_version()
         self.watch.located(*self.stream.where)
-        if self.master is not None and self.side is not None:
-            # its session opens meanwhile (sshd runs the user's shell and rc
-            # file first), so the first probe is a round trip too
-            self.side.open()
+        # The side channel opens at its first probe, not here: a terminal
+        # whose jobs never go quiet (a fleet's `hostname`) never pays for its
+        # session (sshd runs the user's shell and rc file for it; issue 35 §5).
 
     def _check_version(self) -> None:
         """SHELL_UNSUPPORTED for a remote bash older than the local engine needs."""

@@ -9,7 +9,8 @@ over the engine's own control connection (ssh, :mod:`.control_master`);
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
 It costs one round trip and runs only when a running job went quiet
-(docs/remote.md, "Prompts and passwords")."""
+(docs/remote.md, "Prompts and passwords"). It is opened by its first probe:
+a terminal whose jobs never go quiet never starts it."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ from .targets import Target, control_options
 ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
 """``0`` turns the side channel off (prompts of remote jobs are then unknown)."""
 PROBE_TIMEOUT_S = 5.0
+OPEN_TIMEOUT_S = 30.0
+"""The first answer of a channel also waits for its start: the channel opens
+at its first probe, and a session over ssh first runs the user's shell and
+rc file (a loaded machine has taken seconds)."""
 TTY_READ_WCHANS = frozenset({"wait_woken", "n_tty_read", "ttyin"})
 """Where a process asleep in a read of a terminal sleeps (Linux, BSD)."""
 POLL_WCHANS = frozenset({"do_sys_poll", "poll_schedule_timeout", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait"})
@@ -174,7 +179,8 @@ def remove_control_dir(path: str | None) -> None:
 class SideChannel:
     """The long-lived second channel of one remote terminal. ``probe`` is
     called from one watcher thread at a time; ``probes`` counts round trips.
-    Its process starts at the first probe, or earlier with ``open``."""
+    Its process starts at the first probe (or the first ``hang_up``): lazily,
+    so that a terminal that never needs it costs no second session."""
 
     def __init__(self, argv: list[str]) -> None:
         self._argv = argv
@@ -183,6 +189,7 @@ class SideChannel:
         self._life = threading.Lock()  # start vs close
         self._closed = False
         self._buf = b""
+        self._answered = False  # the channel has answered once: it is up
         self.probes = 0
         self.broken: str | None = None
 
@@ -191,14 +198,6 @@ class SideChannel:
         """The local process of the channel (ssh, podman, ...), once started."""
         proc = self._proc
         return proc.pid if proc is not None else None
-
-    def open(self) -> None:
-        """Start the channel's process now (a session over ssh takes a
-        while: the server runs the user's shell, with its rc file, first)."""
-        try:
-            self._start()
-        except OSError as e:
-            self.broken = str(e)
 
     def _start(self) -> subprocess.Popen[bytes]:
         with self._life:
@@ -258,7 +257,7 @@ class SideChannel:
                 return False
 
     def _read_until(self, fd: int, end: bytes) -> bytes | None:
-        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        deadline = time.monotonic() + (PROBE_TIMEOUT_S if self._answered else OPEN_TIMEOUT_S)
         while end + b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0 or not fdwait.readable([fd], left):
@@ -268,6 +267,7 @@ class SideChannel:
                 return None
             self._buf += chunk
         out, _, self._buf = self._buf.partition(end + b"\n")
+        self._answered = True
         return out
 
     def close(self, grace: float = 2.0) -> None:
