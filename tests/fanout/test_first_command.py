@@ -5,7 +5,7 @@ prompts and secret prompts are then seen as before."""
 
 from __future__ import annotations
 
-from dsh_magics.terminal.local.procs import alive
+from dsh_magics.terminal.core.procs import alive
 from tests.conftest import wait_until
 from tests.remote.conftest import connection_processes, open_remote, sshd  # noqa: F401 - fixtures
 
