@@ -49,7 +49,11 @@ def inspector(
     env: ServerEnv, tmp_path: Path, *method: str, server: list[str] = SERVER, **server_env: str
 ) -> tuple[int, Any, str]:
     """One ``mcp-inspector --cli`` run: (exit status, its JSON, stderr)."""
-    argv = [*inspector_argv(), "--cli"]
+    # The Inspector gives a server 15 s to start and answer initialize; a
+    # server start (about 1 s idle) took longer under a loaded run's CPU
+    # contention (load average 20 on 2 cores: "Connection timed out after
+    # 15000 ms", a flake). The run's own bound is CALL_TIMEOUT.
+    argv = [*inspector_argv(), "--cli", "--connect-timeout", str(CALL_TIMEOUT * 1000)]
     for k, v in _server_env(env, **server_env).items():
         argv += ["-e", f"{k}={v}"]
     argv += ["--cwd", env.cwd, *server, *method]
