@@ -55,7 +55,7 @@ class TaskIds:
     def __init__(self, key: bytes, host: str | None) -> None:
         if len(key) < 16:
             raise ValueError("a task key has at least 16 bytes")
-        self._key = key
+        self._keyed = hmac.new(key, _PURPOSE, hashlib.sha256)  # copied per id: the key set up once
         self._host = (host or "").encode("utf-8")
 
     @classmethod
@@ -65,9 +65,10 @@ class TaskIds:
 
     def _tag(self, job_id: str, session_id: str) -> str:
         # each part length-prefixed: no two (job, session) pairs sign alike
-        parts = [_PURPOSE, self._host, job_id.encode("utf-8", "surrogatepass"), session_id.encode("utf-8", "surrogatepass")]
-        msg = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
-        return _b64(hmac.new(self._key, msg, hashlib.sha256).digest()[:TAG_BYTES])
+        parts = (self._host, job_id.encode("utf-8", "surrogatepass"), session_id.encode("utf-8", "surrogatepass"))
+        mac = self._keyed.copy()
+        mac.update(b"".join(len(p).to_bytes(4, "big") + p for p in parts))
+        return _b64(mac.digest()[:TAG_BYTES])
 
     def make(self, job_id: str, session_id: str) -> str:
         return f"{job_id}{_SEP}{session_id}{_SEP}{self._tag(job_id, session_id)}"

@@ -143,8 +143,8 @@ class TaskService:
         """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
         job_id, session_id = self.parse(tid)  # before anything is looked up
         viewer = self._client_id(ctx)
-        if self.board.status(tid) in ("working", "input_required", None) and not self._running(tid):
-            res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
+        if self.board.status(tid) in ("working", "input_required", None) and not self._running(job_id, session_id):
+            res = self._job_now(ctx, tid, job_id, session_id)  # on the loop's thread: it waits for nothing
             final = None
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
@@ -184,7 +184,7 @@ class TaskService:
         tid = params.task_id
         job_id, session_id = self.parse(tid)
         if self.board.status(tid) in ("working", "input_required", None):
-            res = self._job_now(ctx, tid)
+            res = self._job_now(ctx, tid, job_id, session_id)
             if res.get("status") == "running":
                 done = await self._run_blocking(
                     lambda: self._call(ctx, "bash_interrupt", {"session_id": session_id})
@@ -259,21 +259,19 @@ class TaskService:
         """Stop following tasks (the server stops)."""
         await self.follower.close()
 
-    def _running(self, tid: str) -> bool:
+    def _running(self, job_id: str, session_id: str) -> bool:
         """Is the task's job running? From the engine's job object alone (a
         host's job stands in locally, settled by the host's events): a poll
         of a working task costs no request to the host."""
-        job_id, session_id = self.parse(tid)
         try:
             job = self.backend.job(job_id)
         except DshError:
             return False  # let the full look say what is wrong
         return bool(job.owner == session_id and not job.done)
 
-    def _job_now(self, ctx: Any, tid: str) -> dict[str, Any]:
+    def _job_now(self, ctx: Any, tid: str, job_id: str, session_id: str) -> dict[str, Any]:
         """The task's job as a bash_wait that waits not at all; -32602 for a
         task id that names no job."""
-        job_id, session_id = self.parse(tid)
         res = self._call(
             ctx, "bash_wait", {"job_id": job_id, "session_id": session_id, "timeout_ms": 0, "on_input": False}
         )
