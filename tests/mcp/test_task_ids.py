@@ -6,6 +6,7 @@ server driven by the SDK's ``Client()`` on 2026-07-28."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import stat
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -25,6 +27,7 @@ from dsh_magics.mcp.task_ids import KEY_FILE, TaskIds, TaskKeyUnsafe, load_key
 from .conftest import MODERN, STEP, ServerEnv, mcp_server
 from .test_task_input import update_task
 from .test_tasks import TaskHandle, Tasks, _listen_for, cancel_task, get_task, named, start_task
+from .ts_clients import install, missing_tools, ts_tasks_client_argv
 
 JOB = "bash-" + "7" * 32
 SESSION = "mcp-agent"
@@ -218,3 +221,46 @@ async def test_a_restarted_server_finds_its_task_under_the_same_key_only(server_
         done = await m.ok("bash_wait", {"job_id": job_id, "session_id": session_id, "timeout_ms": 30_000})
         assert done["output"] == "two\n"  # the job is there ...
         await _refused(get_task(m.session.session, second.task_id))  # ... its id names no task here
+
+
+def _ts_tasks_client(server_env: ServerEnv, command: str, **mode: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [*ts_tasks_client_argv(), json.dumps({"command": command}), "unused", "--",
+         sys.executable, "-m", "dsh_magics.cli", "mcp"],
+        capture_output=True, text=True, timeout=STEP * 2, cwd=server_env.cwd,
+        env={**os.environ, "MCP_TEST_SERVER_ENV": json.dumps(server_env.vars), **mode},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return out
+
+
+def test_the_typescript_tasks_client_resumes_a_task_through_a_new_server(server_env: ServerEnv) -> None:
+    """The extension's own client (``@modelcontextprotocol/ext-tasks``) hands a
+    task off, as a client about to exit does, and resumes it from its
+    reference in another process, against another server process: the task
+    id verifies under the key in the runtime directory and the job's result
+    arrives; the same reference with a changed tag is refused."""
+    why = missing_tools()
+    if why:
+        pytest.skip(why)
+    install()  # normally done by .ci/run; a no-op when present
+    gone = _ts_tasks_client(server_env, "sleep 1; echo resumed", MCP_TEST_TASK_MODE="handoff")
+    assert gone["kind"] == "task", gone
+    reference = gone["reference"]
+    job_id, _ = named(reference["taskId"])
+    back = _ts_tasks_client(
+        server_env, "unused", MCP_TEST_TASK_MODE="resume", MCP_TEST_TASK_REFERENCE=json.dumps(reference)
+    )
+    assert back["outcome"] == "completed", back
+    final = back["result"]["structuredContent"]
+    assert (final["job_id"], final["output"]) == (job_id, "resumed\n"), final
+    tag = reference["taskId"][-1]
+    forged = {**reference, "taskId": reference["taskId"][:-1] + ("A" if tag != "A" else "B")}
+    proc = subprocess.run(
+        [*ts_tasks_client_argv(), "{}", "unused", "--", sys.executable, "-m", "dsh_magics.cli", "mcp"],
+        capture_output=True, text=True, timeout=STEP * 2, cwd=server_env.cwd,
+        env={**os.environ, "MCP_TEST_SERVER_ENV": json.dumps(server_env.vars),
+             "MCP_TEST_TASK_MODE": "resume", "MCP_TEST_TASK_REFERENCE": json.dumps(forged)},
+    )  # fmt: skip
+    assert proc.returncode != 0 and "-32602" in proc.stderr, proc.stderr[-3000:]
