@@ -17,6 +17,7 @@ when nothing failed.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -24,7 +25,12 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-import pytest
+# Run as a script, Python puts tests/ first on the path, where tests/mcp/
+# would shadow the MCP SDK's ``mcp`` for the tests collected in this process.
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+import pytest  # noqa: E402 - after the path fix above
 
 
 def _test_of(nodeid: str) -> str:

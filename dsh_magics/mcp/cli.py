@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     import anyio
 
+    from .task_ids import TaskIds, load_key
+
     if args.session is not None:
         check_session(args.session)  # before a host is started for nothing
     backend: Any
@@ -82,14 +84,16 @@ def run(args: argparse.Namespace) -> int:
 
         backend = default_registry()
         where = "in-process"
+        ids = TaskIds.ephemeral()
     else:
         from ..host import HostClient, HostPaths
 
         paths = HostPaths.for_name(args.host, args.host_dir)
+        ids = TaskIds(load_key(paths.dir), paths.name)  # TASK_KEY_UNSAFE before a host starts
         backend = HostClient(paths)
         backend.connect()  # fail now, in one line, rather than at the first tool call
         where = f"host {paths.name} ({paths.socket})"
-    server = ToolServer(backend, session=args.session)
+    server = ToolServer(backend, session=args.session, task_ids=ids)
     _say(f"serving the tools on stdio; terminals: {where}")
     # SIGTERM (a client that gave up waiting) ends the server like a closed
     # stdin: terminals are closed in-process, the host is left running.

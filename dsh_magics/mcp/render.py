@@ -1,7 +1,8 @@
 """A tool result as MCP: the short text it carries next to its structured
 content, and the whole ``CallToolResult``.
 
-Many hosts give a model only text blocks, so it says what the model acts on; unknown tools get JSON.
+Many hosts give a model only text blocks, so it says what the model acts on; a
+group's result is its merged view (:mod:`.group_text`); unknown tools get JSON.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .group_text import is_group, render_group
+
 
 def render(name: str, result: dict[str, Any]) -> str:
     """Text for ``result`` of tool ``name`` (a success or an ``{"error": ...}``)."""
@@ -17,7 +20,7 @@ def render(name: str, result: dict[str, Any]) -> str:
     if isinstance(err, dict):
         field = f" (field {err['field']})" if err.get("field") else ""
         return f"{err.get('code', 'ERROR')}: {err.get('message', '')}{field}"
-    renderer = _RENDERERS.get(name)
+    renderer = render_group if is_group(result) else _RENDERERS.get(name)
     if renderer is None and {"job_id", "session_id", "status"} <= result.keys():
         renderer = _job  # a tool added later that reports a job, like bash_exec
     if renderer is not None:

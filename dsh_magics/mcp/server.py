@@ -28,6 +28,7 @@ from .elicit import PageOpener, PersonAnswers, modern
 from .person_rounds import PersonRounds
 from .render import to_call_result
 from .result_schema import output_schema
+from .task_ids import TaskIds, load_key
 from .tasks import TaskService
 from .wire import wire_streams
 from .workers import run_blocking
@@ -93,10 +94,13 @@ class ToolServer:
     """The tools of one backend, served to MCP clients.
 
     ``session`` fixes the caller's own session; None derives it from the
-    client's name (see :func:`session_for_client`).
+    client's name (see :func:`session_for_client`). ``task_ids`` makes the
+    task ids (default: see :func:`task_ids_for`).
     """
 
-    def __init__(self, backend: Backend, *, session: str | None = None) -> None:
+    def __init__(
+        self, backend: Backend, *, session: str | None = None, task_ids: TaskIds | None = None
+    ) -> None:
         if session is not None:
             check_session(session)
         self.backend = backend
@@ -111,6 +115,7 @@ class ToolServer:
             run_blocking,
             self.answers,
             self._client_id,
+            task_ids or task_ids_for(backend),
         )
         self.calls = CallRunner(backend)
         self.rounds = PersonRounds(backend, self.answers, self._client_id, self.calls)
@@ -204,6 +209,18 @@ def _host_name(backend: Backend) -> str | None:
     from ..host import HostClient
 
     return backend.paths.name if isinstance(backend, HostClient) else None
+
+
+def task_ids_for(backend: Backend) -> TaskIds:
+    """Task ids under this user's key in the hosts' runtime directory, so a
+    server started later finds the host's tasks; in-process, a key of this
+    process alone (its tasks end with it). TASK_KEY_UNSAFE for a key file
+    others could read or replace (:mod:`.task_ids`)."""
+    from ..host import HostClient
+
+    if isinstance(backend, HostClient):
+        return TaskIds(load_key(backend.paths.dir), backend.paths.name)
+    return TaskIds.ephemeral()
 
 
 def _page_opener(backend: Backend) -> PageOpener | None:

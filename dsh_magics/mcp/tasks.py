@@ -25,11 +25,11 @@ from pydantic import BaseModel
 from ..errors import DshError
 from .elicit import PersonAnswers, modern
 from .task_board import POLL_INTERVAL_MS, TaskBoard
+from .task_ids import TaskIds
 from .task_input import TaskFollower
 
 #: The extension's identifier, in the client's and the server's capabilities.
 TASKS = "io.modelcontextprotocol/tasks"
-_SEP = "~"
 #: The fields of a ``bash_exec`` result for a job still running.
 _STARTED = frozenset(("job_id", "session_id", "status"))
 #: A task id whose job these say is not there names no task (-32602).
@@ -60,19 +60,9 @@ def require_declared(ctx: Any) -> None:
         )
 
 
-def task_id(job_id: str, session_id: str) -> str:
-    return f"{job_id}{_SEP}{session_id}"
-
-
-def parse_task_id(value: str) -> tuple[str, str]:
-    """``(job_id, session_id)`` of a task id, or -32602."""
-    job_id, sep, session_id = value.partition(_SEP)
-    if not sep or not job_id or not session_id:
-        raise unknown_task(value)
-    return job_id, session_id
-
-
 def unknown_task(value: str) -> MCPError:
+    """-32602: the same answer for an id this server's key did not make and
+    for one whose job is gone, so a refused id says nothing of the job."""
     return MCPError(code=INVALID_PARAMS, message=f"Failed to retrieve task: no task {value[:200]!r}")
 
 
@@ -94,7 +84,8 @@ class TaskService:
     ``CallToolResult`` the task carries; ``run_blocking`` runs a blocking call
     off the event loop's thread; ``answers`` routes a password prompt to a
     person; ``client_id(ctx)`` names the requesting client (an input request
-    is shown to that client alone).
+    is shown to that client alone); ``ids`` makes and checks the task ids
+    (:mod:`.task_ids`).
     """
 
     def __init__(
@@ -105,8 +96,10 @@ class TaskService:
         run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]],
         answers: PersonAnswers,
         client_id: Callable[[Any], str],
+        ids: TaskIds,
     ) -> None:
         self.backend = backend
+        self.ids = ids
         self.board = TaskBoard()
         self._call = call
         self._final = final
@@ -114,6 +107,13 @@ class TaskService:
         self._answers = answers
         self._client_id = client_id
         self.follower = TaskFollower(self.board, backend, call, run_blocking, answers, client_id, self.state)
+
+    def parse(self, tid: str) -> tuple[str, str]:
+        """``(job_id, session_id)`` of a task id this server's key made, or -32602."""
+        named = self.ids.check(tid)
+        if named is None:
+            raise unknown_task(tid)
+        return named
 
     def serve(self, server: Any) -> None:
         """Advertise the extension (``server/discover``) and answer its requests."""
@@ -130,7 +130,7 @@ class TaskService:
             return None
         if not (modern(ctx) and declared(ctx)):
             return None
-        tid = task_id(started["job_id"], started["session_id"])
+        tid = self.ids.make(started["job_id"], started["session_id"])
         task = self.board.created(tid)
         self.follower.follow(ctx, tid, started["job_id"], started["session_id"])
         return task
@@ -141,21 +141,21 @@ class TaskService:
 
     async def state(self, ctx: Any, tid: str) -> dict[str, Any]:
         """The task as ``tasks/get`` and ``notifications/tasks`` show it."""
+        job_id, session_id = self.parse(tid)  # before anything is looked up
         viewer = self._client_id(ctx)
-        if self.board.status(tid) in ("working", "input_required", None) and not self._running(tid):
-            res = self._job_now(ctx, tid)  # on the loop's thread: it waits for nothing
+        if self.board.status(tid) in ("working", "input_required", None) and not self._running(job_id, session_id):
+            res = self._job_now(ctx, tid, job_id, session_id)  # on the loop's thread: it waits for nothing
             final = None
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
                 # so the result can say a person answered (the page may report it last)
-                job_id, _ = parse_task_id(tid)
                 await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_S))
                 final = await self._final(ctx, res)
             return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
         if self.board.status(tid) in ("working", "input_required") and modern(ctx):
             # e.g. a task this server found after a restart (a person is asked
             # through a task on 2026-07-28 only, where tasks exist)
-            self.follower.follow(ctx, tid, *parse_task_id(tid))
+            self.follower.follow(ctx, tid, job_id, session_id)
         return self.board.state(tid, "running", None, viewer)
 
     async def update(self, ctx: Any, params: UpdateTaskRequestParams) -> dict[str, Any]:
@@ -165,7 +165,7 @@ class TaskService:
         require_declared(ctx)
         tid = params.task_id
         await self.state(ctx, tid)  # -32602 for a task that does not exist
-        job_id, _ = parse_task_id(tid)
+        job_id, _ = self.parse(tid)
         for key, reply in params.input_responses.items():
             nonce = self.board.take_input(tid, key, self._client_id(ctx))
             prompt = self._answers.take_request(nonce, job_id) if nonce is not None else None
@@ -182,10 +182,10 @@ class TaskService:
         """Ctrl-C to the task's job (the shell stays); acknowledged at once."""
         require_declared(ctx)
         tid = params.task_id
+        job_id, session_id = self.parse(tid)
         if self.board.status(tid) in ("working", "input_required", None):
-            res = self._job_now(ctx, tid)
+            res = self._job_now(ctx, tid, job_id, session_id)
             if res.get("status") == "running":
-                job_id, session_id = parse_task_id(tid)
                 done = await self._run_blocking(
                     lambda: self._call(ctx, "bash_interrupt", {"session_id": session_id})
                 )
@@ -259,21 +259,19 @@ class TaskService:
         """Stop following tasks (the server stops)."""
         await self.follower.close()
 
-    def _running(self, tid: str) -> bool:
+    def _running(self, job_id: str, session_id: str) -> bool:
         """Is the task's job running? From the engine's job object alone (a
         host's job stands in locally, settled by the host's events): a poll
         of a working task costs no request to the host."""
-        job_id, session_id = parse_task_id(tid)
         try:
             job = self.backend.job(job_id)
         except DshError:
             return False  # let the full look say what is wrong
         return bool(job.owner == session_id and not job.done)
 
-    def _job_now(self, ctx: Any, tid: str) -> dict[str, Any]:
+    def _job_now(self, ctx: Any, tid: str, job_id: str, session_id: str) -> dict[str, Any]:
         """The task's job as a bash_wait that waits not at all; -32602 for a
         task id that names no job."""
-        job_id, session_id = parse_task_id(tid)
         res = self._call(
             ctx, "bash_wait", {"job_id": job_id, "session_id": session_id, "timeout_ms": 0, "on_input": False}
         )
@@ -296,8 +294,6 @@ __all__ = [
     "TaskService",
     "UpdateTaskRequestParams",
     "declared",
-    "parse_task_id",
     "require_declared",
-    "task_id",
     "unknown_task",
 ]

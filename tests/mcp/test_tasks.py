@@ -114,6 +114,14 @@ async def cancel_task(session: Any, task_id: str) -> None:
         await session.send_request(CancelTaskRequest(params=CancelTaskRequestParams(task_id=task_id)), Result)
 
 
+def named(task_id: str) -> tuple[str, str]:
+    """The job and session a task id names (``JOB~SESSION~TAG``, docs/mcp.md)."""
+    job_id, _, rest = task_id.partition("~")
+    session_id, _, tag = rest.rpartition("~")
+    assert job_id and session_id and len(tag) >= 22, task_id
+    return job_id, session_id
+
+
 async def start_task(m: Mcp, command: str, wait_ms: int = 200) -> TaskHandle:
     with anyio.fail_after(STEP):
         handle = await m.session.session.call_tool(
@@ -142,7 +150,7 @@ async def test_tasks_get_working_then_completed_as_bash_wait_would(server_env: S
     async with mcp_server(server_env, version=MODERN, extensions=[Tasks()]) as m:
         handle = await start_task(m, "echo begin; sleep 1; echo end")
         assert handle.status == "working" and handle.poll_interval_ms
-        job_id, _, session_id = handle.task_id.partition("~")
+        job_id, session_id = named(handle.task_id)
         # the task's job is an ordinary job: bash_list sees it running
         rows = {r["session_id"]: r for r in (await m.ok("bash_list"))["terminals"]}
         assert rows[session_id]["job_id"] == job_id and rows[session_id]["running"]
@@ -163,7 +171,7 @@ async def test_tasks_cancel_is_ctrl_c_and_the_shell_runs_on(server_env: ServerEn
         await m.run("CARRY=kept")
         handle = await start_task(m, "echo go; sleep 60; echo never")
         await cancel_task(m.session.session, handle.task_id)
-        job_id = handle.task_id.partition("~")[0]
+        job_id, _ = named(handle.task_id)
         ended = await m.ok("bash_wait", {"job_id": job_id, "timeout_ms": 30_000})
         assert ended["status"] == "interrupted" and ended["exit_code"] == 130
         assert "never" not in ended["output"]
@@ -201,7 +209,7 @@ async def test_a_task_survives_the_clients_restart(server_env: ServerEnv) -> Non
     """Terminals in the host: a new server (a restarted client) finds the task."""
     async with mcp_server(server_env, client="restarting", version=MODERN, extensions=[Tasks()]) as m:
         handle = await start_task(m, "sleep 1; echo survived")
-    job_id, _, session_id = handle.task_id.partition("~")
+    job_id, session_id = named(handle.task_id)
     async with mcp_server(server_env, client="restarting", version=MODERN, extensions=[Tasks()]) as m:
         await m.ok("bash_wait", {"job_id": job_id, "session_id": session_id, "timeout_ms": 30_000})
         task = await get_task(m.session.session, handle.task_id)

@@ -49,7 +49,11 @@ def inspector(
     env: ServerEnv, tmp_path: Path, *method: str, server: list[str] = SERVER, **server_env: str
 ) -> tuple[int, Any, str]:
     """One ``mcp-inspector --cli`` run: (exit status, its JSON, stderr)."""
-    argv = [*inspector_argv(), "--cli"]
+    # The Inspector gives a server 15 s to start and answer initialize; a
+    # server start (about 1 s idle) took longer under a loaded run's CPU
+    # contention (load average 20 on 2 cores: "Connection timed out after
+    # 15000 ms", a flake). The run's own bound is CALL_TIMEOUT.
+    argv = [*inspector_argv(), "--cli", "--connect-timeout", str(CALL_TIMEOUT * 1000)]
     for k, v in _server_env(env, **server_env).items():
         argv += ["-e", f"{k}={v}"]
     argv += ["--cwd", env.cwd, *server, *method]
@@ -140,24 +144,48 @@ def fresh_server_cases(tmp_path: Path) -> list[FreshCase]:
 NOT_FROM_TOOLS = {"BRIDGE_UNAVAILABLE", "TARGET_LOST", "NO_SPACE", tools.INTERNAL_ERROR_CODE}
 
 
-def test_inspector_call_results_and_every_error(
-    ts_clients: None, server_env: ServerEnv, tmp_path: Path
-) -> None:
+def test_inspector_call_result(ts_clients: None, server_env: ServerEnv, tmp_path: Path) -> None:
     code, ok = call(server_env, tmp_path, "bash_exec", "command=echo $((6*7))", "wait_ms=30000")
     assert code == 0 and ok["isError"] is False, ok
     assert ok["structuredContent"]["output"] == "42\n"
     assert ok["content"][0]["text"].endswith("\n42")
 
-    # The Inspector exits 5 on a tool error and prints the result. (It refuses
-    # an unlisted tool itself: UNKNOWN_TOOL, like the errors that need
-    # state from an earlier call, is checked with the SDK client below.)
-    for tool, args, want, extra in fresh_server_cases(tmp_path):
-        code, data = call(server_env, tmp_path, tool, *(f"{k}={v}" for k, v in args.items()), **extra)
-        assert code == 5, (tool, args, data)  # a tool error, not a protocol error (exit 1)
-        error = assert_tool_error(data, want)
-        if want == "INVALID_ARGUMENT":
-            assert error["field"] == "wait_ms"
-    # the terminal host dies under a waiting call (its terminals live there)
+
+#: The cases of :func:`fresh_server_cases`, by the code each wants. One test
+#: (one Inspector process) each: together they took over pytest's 300 s per
+#: test under a loaded run (about 35 s an Inspector process at load 15-20).
+FRESH_IDS = [
+    "NO_SUCH_JOB",
+    "INVALID_ARGUMENT",
+    "NO_SUCH_SESSION",
+    "TARGET_UNREACHABLE-gone",
+    "TARGET_UNREACHABLE-late",
+    "SHELL_UNSUPPORTED",
+    "SHELL_EXITED",
+]
+
+
+@pytest.mark.parametrize("case", range(len(FRESH_IDS)), ids=FRESH_IDS)
+def test_inspector_sees_each_first_call_error(
+    ts_clients: None, server_env: ServerEnv, tmp_path: Path, case: int
+) -> None:
+    """The Inspector exits 5 on a tool error and prints the result. (It
+    refuses an unlisted tool itself: UNKNOWN_TOOL, like the errors that need
+    state from an earlier call, is checked with the SDK client below.)"""
+    cases = fresh_server_cases(tmp_path)
+    assert [want for _, _, want, _ in cases] == [i.split("-")[0] for i in FRESH_IDS]
+    tool, args, want, extra = cases[case]
+    code, data = call(server_env, tmp_path, tool, *(f"{k}={v}" for k, v in args.items()), **extra)
+    assert code == 5, (tool, args, data)  # a tool error, not a protocol error (exit 1)
+    error = assert_tool_error(data, want)
+    if want == "INVALID_ARGUMENT":
+        assert error["field"] == "wait_ms"
+
+
+def test_inspector_sees_a_lost_host(ts_clients: None, server_env: ServerEnv, tmp_path: Path) -> None:
+    """The terminal host dies under a waiting call (its terminals live there):
+    HOST_UNAVAILABLE to that call, however soon after the job's start it dies
+    (CI once saw NO_SUCH_JOB here: mcp/calls.py, lost_under_exec)."""
     code, data = call(
         server_env, tmp_path, "bash_exec", f"command={KILL_HOST}", "wait_ms=60000", server=HOST_SERVER
     )

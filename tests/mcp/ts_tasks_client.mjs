@@ -10,6 +10,13 @@
 // posts SECRET there, and accepts. Then runs `echo next` on the same
 // terminal. Prints one JSON line: the task states seen, the requests the
 // person got, both results.
+//
+// A client's restart, as the extension recovers from one: with
+// MCP_TEST_TASK_MODE=handoff it starts the task, hands it off (the
+// extension's serialized reference) and exits, printing {kind, reference};
+// with MCP_TEST_TASK_MODE=resume and the reference in MCP_TEST_TASK_REFERENCE
+// (another process, another server) it resumes that task and prints its
+// outcome and result.
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -116,6 +123,31 @@ const session = createTaskSessionFromClient(client, {
   onInputRequest,
 });
 const states = [];
+const mode = process.env.MCP_TEST_TASK_MODE || "";
+if (mode === "handoff" || mode === "resume") {
+  let execution;
+  let reference = null;
+  if (mode === "handoff") {
+    execution = await session.callTool("bash_exec", { ...JSON.parse(commandJson), wait_ms: 100 });
+    if (execution.kind === "task") await execution.handoff((ref) => (reference = ref));
+    process.stdout.write(JSON.stringify({ kind: execution.kind, reference }) + "\n");
+  } else {
+    execution = await session.resumeTask(JSON.parse(process.env.MCP_TEST_TASK_REFERENCE));
+    const { outcome } = await execution.settle({
+      onEvent: (event) => {
+        if (event.type === "task") states.push({ status: event.task.status });
+      },
+    });
+    const result = resultFromTaskOutcome(outcome);
+    process.stdout.write(JSON.stringify({ kind: execution.kind, states, outcome: outcome.status, result }) + "\n");
+  }
+  // (not session.close() after a handoff: in ext-tasks 0.2.2 it still
+  // closes the handed-off execution, and closing an unsettled one sends
+  // tasks/cancel, a Ctrl-C to the job a later process means to resume)
+  if (mode === "resume") await session.close();
+  await client.close();
+  process.exit(0);
+}
 const execution = await session.callTool("bash_exec", { ...JSON.parse(commandJson), wait_ms: 100 });
 const { outcome } = await execution.settle({
   onEvent: (event) => {
