@@ -208,6 +208,14 @@ class SideChannel:
                     self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                     start_new_session=True,
                 )
+                # A first line to spare: an rc file that reads a line from
+                # stdin (sshd's bash sources ~/.bashrc for a command) takes
+                # this one, not the first probe, which would wait out
+                # OPEN_TIMEOUT_S; a shell that reads none runs ``:``
+                # (tests/reliability/test_hostile_startup.py, read-from-stdin cases).
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(b":\n")
+                self._proc.stdin.flush()
             return self._proc
 
     def probe(self, tty: str, shell_pid: int) -> Seen | None:
