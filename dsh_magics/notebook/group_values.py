@@ -151,17 +151,7 @@ class GroupHandle(_DisplayOnce):
 
     @property
     def _ipython_display_(self) -> Callable[[], None] | None:
-        once = self._once_action()
-        if once is not None:
-            return once
-        if self._live is not None and not self.group.done:
-            live = self._live
-
-            def show() -> None:
-                live(self)
-
-            return show
-        return None
+        return self._live_or_once(self._live, self.group.done)
 
     def _summary_line(self) -> str:
         return fanout.report(self.group, tail_lines=0).summary().splitlines()[0]

@@ -62,6 +62,20 @@ class _DisplayOnce:
 
         return once
 
+    def _live_or_once(self, live: Callable[[Any], object] | None, done: bool) -> Callable[[], None] | None:
+        """A handle's ``_ipython_display_``: the pending "once" if any, else
+        its live view (``live(self)``) while its work runs."""
+        once = self._once_action()
+        if once is not None:
+            return once
+        if live is None or done:
+            return None
+
+        def show() -> None:
+            live(self)
+
+        return show
+
     def _summary_line(self) -> str:  # pragma: no cover - overridden
         return ""
 
@@ -187,17 +201,7 @@ class JobHandle(_DisplayOnce):
 
     @property
     def _ipython_display_(self) -> Callable[[], None] | None:
-        once = self._once_action()
-        if once is not None:
-            return once
-        if self._live is not None and not self._job.done:
-            live = self._live
-
-            def show() -> None:
-                live(self)
-
-            return show
-        return None
+        return self._live_or_once(self._live, self._job.done)
 
     def _summary_line(self) -> str:
         return result_header(snapshot(self._registry, self._job, tail=0))
