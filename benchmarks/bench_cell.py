@@ -11,6 +11,11 @@ the figures are medians and their ratios to the no-op cell's.
     python benchmarks/bench_cell.py --rounds 5 --per 5   # a quick look
     python benchmarks/bench_cell.py --profile exec  # cProfile in the kernel (see README)
     python benchmarks/bench_cell.py --host          # terminals in the terminal host
+    python benchmarks/bench_cell.py --baseline /tmp/old-tree   # before/after, one run
+
+``--baseline DIR`` starts a second kernel with ``PYTHONPATH=DIR`` (an export of another
+commit: ``git archive REV | tar -x -C DIR``); the two kernels take turns round by round,
+and each one's ratios are to its own no-op cell.
 
 Issue 34 §5: targets ``%bash_exec --wait true`` <= 1.2x and ``%%bash_exec
 --wait`` / ``%%bash`` <= 1.15x the no-op cell (benchmarks/README.md).
@@ -40,6 +45,8 @@ CONTENDERS: dict[str, str] = {
     "cell": "%%bash_exec --wait\ntrue",
     "ipython_bash": "%%bash\ntrue",
     "bang": "!true",
+    "value": "1",
+    "display": "display('x')",
 }
 LABELS = {
     "noop": "no-op Python cell (`pass`)",
@@ -47,6 +54,8 @@ LABELS = {
     "cell": "`%%bash_exec --wait` / `true`",
     "ipython_bash": "IPython's `%%bash` / `true`",
     "bang": "`!true`",
+    "value": "a cell returning a value (`1`)",
+    "display": "a cell displaying a value (`display('x')`)",
 }
 SESSION = f"bench-cell-{os.getpid()}"
 SETUP = (
@@ -59,16 +68,19 @@ SETUP = (
 class Kernel:
     """One python3 ipykernel of this interpreter, driven message by message."""
 
-    def __init__(self, host: bool) -> None:
+    def __init__(self, host: bool, pythonpath: str | None = None) -> None:
         self.km = KernelManager(kernel_name="python3")
         self.km.kernel_spec.argv[0] = sys.executable  # the interpreter under test
         env = dict(os.environ)
+        if pythonpath is not None:
+            env["PYTHONPATH"] = pythonpath
         env.pop("JPY_SESSION_NAME", None)
         env["DSH_MAGICS_HOST"] = "1" if host else "0"
         # A host of its own, stopped and removed at the end (never a shared one).
         self.host_dir = tempfile.mkdtemp(prefix="bench-cell-host-") if host else None
         if self.host_dir:
             env["DSH_MAGICS_HOST_DIR"] = self.host_dir
+        self.env = env
         self.km.start_kernel(env=env)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -130,33 +142,40 @@ class Kernel:
             self.km.shutdown_kernel(now=False)
             if self.host_dir:
                 stop = [sys.executable, "-m", "dsh_magics.cli", "host", "stop", "--dir", self.host_dir]
-                subprocess.run(stop, check=False, capture_output=True, timeout=60)
+                subprocess.run(stop, check=False, capture_output=True, timeout=60, env=self.env)
                 shutil.rmtree(self.host_dir, ignore_errors=True)
 
 
-def measure(k: Kernel, names: list[str], rounds: int, per: int) -> dict[str, Any]:
-    samples: dict[str, dict[str, list[float]]] = {n: {"client": [], "kernel": []} for n in names}
-    types: dict[str, dict[str, int]] = {}
+def measure(kernels: dict[str, Kernel], names: list[str], rounds: int, per: int) -> dict[str, Any]:
+    """Every kernel runs every contender ``per`` times a round; kernels and contenders
+    take turns (the order turns each round), so load that comes and goes touches all."""
+    samples = {(t, n): {"client": [], "kernel": []} for t in kernels for n in names}
+    types: dict[tuple[str, str], dict[str, int]] = {}
+    trees = list(kernels)
     for i in range(rounds):
-        # The order turns each round: no contender always follows the same one.
-        order = names[i % len(names) :] + names[: i % len(names)]
-        for name in order:
-            for _ in range(per):
-                r = k.run(CONTENDERS[name])
-                if r["status"] != "ok":
-                    raise RuntimeError(f"{name} failed: {r['text']}")
-                samples[name]["client"].append(r["client_ms"])
-                samples[name]["kernel"].append(r["kernel_ms"])
-                types[name] = r["types"]
+        for tree in trees[i % len(trees) :] + trees[: i % len(trees)]:
+            order = names[i % len(names) :] + names[: i % len(names)]
+            for name in order:
+                for _ in range(per):
+                    r = kernels[tree].run(CONTENDERS[name])
+                    if r["status"] != "ok":
+                        raise RuntimeError(f"{tree}: {name} failed: {r['text']}")
+                    samples[(tree, name)]["client"].append(r["client_ms"])
+                    samples[(tree, name)]["kernel"].append(r["kernel_ms"])
+                    types[(tree, name)] = r["types"]
     out: dict[str, Any] = {}
-    base = {side: statistics.median(samples["noop"][side]) for side in ("client", "kernel")}
-    for name in names:
-        row: dict[str, Any] = {"messages": types[name], "n": len(samples[name]["client"])}
-        for side in ("client", "kernel"):
-            med = statistics.median(samples[name][side])
-            row[f"{side}_median_ms"] = round(med, 3)
-            row[f"{side}_ratio"] = round(med / base[side], 3)
-        out[name] = row
+    for tree in trees:
+        base = {side: statistics.median(samples[(tree, "noop")][side]) for side in ("client", "kernel")}
+        rows: dict[str, Any] = {}
+        for name in names:
+            got = samples[(tree, name)]
+            row: dict[str, Any] = {"messages": types[(tree, name)], "n": len(got["client"])}
+            for side in ("client", "kernel"):
+                med = statistics.median(got[side])
+                row[f"{side}_median_ms"] = round(med, 3)
+                row[f"{side}_ratio"] = round(med / base[side], 3)
+            rows[name] = row
+        out[tree] = rows
     return out
 
 
@@ -196,33 +215,48 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sort", default="tottime", help="pstats sort key (default tottime)")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--baseline", metavar="DIR", default=None,
+        help="a second kernel with PYTHONPATH=DIR (another tree), taking turns with this one",
+    )
     args = ap.parse_args(argv)
-    k = Kernel(host=args.host)
+    kernels: dict[str, Kernel] = {}
     try:
-        k.check(SETUP)
-        for name in CONTENDERS:  # warm every path once (imports, first job)
-            for _ in range(3):
-                k.run(CONTENDERS[name])
+        kernels["this tree"] = Kernel(host=args.host)
+        if args.baseline and not args.profile:
+            kernels[f"baseline {args.baseline}"] = Kernel(host=args.host, pythonpath=args.baseline)
+        for k in kernels.values():
+            k.check(SETUP)
+            for name in CONTENDERS:  # warm every path once (imports, first job)
+                for _ in range(3):
+                    k.run(CONTENDERS[name])
         if args.profile:
-            print(profile(k, args.profile, args.profile_n, args.sort, args.top))
+            print(profile(kernels["this tree"], args.profile, args.profile_n, args.sort, args.top))
             return 0
         names = ["noop"] + [n for n in (args.only or CONTENDERS) if n != "noop"]
         load = os.getloadavg()
-        res = measure(k, names, args.rounds, args.per)
-        res_meta = {"load_before": [round(x, 2) for x in load], "load_after": [round(x, 2) for x in os.getloadavg()], "host": args.host}
+        res = measure(kernels, names, args.rounds, args.per)
+        res_meta = {
+            "load_before": [round(x, 2) for x in load],
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "host": args.host,
+        }
     finally:
-        k.close()
+        for k in kernels.values():
+            k.close()
     if args.json:
         print(json.dumps({"meta": res_meta, "cells": res}, indent=2))
         return 0
     print(f"load {res_meta['load_before']} -> {res_meta['load_after']}, host={args.host}")
-    print(f"{'cell':34} {'client ms':>10} {'ratio':>6} {'kernel ms':>10} {'ratio':>6}  iopub messages")
-    for name, row in res.items():
-        msgs = ", ".join(f"{t} {c}" for t, c in sorted(row["messages"].items()))
-        print(
-            f"{LABELS[name]:34} {row['client_median_ms']:>10.2f} {row['client_ratio']:>6.2f} "
-            f"{row['kernel_median_ms']:>10.2f} {row['kernel_ratio']:>6.2f}  {msgs}"
-        )
+    for tree, rows in res.items():
+        print(f"\n{tree}")
+        print(f"{'cell':44} {'client ms':>10} {'ratio':>6} {'kernel ms':>10} {'ratio':>6}  iopub messages")
+        for name, row in rows.items():
+            msgs = ", ".join(f"{t} {c}" for t, c in sorted(row["messages"].items()))
+            print(
+                f"{LABELS[name]:44} {row['client_median_ms']:>10.2f} {row['client_ratio']:>6.2f} "
+                f"{row['kernel_median_ms']:>10.2f} {row['kernel_ratio']:>6.2f}  {msgs}"
+            )
     return 0
 
 
