@@ -329,3 +329,53 @@ def test_a_live_view_pulls_only_the_lines_it_draws(ip) -> None:
     finally:
         j.interrupt()
         j.wait(10)
+
+
+@pytest.fixture
+def finished_displayhooks(ip) -> Any:  # type: ignore[no-untyped-def]
+    """How many times IPython's displayhook finished drawing a value (where
+    ipykernel's flushes stdout and stderr), in a list that grows."""
+    hook, seen = ip.displayhook, []
+    real = hook.finish_displayhook
+
+    def finish() -> None:
+        seen.append(1)
+        real()
+
+    hook.finish_displayhook = finish
+    try:
+        yield seen
+    finally:
+        del hook.finish_displayhook
+
+
+def test_a_drawn_result_is_not_handed_to_the_displayhook(ip, live, finished_displayhooks) -> None:
+    """issue 34 §5: a live --wait cell's area shows its result, so the displayhook is
+    not handed it (ipykernel's would draw nothing and still flush both streams), yet
+    ``_``, ``Out`` and ``run_cell(...).result`` hold it as for any value."""
+    cells = ("%bash_exec --wait echo drawn-$((1+1))", "x = 1\n%bash_exec --wait echo drawn-2", "%%bash_exec --wait\necho drawn-2")
+    for cell in cells:
+        with capture_output() as cap:
+            res = ip.run_cell(cell, store_history=True)
+        res.raise_error()
+        r = res.result
+        assert isinstance(r, StreamedResult) and r.output == "drawn-2\n", cell
+        assert ip.user_ns["_"] is r and ip.user_ns["Out"][ip.execution_count - 1] is r
+        assert [o.data["text/plain"] for o in cap.outputs if "drawn-2" in o.data["text/plain"]], cap.outputs
+        assert len(cap.outputs) == 1 and not cap.outputs[0].update
+        assert finished_displayhooks == [], cell
+        assert "drawn" not in cap.stdout
+
+
+def test_an_assigned_or_hidden_result_is_kept_as_before(ip, live, finished_displayhooks) -> None:
+    """Assigned, or followed by another statement: the value goes where it went (the
+    name, nowhere), drawn once by its area; ``_`` is left alone."""
+    ip.run_cell("'marker'", store_history=True)
+    marker = ip.user_ns["_"]
+    for cell in ("kept = %bash_exec --wait echo kept", "%bash_exec --wait echo kept\ny = 2"):
+        with capture_output() as cap:
+            ip.run_cell(cell, store_history=True).raise_error()
+        assert len(cap.outputs) == 1 and "kept" in cap.outputs[0].data["text/plain"], cell
+        assert ip.user_ns["_"] == marker, cell
+    assert isinstance(ip.user_ns["kept"], StreamedResult) and ip.user_ns["kept"].output == "kept\n"
+    assert finished_displayhooks == [1]  # the marker cell's own value only
