@@ -7,6 +7,7 @@ Parses arguments, picks the session, decides how a job shows itself; loading is 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import shlex
@@ -48,6 +49,8 @@ from .render import command_header
 from .terminal_magics import TerminalVerbs, with_base_magics
 from .typed_input import SentKeys, expand
 
+_LINES_KEPT = 256  # distinct %bash_exec lines whose parse is kept
+
 
 @with_base_magics
 @magics_class
@@ -64,6 +67,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         self._identity: NotebookIdentity | None = None
         self._pending_once: list[dsp._DisplayOnce] = []
         self._sent = SentKeys()
+        self._exec_lines: dict[str, tuple[argparse.Namespace, str]] = {}
 
     # ------------------------------------------------------------------
     # identity and modes
@@ -158,6 +162,18 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         self._once(out, dsp.SKIP if settings.live else dsp.SUMMARY)
         return out
 
+    def _exec_line(self, line: str) -> tuple[argparse.Namespace, str]:
+        """``%bash_exec``'s options and command from its line, parsed once per distinct
+        line (a re-run cell reads the same line again); each call gets its own copy."""
+        hit = self._exec_lines.get(line)
+        if hit is None:
+            hit = parse_with_rest(self.bash_exec, line)  # bad input raises: never kept
+            if len(self._exec_lines) >= _LINES_KEPT:
+                self._exec_lines.clear()
+            self._exec_lines[line] = hit
+        args, rest = hit
+        return argparse.Namespace(**{k: list(v) if isinstance(v, list) else v for k, v in vars(args).items()}), rest
+
     # ------------------------------------------------------------------
     # the magics
     @line_cell_magic
@@ -207,7 +223,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
             r = %bash_exec --timeout 0.5 ls  # Result if done within 0.5 s
             g = %bash_exec --on 'ssh://web[01-16]' uname -r   # a group: %bash_wait $g
         """
-        args, rest = parse_with_rest(self.bash_exec, line)
+        args, rest = self._exec_line(line)
         if args.wait and args.timeout is not None:
             raise InvalidArgument("use either --wait or --timeout, not both")
         if cell is not None:

@@ -33,6 +33,30 @@ def test_options_are_shell_words_and_the_command_stays_verbatim(
     assert (args.session, got) == (session, rest)
 
 
+def test_an_exec_line_is_parsed_once_and_each_run_gets_its_own_options(ip, monkeypatch) -> None:
+    """issue 34 §5: a re-run cell's %bash_exec line is not parsed again; each run gets
+    its own copy of the options (a list option too), and a bad line is never kept."""
+    from dsh_magics.notebook import magics as magics_module
+    from dsh_magics.notebook.extension import BashMagics
+
+    real, parsed = magics_module.parse_with_rest, []
+
+    def counting(magic, line):  # type: ignore[no-untyped-def]
+        parsed.append(line)
+        return real(magic, line)
+
+    monkeypatch.setattr(magics_module, "parse_with_rest", counting)
+    m = ip.magics_manager.registry[BashMagics.__name__]
+    line = "--on a --on b --timeout 5 echo $HOME"
+    (a1, r1), (a2, r2) = m._exec_line(line), m._exec_line(line)
+    assert parsed == [line] and r1 == r2 == "echo $HOME"
+    assert vars(a1) == vars(a2) and a1 is not a2 and a1.on == ["a", "b"] and a1.on is not a2.on
+    for _ in range(2):
+        with pytest.raises(UsageError, match="unknown option --bogus"):
+            ip.run_line_magic("bash_exec", "--bogus echo x")
+    assert parsed == [line, "--bogus echo x", "--bogus echo x"]
+
+
 def test_help_is_generated_from_the_real_arguments(ip) -> None:
     for name, options in {
         "bash_attach": ["--session", "--cwd", "--recreate", "--target"],
