@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -47,9 +50,10 @@ def test_an_exec_line_is_parsed_once_and_each_run_gets_its_own_options(ip, monke
 
     monkeypatch.setattr(magics_module, "parse_with_rest", counting)
     m = ip.magics_manager.registry[BashMagics.__name__]
-    line = "--on a --on b --timeout 5 echo $HOME"
+    command = f"echo $HOME {os.getpid()}-{time.monotonic_ns()}"  # a line this process has not parsed
+    line = f"--on a --on b --timeout 5 {command}"
     (a1, r1), (a2, r2) = m._exec_line(line), m._exec_line(line)
-    assert parsed == [line] and r1 == r2 == "echo $HOME"
+    assert parsed == [line] and r1 == r2 == command
     assert vars(a1) == vars(a2) and a1 is not a2 and a1.on == ["a", "b"] and a1.on is not a2.on
     for _ in range(2):
         with pytest.raises(UsageError, match="unknown option --bogus"):
