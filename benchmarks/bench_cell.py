@@ -4,8 +4,9 @@ no-op Python cell, in one real kernel (jupyter_client), in the same run.
 Each cell is timed twice: on the client (execute_request sent -> the cell's
 ``idle`` status received, everything the front end sees) and in the kernel
 (the ``busy`` and ``idle`` status messages' own timestamps). The contenders run
-interleaved, round after round, so load that comes and goes touches them alike;
-the figures are medians and their ratios to the no-op cell's.
+interleaved, cell by cell, round after round, so load that comes and goes touches
+them alike; the figures are medians, their ratios to the no-op cell's, and the paired
+ratio (per round, then the median over rounds; see ``measure``).
 
     python benchmarks/bench_cell.py                 # ~1-2 minutes
     python benchmarks/bench_cell.py --rounds 5 --per 5   # a quick look
@@ -147,33 +148,44 @@ class Kernel:
 
 
 def measure(kernels: dict[str, Kernel], names: list[str], rounds: int, per: int) -> dict[str, Any]:
-    """Every kernel runs every contender ``per`` times a round; kernels and contenders
-    take turns (the order turns each round), so load that comes and goes touches all."""
+    """Every kernel runs every contender ``per`` times a round, the contenders one cell
+    each in turn (the order turning each round), the kernels taking turns round by round:
+    load that comes and goes touches all alike. Besides the medians of all cells, the
+    *paired* ratio: the median over rounds of (the round's median of a contender / the
+    same round's median of the no-op cell), which a slow drift of the load cancels out of."""
     samples = {(t, n): {"client": [], "kernel": []} for t in kernels for n in names}
+    by_round = {(t, n): {"client": [], "kernel": []} for t in kernels for n in names}
     types: dict[tuple[str, str], dict[str, int]] = {}
     trees = list(kernels)
     for i in range(rounds):
         for tree in trees[i % len(trees) :] + trees[: i % len(trees)]:
             order = names[i % len(names) :] + names[: i % len(names)]
-            for name in order:
-                for _ in range(per):
+            got: dict[str, dict[str, list[float]]] = {n: {"client": [], "kernel": []} for n in names}
+            for _ in range(per):
+                for name in order:
                     r = kernels[tree].run(CONTENDERS[name])
                     if r["status"] != "ok":
                         raise RuntimeError(f"{tree}: {name} failed: {r['text']}")
-                    samples[(tree, name)]["client"].append(r["client_ms"])
-                    samples[(tree, name)]["kernel"].append(r["kernel_ms"])
+                    for side in ("client", "kernel"):
+                        samples[(tree, name)][side].append(r[f"{side}_ms"])
+                        got[name][side].append(r[f"{side}_ms"])
                     types[(tree, name)] = r["types"]
+            for name in names:
+                for side in ("client", "kernel"):
+                    by_round[(tree, name)][side].append(
+                        statistics.median(got[name][side]) / statistics.median(got["noop"][side])
+                    )
     out: dict[str, Any] = {}
     for tree in trees:
         base = {side: statistics.median(samples[(tree, "noop")][side]) for side in ("client", "kernel")}
         rows: dict[str, Any] = {}
         for name in names:
-            got = samples[(tree, name)]
-            row: dict[str, Any] = {"messages": types[(tree, name)], "n": len(got["client"])}
+            row: dict[str, Any] = {"messages": types[(tree, name)], "n": len(samples[(tree, name)]["client"])}
             for side in ("client", "kernel"):
-                med = statistics.median(got[side])
+                med = statistics.median(samples[(tree, name)][side])
                 row[f"{side}_median_ms"] = round(med, 3)
                 row[f"{side}_ratio"] = round(med / base[side], 3)
+                row[f"{side}_paired_ratio"] = round(statistics.median(by_round[(tree, name)][side]), 3)
             rows[name] = row
         out[tree] = rows
     return out
@@ -250,12 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load {res_meta['load_before']} -> {res_meta['load_after']}, host={args.host}")
     for tree, rows in res.items():
         print(f"\n{tree}")
-        print(f"{'cell':44} {'client ms':>10} {'ratio':>6} {'kernel ms':>10} {'ratio':>6}  iopub messages")
+        print(f"{'cell':44} {'client ms':>10} {'ratio':>6} {'paired':>6} {'kernel ms':>10} {'ratio':>6} {'paired':>6}  iopub")
         for name, row in rows.items():
             msgs = ", ".join(f"{t} {c}" for t, c in sorted(row["messages"].items()))
             print(
                 f"{LABELS[name]:44} {row['client_median_ms']:>10.2f} {row['client_ratio']:>6.2f} "
-                f"{row['kernel_median_ms']:>10.2f} {row['kernel_ratio']:>6.2f}  {msgs}"
+                f"{row['client_paired_ratio']:>6.2f} {row['kernel_median_ms']:>10.2f} {row['kernel_ratio']:>6.2f} "
+                f"{row['kernel_paired_ratio']:>6.2f}  {msgs}"
             )
     return 0
 
