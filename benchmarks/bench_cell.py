@@ -48,6 +48,11 @@ CONTENDERS: dict[str, str] = {
     "bang": "!true",
     "value": "1",
     "display": "display('x')",
+    # The two halves of a quick --wait cell, apart: the engine's exec of `true` (its
+    # value assigned, so nothing is shown), and one display sent the way the magics
+    # send a final area (the extension's publisher), with no job.
+    "engine": "_r = _dsh_state.magics.registry.exec(_dsh_state.magics.session, 'true', wait_ms=250)",
+    "drawn": "_dsh_state.views.publish(data={'text/plain': 'x', 'text/html': '<pre>x</pre>'}, metadata={})",
 }
 LABELS = {
     "noop": "no-op Python cell (`pass`)",
@@ -57,12 +62,15 @@ LABELS = {
     "bang": "`!true`",
     "value": "a cell returning a value (`1`)",
     "display": "a cell displaying a value (`display('x')`)",
+    "engine": "the engine's exec(wait_ms) of `true` alone",
+    "drawn": "one display the magics' way, alone",
 }
 SESSION = f"bench-cell-{os.getpid()}"
 SETUP = (
     "%load_ext dsh_magics\n"
     f"%config BashMagics.default_session = {SESSION!r}\n"
     "%bash_attach\n"
+    "_dsh_state = get_ipython()._dsh_magics_state\n"
 )
 
 
