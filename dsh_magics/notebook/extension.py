@@ -14,7 +14,7 @@ from .. import shutdown
 from ..errors import DshError
 from ..terminal import ReadResult, Result, TerminalInfo
 from ..terminal.api import Engine
-from . import cell_value, following
+from . import following
 from . import values as dsp
 from .live_views import ViewManager
 from .magic_args import usage_line
@@ -154,7 +154,7 @@ def _publisher(ip: Any) -> Any:
     def publish(**kwargs: Any) -> None:
         pub = getattr(ip, "display_pub", None)
         if pub is not None:
-            cell_value.publish(pub, **kwargs)
+            pub.publish(**kwargs)
 
     return publish
 

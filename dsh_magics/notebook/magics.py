@@ -28,7 +28,6 @@ from ..terminal import ReadResult, Result, default_registry
 from ..terminal import validation as V
 from ..terminal.api import Engine
 from . import values as dsp
-from .cell_value import goes_to_displayhook, stand_in_for_displayhook
 from .following import LiveView
 from .group_magics import GroupVerbs, group_args, is_group_id
 from .group_values import GroupView
@@ -91,17 +90,6 @@ class BashMagics(GroupVerbs, TerminalVerbs):
     def _once(self, value: dsp._DisplayOnce, mode: str) -> None:
         value._set_display_once(mode)
         self._pending_once.append(value)
-
-    def _returned(self, value: Any) -> Any:
-        """What a magic returns. A value its live area already shows (a pending "skip")
-        that goes to the displayhook, which would draw nothing for it but still flush
-        stdout and stderr: None, with ``_`` and ``Out`` set as the displayhook would
-        (:mod:`.cell_value`; one message a quick cell, issue 34 §5)."""
-        if isinstance(value, dsp._DisplayOnce) and value.display_once == dsp.SKIP and goes_to_displayhook():
-            value._clear_display_once()
-            stand_in_for_displayhook(self.shell, value)
-            return None
-        return value
 
     def post_run_cell(self, *_args: Any) -> None:
         """A "display once" not consumed by the cell that set it is dropped:
@@ -262,15 +250,15 @@ class BashMagics(GroupVerbs, TerminalVerbs):
                     print("Interrupted before the command started.")
                     return None
                 res = self._wait_streaming(started, None, interrupt_now=True)
-                return self._returned(raise_if_failed(res, args.raise_error))
+                return raise_if_failed(res, args.raise_error)
             if isinstance(job, Result):
                 done = dataclasses.replace(job, reason="settled")
                 self.views.show_final(done)
                 shown = dsp.StreamedResult.from_result(done, None)
                 self._once(shown, dsp.SKIP)
-                return self._returned(raise_if_failed(shown, args.raise_error))
+                return raise_if_failed(shown, args.raise_error)
             res = self._wait_streaming(job, None, waited_first=first_ms is not None)
-            return self._returned(raise_if_failed(res, args.raise_error))
+            return raise_if_failed(res, args.raise_error)
         out = self.registry.exec(
             session, command, wait_ms=to_ms(args.timeout), tty=args.tty, source="notebook"
         )
@@ -280,7 +268,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         if self.live and self.show_background:
             self.show_live(handle)
             self._once(handle, dsp.SKIP)
-        return self._returned(handle)
+        return handle
 
     @line_magic
     @magic_arguments()
@@ -350,7 +338,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         res = self._wait_streaming(
             job, args.timeout, until=args.until, idle_ms=idle_ms, until_screen=args.until_screen
         )
-        return self._returned(raise_if_failed(res, args.raise_error))
+        return raise_if_failed(res, args.raise_error)
 
     def _group_meant(self, given: str | None, session: str | None) -> fanout.GroupJob | None:
         """The group an id names (g1), or without one (nor --session) the last group command."""

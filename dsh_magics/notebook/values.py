@@ -50,11 +50,6 @@ class _DisplayOnce:
     def _clear_display_once(self) -> None:
         self.__dict__.pop("_dsh_once", None)
 
-    @property
-    def display_once(self) -> str | None:
-        """The pending "once" (:data:`SKIP`, :data:`SUMMARY`), or None."""
-        return self.__dict__.get("_dsh_once")
-
     def _once_action(self) -> Callable[[], None] | None:
         mode = self.__dict__.get("_dsh_once")
         if mode is None:

@@ -264,33 +264,3 @@ def test_a_quick_wait_is_drawn_once_final(kernel: Kernel) -> None:
         assert kinds[0] == "display_data" and "update_display_data" in kinds, kinds
     finally:
         kernel.run("%config BashMagics.update_interval = 0.25")
-
-
-def test_a_quick_wait_flushes_the_streams_no_more_than_a_python_cell(kernel: Kernel) -> None:
-    """issue 34 §5: each flush of ipykernel's stdout or stderr is a round trip to its IO
-    thread. A quick --wait cell that printed nothing sends its one display without them
-    and hands the displayhook nothing (which would flush both again), so it flushes as
-    often as ``pass``; ``_`` is still its result. Text printed before it comes first."""
-    kernel.run(
-        "import sys\n_flushes = []\n"
-        "for _s in (sys.stdout, sys.stderr):\n"
-        "    _s.flush = (lambda real: lambda: (_flushes.append(1), real())[1])(_s.flush)"
-    )
-    try:
-        counts = {}
-        for cell in ("pass", "%bash_exec --wait true", "%%bash_exec --wait\ntrue"):
-            kernel.run("_flushes.clear()")
-            ex = kernel.run(cell)
-            counts[cell] = int(kernel.value("len(_flushes)"))
-            assert [m["msg_type"] for m in ex.of_type("display_data", "execute_result", "stream")] == (
-                [] if cell == "pass" else ["display_data"]
-            ), cell
-            if cell != "pass":
-                assert kernel.value("type(_).__name__, _.exit_code") == "StreamedResult 0"
-        assert counts["%bash_exec --wait true"] == counts["pass"], counts
-        assert counts["%%bash_exec --wait\ntrue"] == counts["pass"], counts
-        ex = kernel.run("print('printed-first')\n%bash_exec --wait echo drawn-second")
-        kinds = [(m["msg_type"], m["content"].get("text", "")) for m in ex.of_type("stream", "display_data")]
-        assert [k for k, _ in kinds] == ["stream", "display_data"] and "printed-first" in kinds[0][1], kinds
-    finally:
-        kernel.run("for _s in (sys.stdout, sys.stderr):\n    del _s.flush")
