@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .. import errors, jobs
+from ..terminal import requests as R
 from ..terminal import validation as V
 from ..terminal.api import Engine
 from ..terminal.result import ReadResult, Result, TerminalInfo
@@ -297,10 +298,11 @@ def _any_str(value: Any, name: str) -> str:
 def contract_args(name: str) -> tuple[dict[str, Check], tuple[str, ...]]:
     """The arguments of the engine method ``name`` as the contract declares
     them (:class:`~dsh_magics.terminal.api.Engine`): each parameter with its
-    check from :data:`~dsh_magics.terminal.validation.CHECKS`, and the names
+    check from :data:`~dsh_magics.terminal.requests.CHECKS` (the table of a
+    request's fields), and the names
     of those without a default (required on the wire)."""
     params = [p for p in inspect.signature(getattr(Engine, name)).parameters.values() if p.name != "self"]
-    args = {p.name: V.CHECKS[p.name] for p in params}
+    args = {p.name: R.CHECKS[p.name] for p in params}
     required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
     return args, required
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..terminal import requests as R
 from ..terminal import validation as V
 from .argcheck import Checker, Violation
 from .schemas import SPECS, TOOL_NAMES, validation_schema
@@ -19,7 +20,7 @@ _PARAM_TYPES = {name: {p.name: p.type for p in spec.params} for name, spec in SP
 #: Arguments the engine checks itself: a schema violation on one of them is
 #: reported in the engine's words (one wording per error, whoever checks).
 _ENGINE_CHECKS: dict[str, Callable[[Any, str], Any]] = {
-    name: V.CHECKS[name] for name in ("session_id", "command", "job_id", "cwd")
+    name: R.CHECKS[name] for name in ("session_id", "command", "job_id", "cwd")
 }
 
 
