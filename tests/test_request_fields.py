@@ -32,6 +32,8 @@ def _methods(engine: type) -> Iterator[tuple[str, list[inspect.Parameter]]]:
     for name, fn in inspect.getmembers(engine):
         if name.startswith("_") or not callable(fn) or isinstance(inspect.getattr_static(engine, name), property):
             continue
+        if name.startswith("run_"):  # run_exec(request): the request is the table's (see below)
+            continue
         params = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
         yield name, params
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidArgument
 from . import validation as V
@@ -173,6 +173,23 @@ def _ms(value: float | None) -> int | None:
 # the typed requests: built and checked once, at the edge
 
 
+class _Built:
+    """What the typed requests share: :meth:`of` an Engine method's ``locals()``."""
+
+    @classmethod
+    def build(cls, **given: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls: type[_R], arguments: Mapping[str, Any]) -> _R:
+        """The request from an Engine keyword method's arguments (its ``locals()``
+        on entry, ``self`` left out): checked once, by :meth:`build`."""
+        return cls.build(**{k: v for k, v in arguments.items() if k != "self"})  # type: ignore[attr-defined, no-any-return]
+
+
+_R = TypeVar("_R", bound=_Built)
+
+
 def _checked(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
     """Each of ``given``'s values run through its row's check (one call each)."""
     names = {f.name for f in fields(cls)}
@@ -187,7 +204,7 @@ def _checked(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ExecRequest:
+class ExecRequest(_Built):
     """Start ``command`` in ``session_id``'s terminal; wait up to ``wait_ms`` for its end."""
 
     session_id: str
@@ -210,7 +227,7 @@ class ExecRequest:
 
 
 @dataclass(frozen=True)
-class WaitRequest:
+class WaitRequest(_Built):
     """Wait for ``job_id`` until it settles, ``until``/``until_screen`` match, it is
     idle for ``idle_ms``, it waits for input (``on_input``), or ``timeout_ms`` passed."""
 
@@ -239,7 +256,7 @@ class WaitRequest:
 
 
 @dataclass(frozen=True)
-class SendRequest:
+class SendRequest(_Built):
     """Type ``text``, one ``key`` or ``keys`` into ``session_id``'s running job; wait
     up to ``wait_ms`` for it to react."""
 

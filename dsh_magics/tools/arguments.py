@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidArgument
 from ..terminal import requests as R
@@ -105,6 +105,21 @@ def checked(check: Callable[[Any, str], Any], value: Any, field: str) -> Any:
     try:
         return check(value, field)
     except InvalidArgument as e:
+        raise InvalidArgument(f"{field}: {e.message}", field=field) from None
+
+
+R_ = TypeVar("R_")
+
+
+def built(build: Callable[..., R_], **given: Any) -> R_:
+    """A request built (and checked, once) from a tool call's arguments; a bad
+    one's message prefixed with the tool argument it is about."""
+    try:
+        return build(**given)
+    except InvalidArgument as e:
+        field = e.details.get("field")
+        if not isinstance(field, str):
+            raise
         raise InvalidArgument(f"{field}: {e.message}", field=field) from None
 
 
