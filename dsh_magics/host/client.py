@@ -410,6 +410,7 @@ class HostClient:
         """Block until the terminal has output newer than ``after_seq``
         (served in slices, so no request holds a host thread for long)."""
         V.session_id(session_id)
+        V.count(after_seq, "after_seq")
         V.timeout(timeout)
         deadline = Deadline(None if timeout is None else time.monotonic() + timeout)
         while True:

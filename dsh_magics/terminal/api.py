@@ -222,7 +222,9 @@ class Engine(Protocol):
         ...
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
-        """Block until :meth:`output_seq` differs from ``after_seq`` (or timeout)."""
+        """Block until :meth:`output_seq` differs from ``after_seq`` (or ``timeout``
+        seconds); ``after_seq`` is an integer >= 0 (a value :meth:`output_seq` gave),
+        anything else INVALID_ARGUMENT on every backend."""
         ...
 
     # -- events ------------------------------------------------------------

@@ -367,6 +367,7 @@ class Registry:
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
         """Block until the terminal has output newer than ``after_seq``."""
+        V.count(after_seq, "after_seq")
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 
