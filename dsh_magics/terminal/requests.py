@@ -190,16 +190,23 @@ class _Built:
 _R = TypeVar("_R", bound=_Built)
 
 
+#: Per request class: each field's check and the name its messages use.
+_PLANS: dict[type, dict[str, tuple[Check, str]]] = {}
+
+
 def _checked(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
     """Each of ``given``'s values run through its row's check (one call each)."""
-    names = {f.name for f in fields(cls)}
-    unknown = set(given) - names
-    if unknown:
-        raise InvalidArgument(f"unknown option(s): {', '.join(sorted(unknown))}")
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = {
+            f.name: (FIELDS[f.name].check, FIELDS[f.name].engine_name or f.name) for f in fields(cls)
+        }
     out = {}
     for name, value in given.items():
-        row = FIELDS[name]
-        out[name] = row.check(value, row.engine_name or name)
+        step = plan.get(name)
+        if step is None:
+            raise InvalidArgument(f"unknown option {name!r} for {cls.__name__}")
+        out[name] = step[0](value, step[1])
     return out
 
 
