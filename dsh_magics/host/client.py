@@ -23,6 +23,8 @@ from ..terminal import interaction, waits
 from ..terminal import validation as V
 from ..terminal.api import Listener
 from ..terminal.config import TerminalConfig
+from ..terminal.deadline import Deadline, settled_within
+from ..terminal.requests import ExecRequest, SendRequest, WaitRequest
 from ..terminal.result import SHELL_EXITED, ReadResult, Result, TerminalInfo, tail_of
 from . import protocol as P
 from .events import EventStream
@@ -178,6 +180,11 @@ class HostClient:
             return self._proxies.adopt(value)
         return P.FROM_WIRE.get(op.returns, P.FROM_WIRE["raw"])(value)
 
+    def _send_checked(self, name: str, **checked: Any) -> Any:
+        """Call operation ``name`` with arguments a request already checked
+        (left off the wire when None): the host checks them, this process does not again."""
+        return self._call(name, {k: v for k, v in checked.items() if v is not None})
+
     def _jobs(self, owner: str | None = None, running: bool = False) -> builtins.list[Job]:
         return self._op("jobs", owner=owner, running=running or None, results=False)  # type: ignore[no-any-return]
 
@@ -236,33 +243,36 @@ class HostClient:
         source: str | None = None,
         caller: str | None = None,
     ) -> Job | Result:
-        """As in-process. ``wait_ms`` is handled here alone: the deadline is
-        taken once, the host waits up to its cap (the table row's ``block``)
-        and a job it returns unsettled is waited on locally until the same
-        deadline (its proxy is settled by the host's ``job_done`` event)."""
+        """As in-process (the request is built and checked here, once)."""
+        return self.run_exec(ExecRequest.of(locals()))
+
+    def run_exec(self, request: ExecRequest) -> Job | Result:
+        """``wait_ms`` is handled here alone: the deadline is taken once, the
+        host waits up to its cap (the table row's ``block``) and a job it
+        returns unsettled is waited on locally until the same deadline (its
+        proxy is settled by the host's ``job_done`` event). The request is
+        checked already: it goes on the wire as it is."""
         started = time.monotonic()
-        # tty=False (the default) is left off the wire; anything but a bool
-        # is sent as given, for the row's check to refuse in its words.
-        value = self._op(
+        r = request
+        # tty=False (the default) is left off the wire.
+        value = self._send_checked(
             "exec",
-            session_id=session_id,
-            command=command,
-            wait_ms=wait_ms,
+            session_id=r.session_id,
+            command=r.command,
+            wait_ms=r.wait_ms,
             base_cwd=_cwd(),
-            tty=(tty or None) if isinstance(tty, bool) else tty,
-            source=source,
-            caller=caller,
+            tty=r.tty or None,
+            source=r.source,
+            caller=r.caller,
         )
-        noted = self._proxies.first_after_restart(session_id)
+        noted = self._proxies.first_after_restart(r.session_id)
         if "result" in value:
             return self._proxies.adopt(value["result"], noted=noted)
         job = self._proxies.proxy(value["job"], noted=noted)
-        if wait_ms is not None:
-            remaining = wait_ms / 1000.0 - (time.monotonic() - started)
-            if job.wait(max(0.0, remaining)):
-                if job.status == SHELL_EXITED and self._proxies.was_lost(job.id):
-                    raise self._lost_under_call()  # settled by the loss, not by the job
-                return job.result  # type: ignore[no-any-return]
+        if settled_within(job, r.wait_ms, started):
+            if job.status == SHELL_EXITED and self._proxies.was_lost(job.id):
+                raise self._lost_under_call()  # settled by the loss, not by the job
+            return job.result  # type: ignore[no-any-return]
         return job
 
     def wait(
@@ -284,11 +294,14 @@ class HostClient:
         saw it first and settled the job; another caller took the loss's
         report and a lookup here met the fresh host); a later lookup of the
         job is NO_SUCH_JOB."""
-        lost_before = isinstance(job_id, str) and self._proxies.was_lost(job_id)
+        return self.run_wait(WaitRequest.of(locals()))
+
+    def run_wait(self, request: WaitRequest) -> Result:
+        """:meth:`wait` with a checked request."""
+        job_id = request.job_id
+        lost_before = self._proxies.was_lost(job_id)
         try:
-            res = waits.wait(
-                self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
-            )
+            res = waits.run(self, request)
         except NoSuchJob:
             if not lost_before and self._proxies.was_lost(job_id):
                 raise self._lost_under_call() from None
@@ -320,23 +333,26 @@ class HostClient:
     ) -> Result:
         """As in-process; the host waits at most its cap
         (:data:`protocol.MAX_BLOCK_SECONDS`) for the job to react."""
-        V.session_id(session_id)
-        V.wait_ms(wait_ms)
-        interaction.check_send(source=source, caller=caller, secret=secret, allow_secret=allow_secret)
-        return self._op(  # type: ignore[no-any-return]
+        return self.run_send(SendRequest.of(locals()))
+
+    def run_send(self, request: SendRequest) -> Result:
+        """:meth:`send` with a checked request: on the wire as it is."""
+        r = request
+        value = self._send_checked(
             "send",
-            session_id=session_id,
-            text=text,
-            key=key,
-            enter=enter,
-            wait_ms=0 if wait_ms is None else wait_ms,
-            source=source,
-            caller=caller,
-            secret=secret,
-            allow_secret=allow_secret,
-            allow_unknown_prompt=allow_unknown_prompt,
-            keys=keys,
+            session_id=r.session_id,
+            text=r.text,
+            key=r.key,
+            enter=r.enter,
+            wait_ms=0 if r.wait_ms is None else r.wait_ms,
+            source=r.source,
+            caller=r.caller,
+            secret=r.secret,
+            allow_secret=r.allow_secret,
+            allow_unknown_prompt=r.allow_unknown_prompt,
+            keys=r.keys,
         )
+        return self._proxies.adopt(value)
 
     def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
         return self._op("type_keys", session_id=session_id, data=data, caller=caller)  # type: ignore[no-any-return]
@@ -394,13 +410,15 @@ class HostClient:
         """Block until the terminal has output newer than ``after_seq``
         (served in slices, so no request holds a host thread for long)."""
         V.session_id(session_id)
+        V.count(after_seq, "after_seq")
         V.timeout(timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline(None if timeout is None else time.monotonic() + timeout)
         while True:
-            slice_ = _BLOCK if deadline is None else max(0.0, min(_BLOCK, deadline - time.monotonic()))
+            left = deadline.left_s()
+            slice_ = _BLOCK if left is None else min(_BLOCK, left)
             asked = time.monotonic()
-            seq = int(self._op("wait_output", session_id=session_id, after_seq=after_seq, timeout=slice_))
-            if seq != after_seq or (deadline is not None and time.monotonic() >= deadline):
+            seq = int(self._send_checked("wait_output", session_id=session_id, after_seq=after_seq, timeout=slice_))
+            if seq != after_seq or deadline.passed():
                 return seq
             if time.monotonic() - asked < slice_ * 0.9:
                 return seq  # returned early without news: the shell is dead

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .. import errors, jobs
+from ..terminal import requests as R
 from ..terminal import validation as V
 from ..terminal.api import Engine
 from ..terminal.result import ReadResult, Result, TerminalInfo
@@ -264,6 +265,10 @@ class Operation:
     returns: str = "raw"
     host: bool = False
     block: str | None = None
+    #: The typed request the engine's arguments become (terminal/requests.py), if any.
+    request: type | None = None
+    #: Arguments only the host uses (``base_cwd``): not part of the request.
+    wire_only: frozenset[str] = frozenset()
 
     @property
     def engine_method(self) -> str | None:
@@ -272,20 +277,28 @@ class Operation:
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Refuse unknown and missing arguments, run each check; an argument
-        given as None counts as not given (and is left out)."""
+        given as None counts as not given (and is left out). A row with a
+        ``request`` builds it (its one check of each argument): ``{"request":
+        the request, **the wire-only arguments}``."""
         unknown = set(args) - set(self.args)
         if unknown:
             raise errors.InvalidArgument(
                 f"unknown argument(s) for {self.name}: {', '.join(sorted(map(str, unknown)))}"
             )
         out: dict[str, Any] = {}
+        given: dict[str, Any] = {}
         for name, check in self.args.items():
             value = args.get(name)
             if value is None:
                 if name in self.required:
                     raise errors.InvalidArgument(f"missing argument {name!r} for {self.name}", field=name)
                 continue
-            out[name] = check(value, name)
+            if self.request is not None and name not in self.wire_only:
+                given[name] = value
+            else:
+                out[name] = check(value, name)
+        if self.request is not None:
+            out["request"] = self.request.build(**given)  # type: ignore[attr-defined]
         return out
 
 
@@ -297,10 +310,11 @@ def _any_str(value: Any, name: str) -> str:
 def contract_args(name: str) -> tuple[dict[str, Check], tuple[str, ...]]:
     """The arguments of the engine method ``name`` as the contract declares
     them (:class:`~dsh_magics.terminal.api.Engine`): each parameter with its
-    check from :data:`~dsh_magics.terminal.validation.CHECKS`, and the names
+    check from :data:`~dsh_magics.terminal.requests.CHECKS` (the table of a
+    request's fields), and the names
     of those without a default (required on the wire)."""
     params = [p for p in inspect.signature(getattr(Engine, name)).parameters.values() if p.name != "self"]
-    args = {p.name: V.CHECKS[p.name] for p in params}
+    args = {p.name: R.CHECKS[p.name] for p in params}
     required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
     return args, required
 
@@ -319,7 +333,9 @@ def _contract(
     args, required = contract_args(name)
     args.update(checks or {})
     args.update(wire or {})
-    return Operation(name, args, required, returns, block=block)
+    return Operation(
+        name, args, required, returns, block=block, request=R.REQUESTS.get(name), wire_only=frozenset(wire or ())
+    )
 
 
 #: Longest one request may block a host thread (``block`` arguments are
@@ -347,7 +363,7 @@ OPERATIONS: dict[str, Operation] = {
         # the engine contract: one row per method of terminal/api.py's Engine
         _contract("attach", "info", wire=_BASE),
         _contract("exec", "exec", wire=_BASE, block="wait_ms"),
-        _contract("wait", "result", block="timeout"),
+        _contract("wait", "result", block="timeout_ms"),
         _contract("send", "result", block="wait_ms"),
         _contract("result", "result"),
         _contract("job", "job"),
@@ -372,13 +388,25 @@ OPERATIONS: dict[str, Operation] = {
 def capped(op: Operation, args: dict[str, Any]) -> dict[str, Any]:
     """``args`` with the row's blocking argument capped at
     :data:`MAX_BLOCK_SECONDS`: the one place a host request's wait is bounded.
-    A missing ``timeout`` means the cap; a missing ``wait_ms`` stays "no wait"."""
+    A missing ``timeout`` means the cap; a missing ``wait_ms`` stays "no wait".
+    In a request (``*_ms``) the cap is in milliseconds."""
     if op.block is None:
         return args
+    request = args.get("request")
+    if request is not None:
+        cap_ms = R.ms_from_seconds(MAX_BLOCK_SECONDS)
+        limit = getattr(request, op.block)
+        if limit is not None or op.block == "timeout_ms":
+            args["request"] = dataclasses.replace(request, **{op.block: cap_ms if limit is None else min(limit, cap_ms)})
+        return args
     limit = args.get(op.block)
-    if op.block.endswith("_ms"):
-        if limit is not None:
-            args[op.block] = min(limit, MAX_BLOCK_SECONDS * 1000)
-    else:
-        args[op.block] = MAX_BLOCK_SECONDS if limit is None else min(limit, MAX_BLOCK_SECONDS)
+    args[op.block] = MAX_BLOCK_SECONDS if limit is None else min(limit, MAX_BLOCK_SECONDS)
     return args
+
+
+def noted(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a checked request as a flat dict (who asks about which session)."""
+    request = args.get("request")
+    if request is None:
+        return dict(args)
+    return {**{f.name: getattr(request, f.name) for f in dataclasses.fields(request)}, **args}

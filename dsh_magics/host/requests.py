@@ -13,6 +13,7 @@ says that every earlier one has been done.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -22,6 +23,8 @@ from typing import Any, Protocol
 
 from .. import errors, jobs
 from ..terminal import Engine, Result
+from ..terminal.deadline import Deadline
+from ..terminal.requests import ExecRequest
 from . import protocol as P
 from . import viewers
 from .connection import EVENT_TYPES, Connection
@@ -135,12 +138,14 @@ class Requests:
     def _perform(self, conn: Connection, op: P.Operation, a: dict[str, Any]) -> Any:
         a = P.capped(op, a)
         viewers.check(conn.client, op.name)
-        self.interest.note(conn.peer_pid, op.name, a)
+        self.interest.note(conn.peer_pid, op.name, P.noted(a))
         hook = self._hooks.get(op.name)
         if hook is not None:
             return hook(conn, a)
         method = op.engine_method
         assert method is not None
+        if "request" in a:  # checked once, by the row: the engine takes it as it is
+            return P.TO_WIRE[op.returns](getattr(self.registry, f"run_{method}")(a["request"]))
         return P.TO_WIRE[op.returns](getattr(self.registry, method)(**a))
 
     def _op_hello(self, conn: Connection, a: dict[str, Any]) -> Any:
@@ -175,24 +180,23 @@ class Requests:
         return P.info_to_wire(self.registry.attach(**a))
 
     def _op_exec(self, conn: Connection, a: dict[str, Any]) -> Any:
-        sid = a["session_id"]
-        wait_ms = a.get("wait_ms")  # capped by the table row
+        request: ExecRequest = a["request"]
+        sid = request.session_id
+        wait_ms = request.wait_ms  # capped by the table row
         base = self._where(sid, a.get("base_cwd"))
         if base is not None:
             try:
                 self.registry.attach(sid, cwd=base)
             except errors.DshError:
                 pass  # someone else opened it meanwhile, or base vanished: use the default
-        out = self.registry.exec(
-            sid, a["command"], tty=bool(a.get("tty")), source=a.get("source"), caller=a.get("caller")
-        )
+        out = self.registry.run_exec(dataclasses.replace(request, wait_ms=None))
         if isinstance(out, Result):
             return {"result": P.result_to_wire(out)}
         if not wait_ms:
             return {"job": P.job_to_wire(out)}
-        return self._reply_when_done(conn, out, wait_ms / 1000.0)
+        return self._reply_when_done(conn, out, Deadline.after_ms(wait_ms))
 
-    def _reply_when_done(self, conn: Connection, job: jobs.Job, timeout: float) -> Any:
+    def _reply_when_done(self, conn: Connection, job: jobs.Job, deadline: Deadline) -> Any:
         """Answer an ``exec`` with ``wait_ms`` from the terminal's reader
         thread the moment the job settles: waking this connection's thread
         first would add a thread switch to every short command's round trip.
@@ -217,7 +221,7 @@ class Requests:
                 finished.set()
 
         job.add_done_listener(on_done)
-        finished.wait(timeout)
+        finished.wait(deadline.left_s())
         if not claim.acquire(blocking=False):
             return _SENT
         job.remove_done_listener(on_done)

@@ -12,6 +12,8 @@ from typing import Any
 from .. import tools
 from ..errors import HostUnavailable, NoSuchJob
 from ..terminal.api import Engine
+from ..terminal.deadline import Deadline
+from ..terminal.requests import FIELDS
 from .progress import PROGRESS_AFTER_S, lines_probe, wants_progress, with_progress
 from .workers import run_blocking
 
@@ -51,8 +53,7 @@ class CallRunner:
             first = call(name, {**arguments, "wait_ms": min(wait_ms, INLINE_MS)})
             if wait_ms <= INLINE_MS or set(first) != _STARTED_FIELDS:
                 return first  # finished (or refused) within INLINE_MS: as the whole call would
-            left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
-            work = functools.partial(self._rest_of_exec, first, left, caller)
+            work = functools.partial(self._rest_of_exec, first, Deadline.after_ms(wait_ms, started), caller)
         elif wait_ms is not None and wait_ms > INLINE_MS:
             # A terminal that may first start a shell: all of it on a worker.
             work = functools.partial(self._exec_in_two, arguments, wait_ms, caller)
@@ -71,16 +72,14 @@ class CallRunner:
         )
         if set(first) != _STARTED_FIELDS:
             return first
-        left = max(0, wait_ms - int((time.monotonic() - started) * 1000))
-        return self._rest_of_exec(first, left, caller)
+        return self._rest_of_exec(first, Deadline.after_ms(wait_ms, started), caller)
 
-    def _rest_of_exec(self, started: dict[str, Any], left_ms: int, caller: str) -> dict[str, Any]:
+    def _rest_of_exec(self, started: dict[str, Any], deadline: Deadline, caller: str) -> dict[str, Any]:
         """The rest of a bash_exec's wait_ms: its result if the job finishes
-        within ``left_ms``, else the started job, or the wait's error (what
+        by ``deadline``, else the started job, or the wait's error (what
         the engine's exec does). A job that waits for a password ends the
         wait early, with ``awaiting_input``: a person is asked for it
         (docs/mcp.md), where the engine's exec would wait on to no end."""
-        deadline = time.monotonic() + left_ms / 1000
         on_input = True
         while True:
             res = tools.call(
@@ -88,7 +87,7 @@ class CallRunner:
                 {
                     "job_id": started["job_id"],
                     "session_id": started["session_id"],
-                    "timeout_ms": max(0, int((deadline - time.monotonic()) * 1000)),
+                    "timeout_ms": deadline.left_ms(),
                     "on_input": on_input,
                 },
                 caller_session=caller,
@@ -146,26 +145,35 @@ def lost_under_exec(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def exec_wait_ms(name: str, arguments: Any) -> int | None:
-    """A bash_exec's valid wait_ms (anything else goes to tools.call as given)."""
+    """A bash_exec's valid wait_ms, by the table's bounds for tools (anything else
+    goes to tools.call as given, to be refused there)."""
     if name != "bash_exec" or not isinstance(arguments, dict):
         return None
     value = arguments.get("wait_ms")
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 600_000:
+    arg = FIELDS["wait_ms"].tool_arg
+    assert arg is not None and arg.minimum is not None and arg.maximum is not None
+    if isinstance(value, bool) or not isinstance(value, int) or not arg.minimum <= value <= arg.maximum:
         return None
     return value
 
 
-def wait_seconds(name: str, arguments: Any) -> float | None:
-    """How long this call may block waiting, if it is a waiting call."""
+def call_wait_ms(name: str, arguments: Any) -> int | None:
+    """How long this call may block waiting, in milliseconds, if it is a waiting call."""
     if not isinstance(arguments, dict):
         return None
     for key in ("timeout_ms", "wait_ms"):
         value = arguments.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return max(0.0, float(value) / 1000.0)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            return max(0, int(value))
     if name == "bash_wait":
-        return tools.DEFAULT_WAIT_TIMEOUT_MS / 1000.0
+        return tools.DEFAULT_WAIT_TIMEOUT_MS
     return None
 
 
-__all__ = ["INLINE_MS", "CallRunner", "exec_wait_ms", "wait_seconds"]
+def wait_seconds(name: str, arguments: Any) -> float | None:
+    """:func:`call_wait_ms` in the progress reporter's seconds (its one conversion)."""
+    ms = call_wait_ms(name, arguments)
+    return None if ms is None else ms / 1000
+
+
+__all__ = ["INLINE_MS", "CallRunner", "call_wait_ms", "exec_wait_ms", "wait_seconds"]

@@ -16,7 +16,7 @@ from mcp.types import INVALID_PARAMS
 from .. import tools
 from ..terminal.api import Engine
 from ..tools.schemas import DEFAULT_SEND_WAIT_MS
-from .calls import CallRunner, wait_seconds
+from .calls import CallRunner, call_wait_ms
 from .elicit import ANSWERED_NOTE, PersonAnswers, UrlRequest
 from .progress import PROGRESS_AFTER_S, wants_progress, with_progress
 from .render import to_call_result
@@ -81,10 +81,11 @@ class PersonRounds:
         reply = (params.input_responses or {}).get(issued.key)
         action = str(getattr(reply, "action", None) or "cancel")  # no reply: as dismissed
         note = await self.answers.replied(prompt, action, run_blocking)
-        waits_s = wait_seconds(params.name, params.arguments)
-        if waits_s is None:  # a bash_send without wait_ms waits its default
-            waits_s = DEFAULT_SEND_WAIT_MS / 1000 if params.name == "bash_send" else 0.0
-        wait_ms = int(waits_s * 1000) if action == "accept" else 0
+        asked_ms = call_wait_ms(params.name, params.arguments)
+        if asked_ms is None:  # a bash_send without wait_ms waits its default
+            asked_ms = DEFAULT_SEND_WAIT_MS if params.name == "bash_send" else 0
+        wait_ms = asked_ms if action == "accept" else 0
+        waits_s = wait_ms / 1000  # the progress reporter's seconds
         work = functools.partial(
             tools.call,
             "bash_wait",

@@ -29,6 +29,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
 from ..errors import DshError, InvalidArgument
+from ..terminal.requests import ms_from_seconds
 from .render import command_header
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,8 +66,43 @@ def seconds(text: str) -> float:
 
 
 def to_ms(value: float | None) -> int | None:
-    """Seconds as the engine's milliseconds."""
-    return None if value is None else int(round(value * 1000))
+    """Seconds (the magics' unit) as the package's milliseconds: the edge's one conversion."""
+    return ms_from_seconds(value)
+
+
+#: Each magic's options (and positional words) that set a field of a request, by the
+#: field's name in the table of terminal/requests.py; durations are seconds here
+#: (:func:`seconds`). tests/test_request_fields.py checks these against the parsers.
+OPTION_FIELDS: dict[str, dict[str, str]] = {
+    "bash_attach": {"--session": "session_id", "--cwd": "cwd", "--recreate": "recreate", "--target": "target"},
+    "bash_close": {"--session": "session_id"},
+    "bash_exec": {"--session": "session_id", "--timeout": "wait_ms", "--tty": "tty", "command": "command"},
+    "bash_interrupt": {"--session": "session_id"},
+    "bash_list": {},
+    "bash_read": {"--session": "session_id", "--lines": "last"},
+    "bash_screen": {"--session": "session_id"},
+    "bash_send": {
+        "--session": "session_id",
+        "--no-enter": "enter",
+        "--key": "keys",
+        "--secret": "secret",
+        "--timeout": "wait_ms",
+        "text": "text",
+    },
+    "bash_wait": {
+        "job_id": "job_id",
+        "--session": "session_id",
+        "--timeout": "timeout_ms",
+        "--until": "until",
+        "--until-screen": "until_screen",
+        "--idle": "idle_ms",
+    },
+}
+#: Options only the magics have: how the notebook runs or shows a call (no request field).
+MAGIC_ONLY = frozenset(
+    ("--help", "--wait", "--expand", "--on", "--fanout", "--target-timeout", "--diff", "--no-raise-error",
+     "--all", "--plain", "group_id")
+)  # fmt: skip
 
 
 class JobFailed(subprocess.CalledProcessError):

@@ -15,6 +15,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..errors import InvalidArgument
 from ..terminal import Result, TerminalInfo, keys
 from ..terminal.api import Engine
+from ..terminal.requests import DEFAULT_SEND_WAIT_MS
 from . import values as dsp
 from .magic_args import (
     parse,
@@ -145,7 +146,7 @@ class TerminalVerbs(MagicsSettings):
             key=args.key[0] if args.key and len(args.key) == 1 else None,
             keys=args.key if args.key and len(args.key) > 1 else None,
             enter=not args.no_enter,
-            wait_ms=2000 if args.timeout is None else to_ms(args.timeout),
+            wait_ms=DEFAULT_SEND_WAIT_MS if args.timeout is None else to_ms(args.timeout),
             source="notebook",
             secret=args.secret,
         )

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..jobs import Job
 from .config import TerminalConfig
+from .requests import ExecRequest, SendRequest, WaitRequest
 from .result import ReadResult, Result, TerminalInfo
 
 #: An event listener: called with dicts ``{"type": "output" | "job_started" |
@@ -41,7 +42,12 @@ class Engine(Protocol):
     stable codes (``INVALID_ARGUMENT``, ``NO_SUCH_SESSION``, ``NO_SUCH_JOB``,
     ``SESSION_BUSY``, ``TOO_MANY_SESSIONS``, ``HOST_UNAVAILABLE``); arguments
     are checked by :mod:`dsh_magics.terminal.validation`, the same way in
-    every backend.
+    every backend. Each keyword, its type, default and bounds are a row of
+    :data:`dsh_magics.terminal.requests.FIELDS` (tests/test_request_fields.py).
+
+    ``exec``, ``wait`` and ``send`` build a typed request (checked once, there)
+    and hand it to ``run_exec``, ``run_wait`` and ``run_send``; an adapter that
+    built the request itself (a tool call) calls those, and nothing is checked twice.
     """
 
     @property
@@ -101,6 +107,10 @@ class Engine(Protocol):
         job's ``source`` and the terminal's input record."""
         ...
 
+    def run_exec(self, request: ExecRequest) -> Job | Result:
+        """:meth:`exec` with its request built (and checked) by the caller."""
+        ...
+
     def wait(
         self,
         job_id: str,
@@ -118,6 +128,10 @@ class Engine(Protocol):
         ``reason`` names which. ``until_screen`` is a regex over the screen's
         rows (``matched``, the row in ``match_text``). A bad regex is
         INVALID_ARGUMENT."""
+        ...
+
+    def run_wait(self, request: WaitRequest) -> Result:
+        """:meth:`wait` with its request built (and checked) by the caller."""
         ...
 
     def send(
@@ -144,6 +158,10 @@ class Engine(Protocol):
         the job asks for hidden entry is SECRET_INPUT unless ``allow_secret``;
         without ``allow_secret``, text to a remote job whose prompt cannot be
         seen (no side channel) is SECRET_INPUT too unless ``allow_unknown_prompt``."""
+        ...
+
+    def run_send(self, request: SendRequest) -> Result:
+        """:meth:`send` with its request built (and checked) by the caller."""
         ...
 
     def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
@@ -204,7 +222,9 @@ class Engine(Protocol):
         ...
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
-        """Block until :meth:`output_seq` differs from ``after_seq`` (or timeout)."""
+        """Block until :meth:`output_seq` differs from ``after_seq`` (or ``timeout``
+        seconds); ``after_seq`` is an integer >= 0 (a value :meth:`output_seq` gave),
+        anything else INVALID_ARGUMENT on every backend."""
         ...
 
     # -- events ------------------------------------------------------------

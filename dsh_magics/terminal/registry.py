@@ -24,11 +24,13 @@ from . import interaction, waits
 from . import validation as V
 from .config import TerminalConfig
 from .core.input_record import InputLog
+from .deadline import settled_within
 from .events import Listener, Listeners
 from .local.terminal import Terminal
 from .person import PersonPrompts, is_prompt, line_end
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
+from .requests import ExecRequest, SendRequest, WaitRequest
 from .result import ReadResult, Result, TerminalInfo, tail_of
 
 # What the registry holds: a local or a remote terminal (the same operations).
@@ -133,15 +135,13 @@ class Registry:
         finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
         fresh one first (the Result says ``fresh_shell=True``). SESSION_BUSY
         also while a person types at the session's prompt (:mod:`.person`)."""
-        V.session_id(session_id)
-        V.command(command)
-        V.wait_ms(wait_ms)
-        V.flag(tty, "tty")
-        V.source(source)
-        V.caller(caller)
-        self._person.check(session_id)
-        job = self._start_job(session_id, command, tty, source, caller)
-        if wait_ms is not None and job.wait(wait_ms / 1000.0):
+        return self.run_exec(ExecRequest.of(locals()))
+
+    def run_exec(self, request: ExecRequest) -> jobs.Job | Result:
+        """:meth:`exec` with a checked request."""
+        self._person.check(request.session_id)
+        job = self._start_job(request.session_id, request.command, request.tty, request.source, request.caller)
+        if settled_within(job, request.wait_ms):
             return job.result  # type: ignore[no-any-return]
         return job
 
@@ -246,9 +246,11 @@ class Registry:
         ``idle_ms`` without output, the job waiting for typed input
         (``on_input``), or ``timeout`` seconds (``timed_out=True``).
         ``reason`` says which (see :mod:`.waits`)."""
-        return waits.wait(
-            self, job_id, timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
-        )
+        return self.run_wait(WaitRequest.of(locals()))
+
+    def run_wait(self, request: WaitRequest) -> Result:
+        """:meth:`wait` with a checked request."""
+        return waits.run(self, request)
 
     def send(
         self,
@@ -278,25 +280,18 @@ class Registry:
         ``allow_unknown_prompt``.
         ``secret=True`` keeps the text out of the job's input record (as does
         a terminal with echo off)."""
-        V.text(text)
-        V.text(key, "key")
-        V.flag(enter, "enter")
-        V.wait_ms(wait_ms)
-        interaction.check_send(source=source, caller=caller, secret=secret, allow_secret=allow_secret)
-        term = self._term(session_id)
+        return self.run_send(SendRequest.of(locals()))
+
+    def run_send(self, request: SendRequest) -> Result:
+        """:meth:`send` with a checked request."""
+        r = request
+        term = self._term(r.session_id)
         job, start_line, prompt = term.send(
-            text,
-            key=key,
-            enter=enter,
-            source=source,
-            caller=caller,
-            secret=secret,
-            allow_secret=allow_secret,
-            allow_unknown_prompt=allow_unknown_prompt,
-            keys=keys,
-        )
-        if wait_ms:
-            res = waits.wait(self, job.id, wait_ms / 1000.0, on_input=True)
+            r.text, key=r.key, enter=r.enter, source=r.source, caller=r.caller, secret=r.secret,
+            allow_secret=r.allow_secret, allow_unknown_prompt=r.allow_unknown_prompt, keys=r.keys,
+        )  # fmt: skip
+        if r.wait_ms:
+            res = waits.run(self, WaitRequest(job.id, timeout_ms=r.wait_ms))
         else:
             res = self.result(job.id)
         rr = term.read(since=start_line)
@@ -372,6 +367,7 @@ class Registry:
 
     def wait_output(self, session_id: str, after_seq: int, timeout: float | None = None) -> int:
         """Block until the terminal has output newer than ``after_seq``."""
+        V.count(after_seq, "after_seq")
         V.timeout(timeout)
         return self._term(session_id).wait_output(after_seq, timeout)
 

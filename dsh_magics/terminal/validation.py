@@ -1,12 +1,14 @@
 """Argument checks for every entry point of the engine contract: one check
-per parameter name (:data:`CHECKS`), one wording each.
+per parameter name (:data:`.requests.CHECKS`), one wording each.
 
 ``check(value, name) -> value``, ``None`` meaning "not given": the host's table relies on both.
-Adapters (tools, magics, the host) check with these; engine internals trust checked input.
+Each is the check of a row of :data:`.requests.FIELDS` (the table of a request's
+fields); a request is checked once, where it is built, and engine internals trust it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable
@@ -82,13 +84,13 @@ def cwd(value: object, name: str = "cwd") -> str | None:
 
 
 def wait_ms(value: object, name: str = "wait_ms") -> float | None:
-    if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
-        raise _bad("wait_ms must be a number of milliseconds >= 0", "wait_ms")
+    if value is not None and (not _is_number(value) or value < 0 or not math.isfinite(value)):  # type: ignore[operator, arg-type]
+        raise _bad(f"{name} must be a number of milliseconds >= 0", name)
     return value  # type: ignore[return-value]
 
 
 def timeout(value: object, name: str = "timeout") -> float | None:
-    if value is not None and (not _is_number(value) or value < 0):  # type: ignore[operator]
+    if value is not None and (not _is_number(value) or value < 0 or math.isnan(value)):  # type: ignore[operator, arg-type]
         raise _bad("timeout must be a number of seconds >= 0", "timeout")
     return value  # type: ignore[return-value]
 
@@ -196,46 +198,7 @@ def caller(value: object, name: str = "caller") -> str | None:
     return value
 
 
-#: The check for each parameter name of the engine contract
-#: (:class:`~dsh_magics.terminal.api.Engine`); the host's table is built from
-#: it and the contract's signatures (tests/host/test_table.py pins both).
-CHECKS: dict[str, Check] = {
-    "session_id": session_id,
-    "command": command,
-    "job_id": job_id,
-    "cwd": cwd,
-    "target": text,
-    "recreate": flag,
-    "tty": flag,
-    "wait_ms": wait_ms,
-    "timeout": timeout,
-    "until": until,
-    "until_screen": until_screen,
-    "idle_ms": idle_ms,
-    "on_input": flag,
-    "text": text,
-    "key": text,
-    "keys": strings,
-    "enter": flag,
-    "source": source,
-    "caller": caller,
-    "secret": flag,
-    "allow_secret": flag,
-    "allow_unknown_prompt": flag,
-    "tail_lines": count,
-    "since": count,
-    "last": count,
-    "after_seq": count,
-    "styles": flag,
-    "vt": flag,
-    "cols": size,
-    "rows": size,
-    "data": keys_data,
-}
-
-
 __all__ = [
-    "CHECKS",
     "MAX_PATTERN_CHARS",
     "MAX_SESSION_ID",
     "SOURCES",

@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import DshError, NoSuchSession
-from . import validation as V
+from .deadline import Deadline
+from .requests import WaitRequest
 from .result import Result
 
 SETTLED, MATCHED, IDLE, AWAITING_INPUT, TIMEOUT = (
@@ -46,14 +47,6 @@ def _mark_seen(job_id: str, line: int) -> None:
             _SEEN.popitem(last=False)
 
 
-def check_options(until: object, idle_ms: object, on_input: object) -> re.Pattern[str] | None:
-    """Check the wait options with the contract's checks; the compiled ``until``."""
-    pattern = V.until(until)
-    V.idle_ms(idle_ms)
-    V.flag(on_input, "on_input")
-    return None if pattern is None else re.compile(pattern)
-
-
 def wait(
     engine: Any,
     job_id: str,
@@ -64,26 +57,34 @@ def wait(
     on_input: bool = True,
     until_screen: str | None = None,
 ) -> Result:
+    """:func:`run` with the Engine's keywords (``timeout`` in seconds): the request
+    is built, and checked, here."""
+    request = WaitRequest.build(
+        job_id=job_id, timeout=timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
+    )
+    return run(engine, request)
+
+
+def run(engine: Any, request: WaitRequest) -> Result:
     """The job's result when the first of the events above happens; its
     ``reason`` names the event. A result that is not ``settled`` is a
     snapshot of a job that keeps running. ``until_screen`` is searched in
     the screen's rows joined by newlines (``^``/``$`` match at each row):
-    ``matched``, with the row in ``match_text`` and no ``match_line``."""
-    V.timeout(timeout)
-    rx = check_options(until, idle_ms, on_input)
-    on_input = True if on_input is None else on_input  # None: not given
-    screen_pattern = V.until_screen(until_screen)
-    srx = re.compile(screen_pattern, re.MULTILINE) if screen_pattern is not None else None
+    ``matched``, with the row in ``match_text`` and no ``match_line``.
+    The request was checked when it was built."""
+    rx = None if request.until is None else re.compile(request.until)
+    srx = None if request.until_screen is None else re.compile(request.until_screen, re.MULTILINE)
+    job_id, idle_ms = request.job_id, request.idle_ms
     job = engine.job(job_id)
     sid = job.owner
     start = time.monotonic()
-    deadline = None if timeout is None else start + timeout
+    deadline = Deadline.after_ms(request.timeout_ms, start)
     try:
         seq = engine.output_seq(sid)
         cursor = _start_cursor(engine, job_id) if rx is not None else 0
     except NoSuchSession:
         # The terminal is gone: its job has settled (closing settles it).
-        return _gone(engine, job, timeout)
+        return _gone(engine, job, deadline.left_s())
     last_output = start
     while True:
         if rx is not None:
@@ -103,23 +104,23 @@ def wait(
         if info is None or info.job_id != job.id:
             # The terminal is past this job: it settles in a moment (the
             # engine hands out the result right after it frees the terminal).
-            job.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            job.wait(deadline.left_s())
             if job.done:
                 continue  # one more look for a match in its last output
             return _finish(engine, job_id, TIMEOUT)
-        if on_input and getattr(info, "awaiting_input", None) is not None:
+        if request.on_input and getattr(info, "awaiting_input", None) is not None:
             return _finish(engine, job_id, AWAITING_INPUT)
         now = time.monotonic()
         due = deadline
         if idle_ms is not None:
-            idle_at = last_output + idle_ms / 1000.0
-            if now >= idle_at:
+            idle_at = Deadline.after_ms(idle_ms, last_output)
+            if idle_at.passed(now):
                 return _finish(engine, job_id, IDLE)
-            due = idle_at if due is None else min(due, idle_at)
-        if deadline is not None and now >= deadline:
+            due = deadline.earlier(idle_at)
+        if deadline.passed(now):
             return _finish(engine, job_id, TIMEOUT)
         try:
-            new_seq = engine.wait_output(sid, seq, None if due is None else max(0.0, due - now))
+            new_seq = engine.wait_output(sid, seq, due.left_s(now))
         except NoSuchSession:
             return _gone(engine, job, 0)
         if new_seq != seq:
@@ -214,6 +215,6 @@ __all__ = [
     "REASONS",
     "SETTLED",
     "TIMEOUT",
-    "check_options",
+    "run",
     "wait",
 ]

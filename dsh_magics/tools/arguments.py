@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidArgument
+from ..terminal import requests as R
 from ..terminal import validation as V
 from .argcheck import Checker, Violation
 from .schemas import SPECS, TOOL_NAMES, validation_schema
@@ -19,7 +20,7 @@ _PARAM_TYPES = {name: {p.name: p.type for p in spec.params} for name, spec in SP
 #: Arguments the engine checks itself: a schema violation on one of them is
 #: reported in the engine's words (one wording per error, whoever checks).
 _ENGINE_CHECKS: dict[str, Callable[[Any, str], Any]] = {
-    name: V.CHECKS[name] for name in ("session_id", "command", "job_id", "cwd")
+    name: R.CHECKS[name] for name in ("session_id", "command", "job_id", "cwd")
 }
 
 
@@ -104,6 +105,21 @@ def checked(check: Callable[[Any, str], Any], value: Any, field: str) -> Any:
     try:
         return check(value, field)
     except InvalidArgument as e:
+        raise InvalidArgument(f"{field}: {e.message}", field=field) from None
+
+
+R_ = TypeVar("R_")
+
+
+def built(build: Callable[..., R_], **given: Any) -> R_:
+    """A request built (and checked, once) from a tool call's arguments; a bad
+    one's message prefixed with the tool argument it is about."""
+    try:
+        return build(**given)
+    except InvalidArgument as e:
+        field = e.details.get("field")
+        if not isinstance(field, str):
+            raise
         raise InvalidArgument(f"{field}: {e.message}", field=field) from None
 
 

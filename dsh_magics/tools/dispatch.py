@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError, InvalidArgument, NoSuchJob, UnknownTool
-from ..terminal import Engine, Result, default_registry, waits
-from ..terminal import validation as V
+from ..terminal import Engine, Result, default_registry
+from ..terminal.requests import ExecRequest, SendRequest, WaitRequest
 from ..terminal.snapshot import marked_text, snapshot_from_dict
 from . import group_tools
-from .arguments import checked, checked_session, parse, short
+from .arguments import built, checked_session, parse, short
 from .output_schemas import INTERNAL_ERROR_CODE
 from .results import fit_lines, job_result, terminal_row, typed_rows
 from .schemas import DEFAULT_SEND_WAIT_MS, DEFAULT_WAIT_TIMEOUT_MS, TOOL_NAMES
@@ -42,6 +42,13 @@ class _Ctx:
                 field="session_id",
             )
         return checked_session(sid, "session_id")
+
+    def session_unchecked(self, args: dict[str, Any]) -> Any:
+        """:meth:`session`, for a call whose request checks it (once) when built."""
+        sid = args.get("session_id", self.caller)
+        if sid is None:
+            self.session(args)  # the refusal, in its words
+        return sid
 
 
 def call(
@@ -117,10 +124,16 @@ def _exec(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
     for key in ("fanout", "target_timeout_ms"):
         if key in args:
             raise InvalidArgument(f"{key}: only with targets", field=key)
-    sid = ctx.session(args)
-    command = checked(V.command, args["command"], "command")
-    tty = bool(args.get("tty"))
-    res = ctx.registry.exec(sid, command, wait_ms=args.get("wait_ms"), tty=tty, source="agent", caller=ctx.caller)
+    request = built(
+        ExecRequest.build,
+        session_id=ctx.session_unchecked(args),
+        command=args["command"],
+        wait_ms=args.get("wait_ms"),
+        tty=bool(args.get("tty")),
+        source="agent",
+        caller=ctx.caller,
+    )
+    res = ctx.registry.run_exec(request)
     if isinstance(res, Result):
         return job_result(res, ctx.budget)
     return {"job_id": res.id, "session_id": res.owner, "status": res.status}
@@ -142,26 +155,26 @@ def _wait(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
             f"pass session_id={job.owner!r} to wait for it",
             field="job_id",
         )
-    timeout_ms = args.get("timeout_ms", DEFAULT_WAIT_TIMEOUT_MS)
-    res = waits.wait(
-        ctx.registry,
-        job.id,
-        timeout_ms / 1000.0,
+    request = built(
+        WaitRequest.build,
+        job_id=job.id,
+        timeout_ms=args.get("timeout_ms", DEFAULT_WAIT_TIMEOUT_MS),
         until=args.get("until"),
         idle_ms=args.get("idle_ms"),
         on_input=bool(args.get("on_input", True)),
         until_screen=args.get("until_screen"),
     )
-    return job_result(res, ctx.budget)
+    return job_result(ctx.registry.run_wait(request), ctx.budget)
 
 
 def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    sid = ctx.session(args)
+    sid = ctx.session_unchecked(args)
     if "key" in args and args.get("text"):
         raise InvalidArgument("key: send either text or a key, not both", field="key")
-    res = ctx.registry.send(
-        sid,
-        args.get("text"),
+    request = built(
+        SendRequest.build,
+        session_id=sid,
+        text=args.get("text"),
         key=args.get("key"),
         keys=args.get("keys"),
         enter=bool(args.get("enter", True)),
@@ -171,7 +184,7 @@ def _send(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:
         allow_secret=False,  # a model never types a password: a person must
         allow_unknown_prompt=bool(args.get("allow_unknown_prompt", False)),
     )
-    return job_result(res, ctx.budget)
+    return job_result(ctx.registry.run_send(request), ctx.budget)
 
 
 def _read(ctx: _Ctx, args: dict[str, Any]) -> dict[str, Any]:

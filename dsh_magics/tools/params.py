@@ -8,28 +8,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..terminal import requests as R
 from .truncate import OUTPUT_BUDGET_CHARS
 
-#: Longest wait a single call may block for (``wait_ms``, ``timeout_ms``): ten
-#: minutes. A model that needs longer polls again; a tool call that blocks for
-#: an hour would hold the agent loop hostage.
-MAX_WAIT_MS = 600_000
-#: ``bash_wait`` waits this long when ``timeout_ms`` is omitted.
-DEFAULT_WAIT_TIMEOUT_MS = 30_000
-#: Longest command accepted. Commands reach the shell through a file, so the PTY line
-#: limit does not apply; this bound only stops absurd inputs (a 1 MB "command"
-#: is a bug in the caller, not a script).
-MAX_COMMAND_CHARS = 100_000
-#: Longest session id (the engine's own limit).
-MAX_SESSION_ID_CHARS = 200
-MAX_JOB_ID_CHARS = 200
-MAX_PATH_CHARS = 4096
-#: Line numbers are exchanged as JSON numbers; stay within what every JSON
-#: reader represents exactly (JavaScript's safe integers).
-MAX_LINE_NUMBER = 2**53 - 1
-MAX_READ_LINES = 100_000
+#: The tools' bounds come from the table of a request's fields (terminal/requests.py):
+#: a tool call may block at most ten minutes (a model that needs longer polls again),
+#: carry a command of at most 100,000 characters (a 1 MB "command" is a bug in the
+#: caller), and name line numbers JSON readers represent exactly.
+MAX_WAIT_MS = R.MAX_TOOL_WAIT_MS
+DEFAULT_WAIT_TIMEOUT_MS = R.DEFAULT_TOOL_WAIT_TIMEOUT_MS
+MAX_COMMAND_CHARS = R.MAX_TOOL_COMMAND_CHARS
+MAX_SESSION_ID_CHARS = R.FIELDS["session_id"].max_length
+MAX_JOB_ID_CHARS = R.FIELDS["job_id"].max_length
+MAX_PATH_CHARS = R.MAX_PATH_CHARS
+MAX_LINE_NUMBER = R.MAX_LINE_NUMBER
+MAX_READ_LINES = R.MAX_TOOL_READ_LINES
 #: ``bash_send`` waits this long for the job to react when ``wait_ms`` is omitted.
-DEFAULT_SEND_WAIT_MS = 2_000
+DEFAULT_SEND_WAIT_MS = R.DEFAULT_SEND_WAIT_MS
+
 
 @dataclass(frozen=True)
 class Param:
@@ -44,6 +40,25 @@ class Param:
     min_length: int | None = None
     max_length: int | None = None
     enum: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, field: str, description: str, *, required: bool = False, enum: tuple[str, ...] | None = None) -> Param:
+        """The tool argument of a row of the request table (terminal/requests.py):
+        its name, JSON type and bounds from the row, the description ours."""
+        row = R.FIELDS[field]
+        arg = row.tool_arg
+        assert arg is not None, f"no tool takes {field}"
+        return cls(
+            arg.name,
+            row.type,
+            description,
+            required=required,
+            minimum=arg.minimum,
+            maximum=arg.maximum,
+            min_length=1 if row.type in ("string", "array") else None,
+            max_length=arg.max_length,
+            enum=enum,
+        )
 
     def model_schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "description": self.description}
@@ -85,13 +100,10 @@ class ToolSpec:
 
 
 def session_param(what: str) -> Param:
-    return Param(
+    return Param.of(
         "session_id",
-        "string",
         f"{what} Omit it to use your own session's terminal; name another session "
         f"to share that session's terminal. 1 to {MAX_SESSION_ID_CHARS} characters, no '/'.",
-        min_length=1,
-        max_length=MAX_SESSION_ID_CHARS,
     )
 
 

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from ..terminal import validation as V
-from ..terminal.interaction import KEYS, MAX_KEYS, MAX_SEND_CHARS
+from ..terminal.interaction import KEYS, MAX_SEND_CHARS
 from ..terminal.keys import describe_valid
 from ..terminal.validation import MAX_PATTERN_CHARS
 from .group_params import GROUP_EXEC_PARAMS, GROUP_ID_PARAM, GROUP_TEXT, GROUP_VIEW_PARAMS
@@ -60,30 +60,23 @@ SPECS: dict[str, ToolSpec] = {
             + " opened is true when a new shell was started (earlier directory, "
             "variables and functions are gone).",
             (
-                Param(
+                Param.of(
                     "cwd",
-                    "string",
                     "Directory to change into: absolute, or relative to the terminal's "
                     "current directory; ~ expands. Refused if it is not an existing "
                     "directory, or while a command is running.",
-                    min_length=1,
-                    max_length=MAX_PATH_CHARS,
                 ),
-                Param(
+                Param.of(
                     "recreate",
-                    "boolean",
                     "true kills the current shell and everything it started, then "
                     "opens a fresh one. Default false.",
                 ),
-                Param(
+                Param.of(
                     "target",
-                    "string",
                     "Where a new terminal's shell runs: local (default), ssh://[user@]host[:port], "
                     "docker://CONTAINER, podman://CONTAINER, kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER] "
                     "or cmd:ARGV (a command that opens an interactive bash). An open terminal keeps "
                     "its target unless recreate is true.",
-                    min_length=1,
-                    max_length=1000,
                 ),
                 session_param("Terminal to attach to."),
             ),
@@ -101,26 +94,19 @@ SPECS: dict[str, ToolSpec] = {
             "waits up to that long and returns the finished result, with the same fields "
             "as bash_wait, or the job_id if it is still running.",
             (
-                Param(
+                Param.of(
                     "command",
-                    "string",
                     f"The bash command or script to run. 1 to {MAX_COMMAND_CHARS} characters.",
                     required=True,
-                    min_length=1,
-                    max_length=MAX_COMMAND_CHARS,
                 ),
-                Param(
+                Param.of(
                     "wait_ms",
-                    "integer",
                     "Milliseconds to wait for the command to finish before returning "
                     f"its job id instead. Integer from 0 to {MAX_WAIT_MS}. Omit to "
                     "return at once.",
-                    minimum=0,
-                    maximum=MAX_WAIT_MS,
                 ),
-                Param(
+                Param.of(
                     "tty",
-                    "boolean",
                     "true gives the command the terminal as its stdin, as a person's "
                     "terminal does: REPLs (python3 -i, psql, node) and y/N prompts then wait "
                     "for input, which you type with bash_send. Default false (stdin is empty).",
@@ -141,38 +127,28 @@ SPECS: dict[str, ToolSpec] = {
             "waiting, or bash_interrupt to stop it. Use until to wait for a server to be "
             "ready instead of polling. " + RESULT_FIELDS,
             (
-                Param(
+                Param.of(
                     "job_id",
-                    "string",
                     "The job_id returned by bash_exec, or the group_id (g1, g2, ...) of a command "
                     "started with targets: then the wait returns when every target has finished "
                     "(or at timeout_ms) with the group's merged view.",
                     required=True,
-                    min_length=1,
-                    max_length=MAX_JOB_ID_CHARS,
                 ),
-                Param(
+                Param.of(
                     "timeout_ms",
-                    "integer",
                     f"Longest wait in milliseconds; 0 returns the current state at "
                     f"once. Integer from 0 to {MAX_WAIT_MS}; default {DEFAULT_WAIT_TIMEOUT_MS}.",
-                    minimum=0,
-                    maximum=MAX_WAIT_MS,
                 ),
-                Param(
+                Param.of(
                     "until",
-                    "string",
                     "A Python regular expression: return as soon as a line of the job's "
                     "output matches it (reason matched, with match_line and match_text); "
                     "the first bash_wait on a job searches all of its output, a later one "
                     f"only what came after the previous bash_wait on it. 1 to {MAX_PATTERN_CHARS} characters; an invalid "
                     "expression is refused with INVALID_ARGUMENT.",
-                    min_length=1,
-                    max_length=MAX_PATTERN_CHARS,
                 ),
-                Param(
+                Param.of(
                     "until_screen",
-                    "string",
                     "A Python regular expression searched in the terminal's screen (its rows "
                     "joined by newlines; ^ and $ match at each row): return as soon as it "
                     "matches (reason matched, the row in match_text). Use it for full-screen "
@@ -180,20 +156,14 @@ SPECS: dict[str, ToolSpec] = {
                     "drawing is not in output. 1 to "
                     f"{MAX_PATTERN_CHARS} characters; an invalid expression is refused with "
                     "INVALID_ARGUMENT.",
-                    min_length=1,
-                    max_length=MAX_PATTERN_CHARS,
                 ),
-                Param(
+                Param.of(
                     "idle_ms",
-                    "integer",
                     "Return once no output has come for this many milliseconds (reason "
                     f"idle). Integer from 1 to {MAX_WAIT_MS}.",
-                    minimum=1,
-                    maximum=MAX_WAIT_MS,
                 ),
-                Param(
+                Param.of(
                     "on_input",
-                    "boolean",
                     "false keeps waiting while the job waits for typed input. Default true.",
                 ),
                 session_param("Session the job ran in (a job of another session is refused)."),
@@ -217,20 +187,14 @@ SPECS: dict[str, ToolSpec] = {
             "running_job_id is the job running now, or null. The last line of text "
             "may still be unfinished.",
             (
-                Param(
+                Param.of(
                     "since",
-                    "integer",
                     f"First line number to return (use a previous next_line). Integer "
                     f"from 0 to {MAX_LINE_NUMBER}.",
-                    minimum=0,
-                    maximum=MAX_LINE_NUMBER,
                 ),
-                Param(
+                Param.of(
                     "last",
-                    "integer",
                     f"Return at most this many of the newest lines. Integer from 1 to {MAX_READ_LINES}.",
-                    minimum=1,
-                    maximum=MAX_READ_LINES,
                 ),
                 session_param("Terminal to read."),
                 GROUP_ID_PARAM,
@@ -285,51 +249,37 @@ SPECS: dict[str, ToolSpec] = {
             "is refused with SECRET_INPUT: a person must type it; keys such as ctrl-c "
             "still work.",
             (
-                Param(
+                Param.of(
                     "text",
-                    "string",
                     "One line to type (no newlines inside). To press Enter alone, send "
                     f"key enter. 1 to {MAX_SEND_CHARS} characters. Omit when sending a key.",
-                    min_length=1,
-                    max_length=MAX_SEND_CHARS,
                 ),
-                Param(
+                Param.of(
                     "key",
-                    "string",
                     "A named key to press instead of text: ctrl-c interrupts, ctrl-d ends "
                     "input (leaves a REPL), ctrl-z suspends, tab completes, esc, arrows "
                     "up/down/left/right, backspace, enter. For other keys, or several, use keys.",
                     enum=tuple(KEYS),
-                    min_length=1,
-                    max_length=max(len(k) for k in KEYS),
                 ),
-                Param(
+                Param.of(
                     "keys",
-                    "array",
                     "Named keys to press in order, in one call, instead of text or key, e.g. "
                     '["down", "down", "enter"] to pick the third item of a menu. Arrows, home '
                     "and end go out as the program's terminal mode expects (application cursor "
                     f"keys). Names: {describe_valid()}. An unknown name is refused with "
                     "INVALID_ARGUMENT listing the valid ones.",
-                    min_length=1,
-                    max_length=MAX_KEYS,
                 ),
-                Param(
+                Param.of(
                     "enter",
-                    "boolean",
                     "false types the text without pressing Enter. Default true.",
                 ),
-                Param(
+                Param.of(
                     "wait_ms",
-                    "integer",
                     "Longest wait in milliseconds for the job to react. Integer from 0 to "
                     f"{MAX_WAIT_MS}; default {DEFAULT_SEND_WAIT_MS}.",
-                    minimum=0,
-                    maximum=MAX_WAIT_MS,
                 ),
-                Param(
+                Param.of(
                     "allow_unknown_prompt",
-                    "boolean",
                     "true types text into a job on a remote terminal whose prompts cannot be "
                     "seen (its info says awaiting input is unavailable), where it might be a "
                     "password prompt. Default false: refused with SECRET_INPUT.",
@@ -357,19 +307,13 @@ SPECS: dict[str, ToolSpec] = {
                     "true adds marked: the rows numbered, the cursor named, highlighted cells "
                     "between ⟦ and ⟧. Default false.",
                 ),
-                Param(
+                Param.of(
                     "cols",
-                    "integer",
                     f"New width in columns, with rows: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
-                    minimum=2,
-                    maximum=V.MAX_SIZE,
                 ),
-                Param(
+                Param.of(
                     "rows",
-                    "integer",
                     f"New height in rows, with cols: resize before looking. Integer from 2 to {V.MAX_SIZE}.",
-                    minimum=2,
-                    maximum=V.MAX_SIZE,
                 ),
                 session_param("Terminal to look at."),
             ),

@@ -15,15 +15,18 @@ from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.host import protocol as P
 from dsh_magics.host.server import HostServer
 from dsh_magics.terminal import Engine, Registry, Result
+from dsh_magics.terminal import requests as R
 from dsh_magics.terminal import validation as V
 
 from .conftest import wait_until
 from .test_fuzz import Raw
 
+# run_exec, run_wait and run_send take a checked request: on the wire they are the
+# exec, wait and send rows (whose check builds the request).
 _CONTRACT = {
     name
     for name, member in vars(Engine).items()
-    if not name.startswith("_") and callable(member) and not isinstance(member, property)
+    if not name.startswith(("_", "run_")) and callable(member) and not isinstance(member, property)
 }
 
 
@@ -44,16 +47,16 @@ def test_every_contract_method_has_a_row_and_every_row_a_handler() -> None:
 def test_each_row_takes_exactly_the_contracts_parameters() -> None:
     """The rows are built from the Protocol's signatures: a parameter added
     to, renamed in or dropped from Engine changes the row with it, and one
-    without a check in validation.CHECKS fails here (and at import)."""
+    without a check in requests.CHECKS fails here (and at import)."""
     for name in sorted(_CONTRACT - {"subscribe"}):
         op = P.OPERATIONS[name]
         params = [p for p in inspect.signature(getattr(Engine, name)).parameters.values() if p.name != "self"]
         assert [a for a in op.args if a != "base_cwd"] == [p.name for p in params], name
         assert op.required == tuple(p.name for p in params if p.default is inspect.Parameter.empty), name
         for p in params:
-            assert p.name in V.CHECKS, (name, p.name)
+            assert p.name in R.CHECKS, (name, p.name)
             if name != "exists":  # exists takes any string: a malformed id simply does not exist
-                assert op.args[p.name] is V.CHECKS[p.name], (name, p.name)
+                assert op.args[p.name] is R.CHECKS[p.name], (name, p.name)
 
 
 def test_a_drifted_row_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,7 +66,7 @@ def test_a_drifted_row_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(P, "Engine", Wider)
     with pytest.raises(KeyError, match="grep"):
         P.contract_args("read")
-    monkeypatch.setitem(V.CHECKS, "grep", V.text)
+    monkeypatch.setitem(R.CHECKS, "grep", V.text)
     args, required = P.contract_args("read")
     assert list(args) == ["session_id", "since", "last", "grep"] and required == ("session_id",)
     assert list(args) != [a for a in P.OPERATIONS["read"].args]  # the table would have to follow
