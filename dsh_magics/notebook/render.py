@@ -11,6 +11,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..terminal.result import output_lines
+from .styles_html import output_styles
+
 if TYPE_CHECKING:
     from ..terminal import ReadResult, Result, TerminalInfo
 
@@ -83,8 +86,14 @@ def tail_lines(output: str, n: int = TAIL_LINES) -> list[str]:
     return _tail(output, n)[0]
 
 
+def shown_lines(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
+    """The lines a view of ``output`` shows (its last ``n``, as the ring
+    numbered them) and how many lines come before them."""
+    return _tail(output, n)
+
+
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
-    lines = output.splitlines()
+    lines = output_lines(output)
     if not any(line.strip() for line in lines):
         return [], 0  # only blank lines (e.g. the newline after ^C): nothing to show
     if n < 0 or len(lines) <= n:
@@ -258,6 +267,8 @@ def read_text(rr: ReadResult, tail: int = TAIL_LINES) -> str:
 
 def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(rr.text, tail)
+    styled = output_styles(rr.styles, lines, omitted) if rr.styles else {}
+    body = "\n".join(styled.get(i) or html.escape(line) for i, line in enumerate(lines))
     notes = []
     if rr.dropped:
         notes.append(f"{rr.dropped} lines dropped by the ring")
@@ -268,7 +279,7 @@ def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     return (
         f'<div class="dsh-read {LITERAL}" style="{_MONO}"><div><b>{code(rr.session_id)}</b>'
         f" · {_span(rr)}{running}</div>{note_html}"
-        f"{output_box(html.escape(chr(10).join(lines)))}</div>"
+        f"{output_box(body)}</div>"
     )
 
 
