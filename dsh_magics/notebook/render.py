@@ -317,17 +317,26 @@ def terminals_text(
             "*" if i.session_id == default_session else " ",
             f"[{i.session_id}]",
             i.status + (f" exit {i.exit_code}" if i.exit_code is not None else ""),
+            job_source(i),
             f"pid {i.pid}",
             where(i),
             f"running {i.job_id} since {_ago(i.job_started_at)}" if i.job_id else "",
         )
         for i in infos
     ]
-    widths = [max(len(r[k]) for r in rows) for k in range(5)] if rows else []
+    widths = [max(len(r[k]) for r in rows) for k in range(6)] if rows else []
     for r in rows:
-        cells = [r[k].ljust(widths[k]) for k in range(5)] + [r[5]]
-        out.append(" ".join(cells).rstrip())
+        cells = [r[k].ljust(widths[k]) for k in range(6)] + [r[6]]
+        out.append(" ".join(cell for k, cell in enumerate(cells) if k != 3 or widths[3]).rstrip())
     return "\n".join(out)
+
+
+def job_source(info: TerminalInfo) -> str:
+    """Who started the terminal's running job (``notebook``, ``agent``,
+    ``person``, ``panel``); ``?`` when the caller did not say; "" when idle."""
+    if not info.job_id:
+        return ""
+    return getattr(info, "job_source", None) or "?"
 
 
 def terminals_html(
@@ -352,10 +361,11 @@ def terminals_html(
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
             f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
-            f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+            f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{code(job_source(i))}</td>"
+            f"<td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
         f'<th style="text-align:left">{h}</th>'
-        for h in ("session", "status", "cwd", "running job", "pid")
+        for h in ("session", "status", "cwd", "running job", "source", "pid")
     )
     return f"{root}<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"

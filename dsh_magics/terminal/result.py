@@ -159,6 +159,8 @@ class TerminalInfo:
     # why awaiting input cannot be seen (a remote terminal without a side
     # channel); None where it can
     awaiting_input_unavailable: str | None = None
+    # who started the running job (``Result.source``: notebook, agent, person, panel)
+    job_source: str | None = None
 
     @property
     def running(self) -> bool:

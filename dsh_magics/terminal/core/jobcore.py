@@ -152,7 +152,7 @@ class JobCore:
                 session_id=self.session_id,
                 job_id=self.running.job.id,
             )
-        return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller, source=source)
+        return jobs.Job("bash", self.session_id, label=command[: jobs.MAX_LABEL_CHARS], canceller=canceller, source=source)
 
     def input_run(self) -> Running:
         """The running job, to type into (call with ``lock`` held); with none,
