@@ -110,3 +110,27 @@ def test_one_shot_cleaning_still_strips_colours() -> None:
     assert clean(b"a\x1b[31mred\x1b[0m\x1b[?25l") == "ared"
     keep = Cleaner(keep_sgr=True)
     assert keep.feed(b"\x1b[31mr\x1b[?25l\x1b]0;t\x07\x1b\x1b[m\x00") == "\x1b[31mr\x1b[m"
+
+
+def test_whole_lines_at_once_give_the_styles_one_token_at_a_time_gives() -> None:
+    """A read of whole coloured lines is kept raw and parsed when asked for;
+    its runs, the partial line's and the pen after it are those the same text
+    fed one character or sequence at a time gives."""
+    tokens = ["a", "bc", "\n", "\r\n", "\x1b[31m", "\x1b[0m", "\x1b[1m", "\x1b[m", "\x1b[38;5;9m", "\r", "\b", "\x1b[4;32m"]
+    for seed in range(2000):
+        rnd = random.Random(seed)
+        parts = [rnd.choice(tokens) for _ in range(rnd.randint(0, 80))]
+        whole, single = Ring(), Ring()
+        whole.feed("".join(parts))
+        for part in parts:
+            single.feed(part)
+        assert (whole.get(0), whole.partial) == (single.get(0), single.partial), seed
+        assert whole.styles(0) == single.styles(0), seed
+        assert whole.partial_styles() == single.partial_styles() and whole._pen == single._pen, seed
+
+
+def test_kept_blocks_follow_their_lines_out() -> None:
+    ring = Ring(max_lines=10)
+    for _ in range(5):
+        ring.feed("".join(f"\x1b[31m{i}\x1b[0m\n" for i in range(20)))
+    assert len(ring._blocks) == 1 and set(ring.styles(0)) == set(range(90, 100))

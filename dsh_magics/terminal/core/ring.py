@@ -20,6 +20,8 @@ Runs = tuple[tuple[int, int, Pen], ...]
 
 #: Styled runs kept at most over all lines (the oldest lines' go first).
 MAX_STYLE_RUNS = 200_000
+#: Characters of coloured lines kept as written, at most (the oldest go first).
+MAX_STYLED_CHARS = 8_000_000
 
 _TOKEN = re.compile(r"\x1b\[([0-9;:]*)m|\x1b|[\r\b]")
 _SGR = re.compile(r"\x1b\[([0-9;:]*)m")
@@ -61,6 +63,10 @@ class Ring:
         self._styles: dict[int, Runs] = {}
         self._styled_order: deque[int] = deque()
         self._style_runs = 0
+        # Whole coloured lines as written, parsed when asked for: [first line,
+        # count, pen at start, raw text (None once parsed), runs by line, size].
+        self._blocks: deque[list[Any]] = deque()
+        self._block_chars = 0
 
     # -- numbering -------------------------------------------------------
     @property
@@ -145,6 +151,8 @@ class Ring:
         self._styles.clear()
         self._styled_order.clear()
         self._style_runs = 0
+        self._blocks.clear()
+        self._block_chars = 0
 
     # -- reading ---------------------------------------------------------
     def get(self, start: int, end: int | None = None) -> tuple[list[str], int]:
@@ -162,11 +170,19 @@ class Ring:
         """The styled runs of retained lines ``start`` .. ``end - 1`` that have any."""
         begin = max(start, self.first_line)
         stop = self.next_line if end is None else min(end, self.next_line)
-        if begin >= stop or not self._styles:
+        if begin >= stop or not (self._styles or self._blocks):
             return {}
         if len(self._styles) < stop - begin:
-            return {n: r for n, r in self._styles.items() if begin <= n < stop}
-        return {n: self._styles[n] for n in range(begin, stop) if n in self._styles}
+            out = {n: r for n, r in self._styles.items() if begin <= n < stop}
+        else:
+            out = {n: self._styles[n] for n in range(begin, stop) if n in self._styles}
+        self._prune_blocks()
+        for block in self._blocks:
+            if block[0] >= stop:
+                break
+            if block[0] + block[1] > begin:
+                out.update((n, r) for n, r in self._parse(block).items() if begin <= n < stop)
+        return out
 
     def style_rows(self, start: int, end: int | None = None, *, partial: bool = False) -> list[list[Any]]:
         """The styles of lines ``start`` .. ``end - 1`` as ``Result.styles`` rows
@@ -189,8 +205,10 @@ class Ring:
         """:meth:`feed` with a pen: the same lines, their styles kept beside them.
         As a terminal does: ``\\r`` moves to the line's start, ``\\b`` one back,
         text overwrites from there (``\\r\\n`` is therefore one line end,
-        however the reads split it). A whole line without either (the usual
-        coloured line) takes a shorter way: one split at its SGR sequences."""
+        however the reads split it). The whole lines of a read that has neither
+        (usual coloured output) take a shorter way: their plain text in one
+        pass, their raw text kept as a block whose runs are worked out when
+        somebody asks for them (:meth:`styles`), if its lines are still here."""
         if self._pending_cr:  # held by the plain path: it only moves to the start
             self._pending_cr = False
             self._cursor = 0
@@ -199,46 +217,21 @@ class Ring:
         if pieces:
             self._write(pieces[0])
             self._end_line()
-            batch: list[str] = []
-            runs_of: list[tuple[int, Runs]] = []
-            split, sgr_apply = _SGR.split, _apply
-            for piece in pieces[1:]:
-                if piece.endswith("\r"):
-                    piece = piece[:-1]  # CR LF
-                pen = self._pen
-                if "\x1b" not in piece:
-                    if "\r" not in piece and "\b" not in piece:
-                        if pen is not None and piece:
-                            runs_of.append((len(batch), ((0, len(piece), pen),)))
-                        batch.append(piece)
-                        continue
-                elif "\r" not in piece and "\b" not in piece:
-                    parts = split(piece)
-                    plain = "".join(parts[0::2])
-                    if "\x1b" not in plain:  # only SGR: one pass over the parts
-                        runs: list[tuple[int, int, Pen]] = []
-                        at = len(parts[0])
-                        if pen is not None and at:
-                            runs.append((0, at, pen))
-                        for k in range(1, len(parts), 2):
-                            pen = sgr_apply(pen, parts[k])
-                            n = len(parts[k + 1])
-                            if n and pen is not None:
-                                if runs and runs[-1][1] == at and runs[-1][2] == pen:
-                                    runs[-1] = (runs[-1][0], at + n, pen)
-                                else:
-                                    runs.append((at, at + n, pen))
-                            at += n
-                        self._pen = pen
-                        if runs:
-                            runs_of.append((len(batch), tuple(runs)))
-                        batch.append(plain)
-                        continue
-                self._push_batch(batch, runs_of)
-                batch, runs_of = [], []
-                self._write(piece)
-                self._end_line()
-            self._push_batch(batch, runs_of)
+            if len(pieces) > 1:
+                region = text[text.index("\n") + 1 : text.rindex("\n")]
+                if "\r" in region:
+                    region = region.replace("\r\n", "\n")
+                    if region.endswith("\r"):
+                        region = region[:-1]
+                plain = None
+                if "\r" not in region and "\b" not in region:
+                    plain = _SGR.sub("", region) if "\x1b" in region else region
+                if plain is not None and "\x1b" not in plain:
+                    self._push_region(region, plain)
+                else:
+                    for piece in pieces[1:]:
+                        self._write(piece[:-1] if piece.endswith("\r") else piece)
+                        self._end_line()
         self._write(last)
         if self._pen is None and self._pstyles is not None and not any(self._pstyles):
             self._pstyles = None  # all default again: the plain path may take over
@@ -246,6 +239,38 @@ class Ring:
             self._wrap_partial()
         if self._approx_chars > self.max_chars:
             self._enforce_char_budget()
+
+    def _push_region(self, region: str, plain: str) -> None:
+        """Whole lines, ``region`` as written (SGR only) and ``plain`` without it."""
+        lines = plain.split("\n")
+        number = self._total
+        self._approx_chars += len(plain) + 1
+        self._push([], lines)
+        if self._pen is None and "\x1b" not in region:
+            return
+        self._blocks.append([number, len(lines), self._pen, region, None, len(region)])
+        self._block_chars += len(region)
+        self._pen = _end_pen(self._pen, region)
+        self._prune_blocks()
+
+    def _prune_blocks(self) -> None:
+        first, blocks = self.first_line, self._blocks
+        while blocks and (
+            blocks[0][0] + blocks[0][1] <= first or (self._block_chars > MAX_STYLED_CHARS and len(blocks) > 1)
+        ):
+            self._block_chars -= blocks.popleft()[5]
+
+    @staticmethod
+    def _parse(block: list[Any]) -> dict[int, Runs]:
+        """A block's runs by line number (worked out once)."""
+        if block[4] is None:
+            number, pen, parsed = block[0], block[2], {}
+            for k, piece in enumerate(block[3].split("\n")):
+                runs, pen = _line_runs(piece, pen)
+                if runs:
+                    parsed[number + k] = runs
+            block[3], block[4] = None, parsed
+        return block[4]  # type: ignore[no-any-return]
 
     def _write(self, piece: str) -> None:
         """Text without ``\\n`` onto the line being written, at the cursor."""
@@ -286,18 +311,6 @@ class Ring:
         self._approx_chars += 1
         self._push_styled(self.partial, self._pstyles)
         self.partial, self._cursor, self._pstyles = "", 0, None
-
-    def _push_batch(self, lines: list[str], runs_of: list[tuple[int, Runs]]) -> None:
-        if not lines:
-            return
-        number = self._total
-        self._approx_chars += sum(map(len, lines)) + len(lines)
-        self._push([], lines)
-        if runs_of:
-            self._styles.update((number + k, runs) for k, runs in runs_of)
-            self._styled_order.extend(number + k for k, _ in runs_of)
-            self._style_runs += sum(len(runs) for _, runs in runs_of)
-            self._prune_styles()
 
     def _push_styled(self, line: str, styles: list[Pen | None] | None) -> None:
         number = self._total
@@ -374,6 +387,35 @@ class Ring:
                 base = base[:cursor] + seg + base[cursor + len(seg) :]
                 cursor += len(seg)
         return base, cursor
+
+
+def _line_runs(piece: str, pen: Pen | None) -> tuple[Runs, Pen | None]:
+    """A whole line as written (text and SGR only): its runs, and the pen after it."""
+    parts = _SGR.split(piece)
+    runs: list[tuple[int, int, Pen]] = []
+    at = len(parts[0])
+    if pen is not None and at:
+        runs.append((0, at, pen))
+    for k in range(1, len(parts), 2):
+        pen = _apply(pen, parts[k])
+        n = len(parts[k + 1])
+        if n and pen is not None:
+            if runs and runs[-1][1] == at and runs[-1][2] == pen:
+                runs[-1] = (runs[-1][0], at + n, pen)
+            else:
+                runs.append((at, at + n, pen))
+        at += n
+    return tuple(runs), pen
+
+
+def _end_pen(pen: Pen | None, region: str) -> Pen | None:
+    """The pen after ``region``: from its last plain reset on, if it has one."""
+    last = max(region.rfind("\x1b[0m"), region.rfind("\x1b[m"))
+    if last >= 0:
+        pen, region = None, region[last:]
+    for params in _SGR.findall(region):
+        pen = _apply(pen, params)
+    return pen
 
 
 def _runs(styles: list[Pen | None]) -> Runs:
