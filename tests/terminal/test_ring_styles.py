@@ -134,3 +134,12 @@ def test_kept_blocks_follow_their_lines_out() -> None:
     for _ in range(5):
         ring.feed("".join(f"\x1b[31m{i}\x1b[0m\n" for i in range(20)))
     assert len(ring._blocks) == 1 and set(ring.styles(0)) == set(range(90, 100))
+
+
+def test_a_result_carries_the_styles_of_its_last_lines_only() -> None:
+    ring = Ring()
+    ring.feed("".join(f"\x1b[31m{i}\x1b[0m\n" for i in range(3000)))
+    rows = ring.style_rows(0)
+    assert len(rows) == ring_mod.STYLED_RESULT_LINES and [r[0] for r in rows[:2]] == [2000, 2001]
+    assert rows[-1] == [2999, 0, 4, 1, None, False, False, False]
+    assert [r[0] for r in ring.style_rows(500, 1000)] == list(range(0, 500))

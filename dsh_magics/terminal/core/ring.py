@@ -22,6 +22,9 @@ Runs = tuple[tuple[int, int, Pen], ...]
 MAX_STYLE_RUNS = 200_000
 #: Characters of coloured lines kept as written, at most (the oldest go first).
 MAX_STYLED_CHARS = 8_000_000
+#: Lines at the end of a result whose styles it carries (a view shows 40):
+#: bounds what a settled job keeps and what working out its runs costs.
+STYLED_RESULT_LINES = 1000
 
 _TOKEN = re.compile(r"\x1b\[([0-9;:]*)m|\x1b|[\r\b]")
 _SGR = re.compile(r"\x1b\[([0-9;:]*)m")
@@ -184,13 +187,18 @@ class Ring:
                 out.update((n, r) for n, r in self._parse(block).items() if begin <= n < stop)
         return out
 
-    def style_rows(self, start: int, end: int | None = None, *, partial: bool = False) -> list[list[Any]]:
-        """The styles of lines ``start`` .. ``end - 1`` as ``Result.styles`` rows
-        ``[line, start, end, fg, bg, bold, underline, inverse]``, ``line``
-        counted from the first of them still retained; with ``partial`` the
-        line being written too, as the line after them."""
+    def style_rows(
+        self, start: int, end: int | None = None, *, partial: bool = False, last: int = STYLED_RESULT_LINES
+    ) -> list[list[Any]]:
+        """The styles of lines ``start`` .. ``end - 1`` (their ``last`` lines
+        only: views show a result's tail) as ``Result.styles`` rows ``[line,
+        start, end, fg, bg, bold, underline, inverse]``, ``line`` counted from
+        the first of them still retained; with ``partial`` the line being
+        written too, as the line after them."""
         first = max(start, self.first_line)
-        rows = [[n - first, a, b, *pen] for n, runs in sorted(self.styles(start, end).items()) for a, b, pen in runs]
+        stop = self.next_line if end is None else min(end, self.next_line)
+        styles = self.styles(max(first, stop - last), stop)
+        rows = [[n - first, a, b, *pen] for n, runs in sorted(styles.items()) for a, b, pen in runs]
         if partial and self._pstyles is not None:
             after = max(0, self.next_line - first)
             rows += [[after, a, b, *pen] for a, b, pen in self.partial_styles()]
