@@ -336,7 +336,7 @@ def job_source(info: TerminalInfo) -> str:
     ``person``, ``panel``); ``?`` when the caller did not say; "" when idle."""
     if not info.job_id:
         return ""
-    return getattr(info, "job_source", None) or "?"
+    return info.job_source or "?"
 
 
 def terminals_html(
