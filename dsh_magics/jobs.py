@@ -16,6 +16,10 @@ from .errors import NoSuchJob
 
 RUNNING = "running"
 
+#: A job's label is its command as written, whole up to this many characters
+#: (the agent tools' command limit): listings through the host carry it.
+MAX_LABEL_CHARS = 100_000
+
 Listener = Callable[["Job"], None]
 
 

@@ -180,7 +180,7 @@ class LiveView:
         if r.done:  # the final view: the screen as the job left it
             return final_bundle(self.registry, r, self.final_tail)
         tail = self.tail
-        if self._colours_from is not None:
+        if r.styles is not None or self._colours_from is not None:
             colours = output_colours(self.registry, r, tail, screen=self._colours_from)
         else:
             colours = {}
@@ -256,14 +256,14 @@ class LiveView:
 
 
 def final_bundle(registry: Engine, r: Result, tail: int = TAIL_LINES) -> dict[str, str]:
-    """A settled job's area: its last ``tail`` lines, coloured as the screen shows them."""
+    """A settled job's area: its last ``tail`` lines, with their colours."""
     colours = output_colours(registry, r, tail)
     return {"text/plain": result_text(r, tail), "text/html": result_html(r, tail, colours)}
 
 
 def screen_bundle(r: Result, screen: dict[str, Any]) -> dict[str, str]:
     """A running job shown as its header and the terminal's screen."""
-    head = dataclasses.replace(r, output="", omitted_lines=0, dropped_lines=0)
+    head = dataclasses.replace(r, output="", omitted_lines=0, dropped_lines=0, styles=None)
     note = "full-screen program: showing the terminal's screen"
     return {
         "text/plain": result_text(head, 0) + "\n" + screen_text(screen, caption=note),

@@ -11,6 +11,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..terminal.result import output_lines
+from .styles_html import output_styles
+
 if TYPE_CHECKING:
     from ..terminal import ReadResult, Result, TerminalInfo
 
@@ -83,8 +86,14 @@ def tail_lines(output: str, n: int = TAIL_LINES) -> list[str]:
     return _tail(output, n)[0]
 
 
+def shown_lines(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
+    """The lines a view of ``output`` shows (its last ``n``, as the ring
+    numbered them) and how many lines come before them."""
+    return _tail(output, n)
+
+
 def _tail(output: str, n: int = TAIL_LINES) -> tuple[list[str], int]:
-    lines = output.splitlines()
+    lines = output_lines(output)
     if not any(line.strip() for line in lines):
         return [], 0  # only blank lines (e.g. the newline after ^C): nothing to show
     if n < 0 or len(lines) <= n:
@@ -258,6 +267,8 @@ def read_text(rr: ReadResult, tail: int = TAIL_LINES) -> str:
 
 def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     lines, omitted = _tail(rr.text, tail)
+    styled = output_styles(rr.styles, lines, omitted) if rr.styles else {}
+    body = "\n".join(styled.get(i) or html.escape(line) for i, line in enumerate(lines))
     notes = []
     if rr.dropped:
         notes.append(f"{rr.dropped} lines dropped by the ring")
@@ -268,7 +279,7 @@ def read_html(rr: ReadResult, tail: int = TAIL_LINES) -> str:
     return (
         f'<div class="dsh-read {LITERAL}" style="{_MONO}"><div><b>{code(rr.session_id)}</b>'
         f" · {_span(rr)}{running}</div>{note_html}"
-        f"{output_box(html.escape(chr(10).join(lines)))}</div>"
+        f"{output_box(body)}</div>"
     )
 
 
@@ -306,17 +317,26 @@ def terminals_text(
             "*" if i.session_id == default_session else " ",
             f"[{i.session_id}]",
             i.status + (f" exit {i.exit_code}" if i.exit_code is not None else ""),
+            job_source(i),
             f"pid {i.pid}",
             where(i),
             f"running {i.job_id} since {_ago(i.job_started_at)}" if i.job_id else "",
         )
         for i in infos
     ]
-    widths = [max(len(r[k]) for r in rows) for k in range(5)] if rows else []
+    widths = [max(len(r[k]) for r in rows) for k in range(6)] if rows else []
     for r in rows:
-        cells = [r[k].ljust(widths[k]) for k in range(5)] + [r[5]]
-        out.append(" ".join(cells).rstrip())
+        cells = [r[k].ljust(widths[k]) for k in range(6)] + [r[6]]
+        out.append(" ".join(cell for k, cell in enumerate(cells) if k != 3 or widths[3]).rstrip())
     return "\n".join(out)
+
+
+def job_source(info: TerminalInfo) -> str:
+    """Who started the terminal's running job (``notebook``, ``agent``,
+    ``person``, ``panel``); ``?`` when the caller did not say; "" when idle."""
+    if not info.job_id:
+        return ""
+    return info.job_source or "?"
 
 
 def terminals_html(
@@ -341,10 +361,11 @@ def terminals_html(
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
             f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
-            f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{i.pid or ''}</td></tr>"
+            f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{code(job_source(i))}</td>"
+            f"<td>{i.pid or ''}</td></tr>"
         )
     th = "".join(
         f'<th style="text-align:left">{h}</th>'
-        for h in ("session", "status", "cwd", "running job", "pid")
+        for h in ("session", "status", "cwd", "running job", "source", "pid")
     )
     return f"{root}<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"

@@ -9,63 +9,11 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..terminal.snapshot import Colour, Modes, Run, Snapshot
+from ..terminal.snapshot import Modes, Run, Snapshot
 from .render import LITERAL
+from .styles_html import DEFAULT_BG, DEFAULT_FG, cell_style, palette, span
 
-DEFAULT_FG = "#1f2328"
-DEFAULT_BG = "#ffffff"
-
-#: xterm's 16 standard colours.
-_BASE16 = (
-    "#000000", "#cd0000", "#00cd00", "#cdcd00", "#0000ee", "#cd00cd", "#00cdcd", "#e5e5e5",
-    "#7f7f7f", "#ff0000", "#00ff00", "#ffff00", "#5c5cff", "#ff00ff", "#00ffff", "#ffffff",
-)  # fmt: skip
-
-
-def palette(index: int) -> str:
-    """The xterm-256 colour of a palette index."""
-    if index < 16:
-        return _BASE16[index]
-    if index < 232:
-        i = index - 16
-        steps = [0, 95, 135, 175, 215, 255]
-        r, g, b = steps[i // 36], steps[(i // 6) % 6], steps[i % 6]
-        return f"#{r:02x}{g:02x}{b:02x}"
-    level = 8 + 10 * (index - 232)
-    return f"#{level:02x}{level:02x}{level:02x}"
-
-
-def _css(c: Colour) -> str | None:
-    if c is None:
-        return None
-    if isinstance(c, int):
-        return palette(c)
-    return c
-
-
-def _cell_style(run: Run) -> str:
-    fg, bg = _css(run.fg), _css(run.bg)
-    if run.inverse:
-        fg, bg = (bg or DEFAULT_BG), (fg or DEFAULT_FG)
-    parts = []
-    if fg:
-        parts.append(f"color:{fg}")
-    if bg:
-        parts.append(f"background:{bg}")
-    if run.bold:
-        parts.append("font-weight:bold")
-    if run.underline:
-        parts.append("text-decoration:underline")
-    return ";".join(parts)
-
-
-def _span(text: str, style: str, cls: str = "") -> str:
-    body = html.escape(text, quote=False)
-    attrs = f' class="{cls}"' if cls else ""
-    if style:
-        attrs += f' style="{style}"'
-    return f"<span{attrs}>{body}</span>" if attrs else body
-
+__all__ = ["DEFAULT_BG", "DEFAULT_FG", "palette", "screen_html", "screen_text", "snapshot_from_dict", "styled_lines"]
 
 def _row_html(snap: Snapshot, r: int) -> str:
     runs = snap.styles[r] if snap.styles is not None else (Run(snap.lines[r]),)
@@ -73,19 +21,19 @@ def _row_html(snap: Snapshot, r: int) -> str:
     out: list[str] = []
     col = 0
     for run in runs:
-        style = _cell_style(run)
+        style = cell_style(run)
         width = _cells(run.text)
         if cursor_col >= 0 and col <= cursor_col < col + width:
             i = _index_at(run.text, cursor_col - col)
-            out.append(_span(run.text[:i], style))
-            out.append(_span(run.text[i], style, "dsh-screen-cursor"))
-            out.append(_span(run.text[i + 1 :], style))
+            out.append(span(run.text[:i], style))
+            out.append(span(run.text[i], style, "dsh-screen-cursor"))
+            out.append(span(run.text[i + 1 :], style))
         else:
-            out.append(_span(run.text, style))
+            out.append(span(run.text, style))
         col += width
     if cursor_col >= col:  # the cursor is past the row's text
         out.append(" " * (cursor_col - col))
-        out.append(_span(" ", "", "dsh-screen-cursor"))
+        out.append(span(" ", "", "dsh-screen-cursor"))
     return "".join(out)
 
 
@@ -117,16 +65,16 @@ def styled_lines(snap: Snapshot | Mapping[str, Any], lines: Sequence[str]) -> di
     out: dict[int, str] = {}
     for k in range(last - 1, -1, -1):
         want = lines[k].rstrip()
-        span = max(1, -(-_cells(want) // snap.cols)) if snap.cols else 1
-        if span > bottom:
+        height = max(1, -(-_cells(want) // snap.cols)) if snap.cols else 1
+        if height > bottom:
             break
-        got = "".join(rows[bottom - span : bottom]) if span > 1 else rows[bottom - 1]
+        got = "".join(rows[bottom - height : bottom]) if height > 1 else rows[bottom - 1]
         if got.rstrip() != want or "\t" in want:
             break
-        runs = [run for r in range(bottom - span, bottom) for run in snap.styles[r]]
+        runs = [run for r in range(bottom - height, bottom) for run in snap.styles[r]]
         if any(_has_style(run) for run in runs):
-            out[k] = "".join(_span(run.text, _cell_style(run)) for run in runs).rstrip()
-        bottom -= span
+            out[k] = "".join(span(run.text, cell_style(run)) for run in runs).rstrip()
+        bottom -= height
     return out
 
 

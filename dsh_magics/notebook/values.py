@@ -21,11 +21,13 @@ from .render import (
     result_header,
     result_html,
     result_text,
+    shown_lines,
     tail_lines,
     terminals_html,
     terminals_text,
 )
 from .screen_html import screen_html, screen_text, styled_lines
+from .styles_html import output_styles
 
 # A display's "once" behaviour, consumed by the next IPython display of it.
 SKIP = "skip"  # the live view already shows this value: show nothing
@@ -286,7 +288,10 @@ def output_colours(
     """Colours for a result's shown lines, from the terminal's screen while it
     still shows them (the engine keeps a job's lines without ANSI; its screen
     keeps styles): only for the session's latest job, not a full-screen one.
-    ``screen``: a styled screen already fetched. Never raises."""
+    ``screen``: a styled screen already fetched. Never raises. A result with
+    its own ``styles`` (the engine keeps them for the whole output) needs no screen."""
+    if r.styles is not None:
+        return output_styles(r.styles, *shown_lines(r.output, tail))
     if r.screen is not None:
         return {}
     shown = tail_lines(r.output, tail)

@@ -146,7 +146,9 @@ def since_input(res: Result, rr: ReadResult, start_line: int, prompt: str) -> Re
         text = text[len(prompt) :]
     if res.done and not res.output.endswith("\n") and text.endswith("\n"):
         text = text[:-1]  # the job's last line, numbered when it ended, had no newline
-    return replace(res, output=text, start_line=start_line, dropped_lines=rr.dropped, omitted_lines=0)
+    return replace(
+        res, output=text, start_line=start_line, dropped_lines=rr.dropped, omitted_lines=0, styles=None
+    )
 
 
 # ----------------------------------------------------------------------------

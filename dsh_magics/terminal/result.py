@@ -24,13 +24,27 @@ def tail_of(result: Result, tail_lines: int | None) -> Result:
     """``result`` with only the last ``tail_lines`` lines of its output."""
     if tail_lines is None:
         return result
-    lines = result.output.splitlines(keepends=True)
+    lines = output_lines(result.output, keepends=True)
     if len(lines) <= tail_lines:
         return result
     kept = lines[len(lines) - tail_lines :] if tail_lines else []
-    return replace(
-        result, output="".join(kept), omitted_lines=result.omitted_lines + len(lines) - len(kept)
-    )
+    cut = len(lines) - len(kept)
+    styles = result.styles
+    if styles:
+        styles = [[row[0] - cut, *row[1:]] for row in styles if row[0] >= cut]
+    return replace(result, output="".join(kept), omitted_lines=result.omitted_lines + cut, styles=styles)
+
+
+def output_lines(output: str, keepends: bool = False) -> list[str]:
+    """``output``'s lines as the ring numbered them: split at ``\\n`` only
+    (``str.splitlines`` also splits at ``\\x85``, ``\\u2028``, ...)."""
+    lines = output.split("\n")
+    last = lines.pop()
+    if keepends:
+        lines = [line + "\n" for line in lines]
+    if last:
+        lines.append(last)
+    return lines
 
 
 def iso_time(ts: float | None) -> str | None:
@@ -55,6 +69,14 @@ class Result:
     and ``dropped_lines`` says how many lines were lost from the front. A
     snapshot asked for with ``tail_lines`` holds only that many last lines and
     says in ``omitted_lines`` how many retained ones it left out.
+
+    ``styles`` keeps the output's colours for HTML views (the terminal printed
+    them; ``output`` has none): rows ``[line, start, end, fg, bg, bold,
+    underline, inverse]``, ``line`` an index into ``output``'s lines (split at
+    ``\\n``), ``start``/``end`` character offsets in it, a colour a palette
+    index 0-255, ``"#rrggbb"`` or None. Lines without a row are plain. None
+    when the engine kept none (a host from before them). It is not in
+    :meth:`to_dict`: text surfaces and a model get plain text only.
     """
 
     job_id: str
@@ -88,6 +110,7 @@ class Result:
     # Who started the job: ``person`` (typed at an attached terminal's prompt),
     # ``agent``, ``notebook``; None when the caller did not say.
     source: str | None = None
+    styles: list[list[Any]] | None = None  # colours for HTML views; see above
 
     @property
     def duration(self) -> float:
@@ -111,6 +134,7 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["styles"]
         d["duration"] = round(self.duration, 6)
         d["started_at"] = _iso(self.started_at)
         d["ended_at"] = _iso(self.ended_at)
@@ -135,6 +159,8 @@ class TerminalInfo:
     # why awaiting input cannot be seen (a remote terminal without a side
     # channel); None where it can
     awaiting_input_unavailable: str | None = None
+    # who started the running job (``Result.source``: notebook, agent, person, panel)
+    job_source: str | None = None
 
     @property
     def running(self) -> bool:
@@ -164,6 +190,8 @@ class ReadResult:
     dropped: int = 0
     partial: str = ""
     job_id: str | None = None
+    # colours of ``text``'s lines for HTML views, as ``Result.styles`` (not in to_dict)
+    styles: list[list[Any]] | None = None
 
     @property
     def text(self) -> str:
@@ -174,5 +202,6 @@ class ReadResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["styles"]
         d["text"] = self.text
         return d

@@ -1,6 +1,7 @@
 """A finished job's output box opens at its end in real JupyterLab (issue 36):
 the error at the bottom of a long build log is what a reader sees first; and
-its colours show (the computed style of a red word).
+its colours show (the computed style of a red word), also on a line the
+terminal's screen scrolled away long before the job ended.
 
 The text is taller than the box, so it scrolls; its last line must be inside
 the visible part of the box and its first line outside it, for a result, a
@@ -24,6 +25,8 @@ CELLS = {
     "wait": "%bash_exec --wait seq 1 80; echo LAST-LINE",
     "read": "%bash_read --lines 40",
     "colour": r"%bash_exec --wait printf 'x \e[31mRED-WORD\e[0m \e[1;4mSTRONG\e[0m y\n'",
+    # a red line 36 lines above the end: shown (40 lines), long scrolled off the 30-row screen
+    "far": r"%bash_exec --timeout 20 printf 'x \e[31mFAR-RED\e[0m y\n'; seq 1 35",
 }
 
 # Whether the box's first line and LAST-LINE sit inside against the visible part of the box.
@@ -99,3 +102,19 @@ def test_a_red_word_is_red(open_notebook, output_notebook: Path) -> None:
         raise AssertionError(f"{exc}; it shows:\n{cell.inner_text()[-800:]}") from None
     assert got == {"red": "rgb(205, 0, 0)", "weight": "700", "line": "underline"}, got
     assert "x RED-WORD STRONG y" in cell.inner_text()
+    far = nb.cell(list(CELLS).index("far"))
+
+    def far_red() -> str | None:
+        return far.evaluate(  # type: ignore[no-any-return]
+            """(cell) => {
+                const s = [...cell.querySelectorAll('.dsh-result pre span')].find(s => s.textContent === 'FAR-RED');
+                return s ? getComputedStyle(s).color : null;
+            }"""
+        )
+
+    try:
+        colour = wait_until(far_red, 30, message="the red word above the screen's rows")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it shows:\n{far.inner_text()[-800:]}") from None
+    assert colour == "rgb(205, 0, 0)"
+    assert "x FAR-RED y" in far.inner_text()

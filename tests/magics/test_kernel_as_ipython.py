@@ -70,6 +70,18 @@ def test_timeout_is_seconds_and_a_prefix_is_not_an_option(kernel: Kernel) -> Non
     assert "Traceback" not in ex.text()
 
 
+def test_idle_is_seconds_and_send_takes_no_wait_prefix(kernel: Kernel) -> None:
+    """Finding 1's other two: ``--idle 5`` was read as 5 ms (the wait returned
+    after the first line, in the job's half-second pause), and ``%bash_send
+    --wait 5`` as ``--wait-ms``."""
+    kernel.run("%bash_exec echo a; sleep 0.5; echo b; sleep 30")
+    got = _values(kernel, "r = %bash_wait --idle 5 --timeout 60", "[r.reason, r.output]")
+    assert got == ["idle", "a\nb\n"]
+    ex = kernel.run("%bash_send --wait 5 y", ok=False)
+    assert ex.status == "error"
+    assert "unknown option --wait" in ex.text() and "Traceback" not in ex.text()
+
+
 def test_send_text_is_unquoted_as_a_shell_does(kernel: Kernel) -> None:
     kernel.run("%bash_exec --tty read -p 'answer? ' a; printf '[%s]\\n' \"$a\"")
     kernel.run("%bash_wait --timeout 10")

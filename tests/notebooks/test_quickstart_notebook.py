@@ -117,6 +117,10 @@ def check(nb: nbformat.NotebookNode) -> None:
         _cell(nb, "%bash_interrupt")
     )
     assert "still the same shell: hello" in _text(_cell(nb, '%bash_exec --wait echo "still'))
+    coloured = _cell(nb, "%bash_exec --wait printf")
+    assert "test_a PASSED\ntest_b FAILED" in _text(coloured) and "\x1b" not in _text(coloured)
+    shown = "".join(str(o.get("data", {}).get("text/html", "")) for o in coloured.outputs)
+    assert '<span style="color:#cd0000;font-weight:bold">PASSED</span>' in shown, shown
 
     # failures stop Run All; -e puts Python values in
     assert "(False, 2, 'settled')" in _text(_cell(nb, "r = %bash_exec --wait --no-raise-error"))

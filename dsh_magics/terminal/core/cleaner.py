@@ -1,5 +1,7 @@
 """Raw PTY bytes to clean text: UTF-8 decoding that never raises, ANSI
-escapes and stray control characters removed, state kept across reads."""
+escapes and stray control characters removed, state kept across reads; with
+``keep_sgr`` the colour sequences (SGR) stay, for the ring to take out and keep
+beside its plain lines (core/ring.py)."""
 
 from __future__ import annotations
 
@@ -17,20 +19,24 @@ _ANSI = re.compile(
     # string sequences, so an incomplete one of those is never half-stripped.
     r"|\x1b[ -/]*[0-9:;<=>?@A-OQ-WYZ\\`a-~]"
 )
+# The same, without SGR (``ESC [ params m``): a CSI is left when it is one.
+_ANSI_BUT_SGR = re.compile(_ANSI.pattern.replace(r"\x1b\[", r"\x1b\[(?![0-9;:]*m)", 1))
 # C0 controls other than \b \t \n \r, plus DEL and any ESC left unmatched.
 _CTRL = re.compile(r"[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]")
 #: Every byte but those (ESC among them): a read whose bytes are all here
 #: decodes to text with nothing to remove. In UTF-8 such a character is
 #: always that one byte, so looking at the bytes (a C-speed ``translate``,
 #: several times faster than searching the text) says the same.
+_CTRL_BUT_SGR = re.compile(r"[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|\x1b(?!\[[0-9;:]*m)")
 _NOT_CTRL = bytes(b for b in range(256) if not _CTRL.match(chr(b)))
 _MAX_HELD_ESCAPE = 512
 
 
 class Cleaner:
-    def __init__(self) -> None:
+    def __init__(self, *, keep_sgr: bool = False) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._held = ""
+        self._ansi, self._ctrl = (_ANSI_BUT_SGR, _CTRL_BUT_SGR) if keep_sgr else (_ANSI, _CTRL)
 
     def feed(self, data: bytes) -> str:
         if not self._held and not data.translate(None, _NOT_CTRL):
@@ -43,9 +49,9 @@ class Cleaner:
                 # Possibly the start of a sequence whose end is in the next read.
                 self._held = text[j:]
                 text = text[:j]
-            text = _ANSI.sub("", text)
-        if _CTRL.search(text):
-            text = _CTRL.sub("", text)
+            text = self._ansi.sub("", text)
+        if self._ctrl.search(text):
+            text = self._ctrl.sub("", text)
         return text
 
     def flush(self) -> str:
@@ -54,7 +60,7 @@ class Cleaner:
         self._held = ""
         self._decoder.reset()
         if text:
-            text = _CTRL.sub("", _ANSI.sub("", text))
+            text = self._ctrl.sub("", self._ansi.sub("", text))
         return text
 
 

@@ -60,7 +60,7 @@ class JobCore:
         self.lock = threading.RLock()
         self.out_cond = threading.Condition(self.lock)
         self.ring = Ring(max_lines)
-        self.cleaner = Cleaner()
+        self.cleaner = Cleaner(keep_sgr=True)  # the ring keeps colours beside its lines
         self.scanner = scanner
         # Imported here, when the first terminal starts: the emulator's binding
         # parses its C declarations on import (0.15-0.35 s), and a process that
@@ -152,7 +152,7 @@ class JobCore:
                 session_id=self.session_id,
                 job_id=self.running.job.id,
             )
-        return jobs.Job("bash", self.session_id, label=command[:200], canceller=canceller, source=source)
+        return jobs.Job("bash", self.session_id, label=command[: jobs.MAX_LABEL_CHARS], canceller=canceller, source=source)
 
     def input_run(self) -> Running:
         """The running job, to type into (call with ``lock`` held); with none,

@@ -60,6 +60,7 @@ def running_result(session_id: str, run: Running, ring: Ring, cwd: str | None) -
         dropped_lines=dropped,
         fresh_shell=run.fresh_shell,
         start_line=run.start_line,
+        styles=ring.style_rows(run.start_line, partial=bool(ring.partial)),
         note=run.quiet.read_note(secret=bool(run.awaiting and run.awaiting.secret)),
         awaiting_input=run.awaiting.to_dict() if run.awaiting else None,
         inputs=[r.to_dict() for r in run.inputs],
@@ -101,6 +102,7 @@ def final_result(
         signal=signal_no,
         note=note,
         start_line=run.start_line,
+        styles=ring.style_rows(run.start_line, run.end_line),
         inputs=[r.to_dict() for r in run.inputs],
         source=run.job.source,
     )
@@ -141,4 +143,5 @@ def read_result(session_id: str, ring: Ring, since: int | None, last: int | None
         dropped=dropped,
         partial=ring.partial,
         job_id=job_id,
+        styles=ring.style_rows(first, partial=bool(ring.partial)),
     )

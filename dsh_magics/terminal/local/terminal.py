@@ -277,6 +277,7 @@ class Terminal(TerminalBase):
                 status=status,
                 cwd=self.cwd,
                 job_id=run.job.id if run else None,
+                job_source=run.job.source if run else None,
                 pid=self.pid,
                 created_at=self.created_at,
                 job_started_at=run.started_at if run else None,

@@ -331,6 +331,7 @@ class RemoteTerminal(TerminalBase):
                 status=DEAD if core.dead else (BUSY if run else IDLE),
                 cwd=core.last_cwd,
                 job_id=run.job.id if run else None,
+                job_source=run.job.source if run else None,
                 pid=self.pid,
                 created_at=self.created_at,
                 job_started_at=run.started_at if run else None,
