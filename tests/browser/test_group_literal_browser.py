@@ -104,8 +104,12 @@ def test_group_views_show_member_text_literally(open_notebook, group_notebook: P
         _no_markup_of_theirs(nb, "live")
         nb.screenshot("group-literal-running")
     finally:
-        for gate in gates:
-            gate.open(timeout=120)
+        try:
+            for gate in gates:
+                gate.open(timeout=120)
+        finally:
+            for gate in gates:
+                Path(gate.path).unlink()
     nb.wait_cells_done(timeout=240)
     # The typesetter is active in this page: plain HTML with the same kind of text is math.
     try:
