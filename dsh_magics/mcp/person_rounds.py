@@ -19,9 +19,9 @@ import mcp.types as types
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from .. import fanout, tools
+from .. import tools
 from ..terminal.api import Engine
-from ..tools.group_tools import is_group_id
+from ..tools.group_tools import is_group_id, members
 from ..tools.schemas import DEFAULT_SEND_WAIT_MS
 from .calls import CallRunner, wait_seconds
 from .elicit import ANSWERED_NOTE, PersonAnswers, UrlRequest
@@ -147,9 +147,8 @@ class PersonRounds:
 
     def _label(self, group_id: str, job_id: str) -> str:
         """The target of the group's member that runs ``job_id`` (the job id if gone)."""
-        group = fanout.table_for(self.backend).get(group_id)
-        runs = [] if group is None else [r for r in group.runs if r.job_id == job_id]
-        return runs[0].member.label if runs else job_id
+        found = [m["target"] for m in members(self.backend, group_id) if m["job_id"] == job_id]
+        return str(found[0]) if found else job_id
 
     async def _group_notes(
         self, ctx: Any, result: dict[str, Any]
@@ -157,22 +156,20 @@ class PersonRounds:
         """A group's members at a password prompt, each routed to a person
         once (its own one-time page); a person's answer since the last
         result, per member. The notes name each member's target."""
-        group = fanout.table_for(self.backend).get(result["group_id"])
-        if group is None:
-            return result, None
+        runs = members(self.backend, result["group_id"])
         asked: list[str] = []
-        for run in group.awaiting():
-            if not (run.awaiting or {}).get("secret") or run.job_id is None:
+        for run in runs:
+            if not (run["awaiting"] or {}).get("secret") or run["job_id"] is None:
                 continue
-            member = {"job_id": run.job_id, "session_id": run.member.session_id, "awaiting_input": {"secret": True}}
+            member = {"job_id": run["job_id"], "session_id": run["session_id"], "awaiting_input": {"secret": True}}
             said, request = await self.answers.notes_for(ctx, member, run_blocking)
             if request is not None:  # (answers since the last result stay for the one that has no request)
                 return result, request
-            asked += [f"{run.member.label}: {n}" for n in said]
+            asked += [f"{run['target']}: {n}" for n in said]
         notes = [
-            f"{run.member.label}: {ANSWERED_NOTE}"
-            for run in list(group.runs)
-            if run.job_id is not None and self.answers.take_answered(run.job_id)
+            f"{run['target']}: {ANSWERED_NOTE}"
+            for run in runs
+            if run["job_id"] is not None and self.answers.take_answered(run["job_id"])
         ]
         notes += asked
         if not notes:
