@@ -54,6 +54,8 @@ def _view(gid: str, r: dict[str, Any]) -> str:
         )
     elif r.get("timed_out"):
         parts.append(f"(timed out with targets still running; bash_wait with job_id {gid} to keep waiting)")
+    if r.get("note"):
+        parts.append(f"note: {r['note']}")
     rows = r.get("detail")
     if isinstance(rows, list) and rows:
         # set apart from the last output block, which it must not seem part of

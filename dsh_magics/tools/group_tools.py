@@ -59,6 +59,21 @@ def group_of(engine: Engine, group_id: str, caller: str | None) -> fanout.GroupJ
     return group
 
 
+def members(engine: Engine, group_id: str) -> list[dict[str, Any]]:
+    """Each member of the group now: ``target``, ``session_id``, ``job_id`` and
+    ``awaiting`` (what its job waits for, else None); none for an unknown
+    group. (The MCP server routes members' password prompts with it.)"""
+    group = fanout.table_for(engine).get(group_id)
+    if group is None:
+        return []
+    waiting = {id(r) for r in group.awaiting()}
+    return [
+        {"target": r.member.label, "session_id": r.member.session_id, "job_id": r.job_id,
+         "awaiting": r.awaiting if id(r) in waiting else None}
+        for r in list(group.runs)
+    ]
+
+
 def wait_group(engine: Engine, args: dict[str, Any], caller: str | None, budget: int, timeout_ms: int) -> dict[str, Any]:
     for key in ("until", "until_screen", "idle_ms"):
         if key in args:

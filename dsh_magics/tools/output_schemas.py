@@ -121,7 +121,11 @@ GROUP_RESULT = _obj(
         "merged": _t("string"),
         "omitted_chars": _COUNT,
     },
-    {"detail": {"type": "array", "items": GROUP_ROW}, "reason": _t("string", enum=["awaiting_input"])},
+    {
+        "detail": {"type": "array", "items": GROUP_ROW},
+        "reason": _t("string", enum=["awaiting_input"]),
+        "note": _t("string"),  # over MCP: members' password prompts routed to a person (mcp/person_rounds.py)
+    },
 )
 
 GROUP_INTERRUPTED = _obj({"group_id": _t("string"), "interrupted": _t("string"), "count": _COUNT})

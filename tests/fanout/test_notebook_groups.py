@@ -1,5 +1,7 @@
 """The group magics in a real ipykernel (jupyter_client) over real places: the test sshd
-under 4 host aliases and a dead one, and 2 ``cmd:`` targets, named by a groups file.
+under 4 host aliases and a dead one, 2 podman containers (without podman, the fleet
+has none and the checks on them are skipped, saying so) and 2 ``cmd:`` targets, named
+by a groups file.
 
 A group handle comes back at once with a live area that updates in place (display_data,
 then update_display_data with the same display id) while the kernel is idle; the wait
@@ -12,14 +14,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dsh_magics.fanout import fold
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import Gate, ps_lines, wait_until
-from tests.fanout.fleet import ssh_aliases
+from tests.fanout.fleet import ssh_aliases, start_boxes
 from tests.magics.kernel_support import Execution, Kernel
 from tests.remote.conftest import sshd  # noqa: F401 - fixture
 
@@ -31,13 +33,36 @@ STEP_S = 180  # terminals over ssh on a loaded 2-core machine
 
 
 @pytest.fixture(scope="module")
-def kernel(sshd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:  # noqa: F811
+def boxes() -> Iterator[list[str]]:
+    """``podman://`` targets of 2 running containers, or none (why is in NO_BOXES)."""
+    found = start_boxes(2)
+    if isinstance(found, str):
+        NO_BOXES.append(found)
+        yield []
+        return
+    try:
+        yield [f"podman://{n}" for n in found.names]
+    finally:
+        found.remove()
+
+
+NO_BOXES: list[str] = []
+
+
+def _need_boxes(boxes: list[str]) -> None:
+    if not boxes:
+        pytest.skip(f"no podman members: {NO_BOXES[0] if NO_BOXES else 'none started'}")
+
+
+@pytest.fixture(scope="module")
+def kernel(sshd, boxes: list[str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:  # noqa: F811
     home = tmp_path_factory.mktemp("nb-groups")
     groups = home / "groups.yaml"
-    fleet = ", ".join(f'"{c}"' for c in CMDS)
+    fleet = ", ".join(f'"{c}"' for c in [*boxes, *CMDS])
     groups.write_text(
         "groups:\n"
         "  hosts: ssh://nbhost[1-4]\n"
+        f"  boxes: [{', '.join(boxes)}]\n"
         f'  fleet: ["@hosts", "ssh://nbdead", {fleet}]\n'
     )
     env = {
@@ -78,37 +103,56 @@ def _error(ex: Execution) -> dict[str, Any]:
     return err["content"]
 
 
-def test_a_group_over_the_fleet_folds_identical_outputs_and_the_dead_alias_is_a_row(kernel: Kernel) -> None:
+def _some(boxes: list[str]) -> tuple[str, int]:
+    """``--on`` options for the hosts, a ``cmd:`` and the containers; how many members."""
+    return f"--on @hosts --on '{CMDS[0]}'" + (" --on @boxes" if boxes else ""), len(HOSTS) + 1 + len(boxes)
+
+
+def test_a_group_over_the_fleet_folds_identical_outputs_and_the_dead_alias_is_a_row(
+    kernel: Kernel, boxes: list[str]
+) -> None:
+    n = len(HOSTS) + 1 + len(boxes) + len(CMDS)
     ex = kernel.run("g = %bash_exec --on @fleet echo same-$((6*7))\nprint('handle', g)", timeout=30)
     assert "handle g" in ex.stream(), ex.text()  # at once: the members connect in the background
     ex = kernel.run("r = %bash_wait $g", timeout=STEP_S, ok=False)
     err = _error(ex)
     # a member failed: one line (no traceback) that stops Run All, after the view was shown
     assert err["ename"] == "GroupFailed" and err["traceback"] == [f"GroupFailed: {err['evalue']}"], err
-    assert "1 of 7 targets failed" in err["evalue"] and "TARGET_UNREACHABLE: ssh://nbdead" in err["evalue"]
+    assert f"1 of {n} targets failed" in err["evalue"] and "TARGET_UNREACHABLE: ssh://nbdead" in err["evalue"]
     shown = _display(ex)
     text = ([shown] + _updates(kernel, shown["transient"]["display_id"]))[-1]["data"]["text/plain"]
-    assert "exit 0: ssh://nbhost[1-4]," in text and "TARGET_UNREACHABLE: ssh://nbdead" in text, text
-    assert f"ssh://nbhost[1-4],{CMDS[0]},{CMDS[1]} (6)\n----------------\nsame-42\n" in text, text
+    assert "TARGET_UNREACHABLE: ssh://nbdead" in text, text
+    box_set = fold(boxes)
+    names = ",".join(filter(None, [box_set, "ssh://nbhost[1-4]", *CMDS]))
+    assert f"exit 0: {names}\n" in text, text
+    assert f"{names} ({n - 1})\n----------------\nsame-42\n" in text, text
     rows = kernel.value("sorted((r.target, r.status, r.code or '') for r in g.rows)")
     assert "('ssh://nbdead', 'failed', 'TARGET_UNREACHABLE')" in rows
-    assert rows.count("'completed'") == 6
+    assert rows.count("'completed'") == n - 1
     # the group's members and the group itself in %bash_list
     gid = kernel.value("g")
     listed = kernel.run("%bash_list").text()
-    assert f"{gid}: 7 targets: 6 completed, 1 failed: $ echo same-$((6*7))" in listed, listed
+    assert f"{gid}: {n} targets: {n - 1} completed, 1 failed: $ echo same-$((6*7))" in listed, listed
     assert "[ssh:nbhost1]" in listed
     members = kernel.run(f"%bash_list {gid}").text()
     assert re.search(r"^ssh://nbdead +TARGET_UNREACHABLE ", members, re.M), members
+    _need_boxes(boxes)
+    assert "[1-2]" in box_set, box_set  # the containers' names fold as a node set
+    for box in boxes:
+        assert f"('{box}', 'completed', '')" in rows, rows
+        assert re.search(rf"^{re.escape(box)} +completed ", members, re.M), members
 
 
-def test_state_persists_per_member_between_group_commands(kernel: Kernel, tmp_path: Path) -> None:
-    kernel.run(f"%bash_exec --on @hosts --on '{CMDS[0]}' --wait cd {tmp_path} && export NB_SHELL=$$", timeout=STEP_S)
-    kernel.run(f"r = %bash_exec --on @hosts --on '{CMDS[0]}' --wait pwd; [ $NB_SHELL = $$ ] && echo same-shell", timeout=STEP_S)
-    assert kernel.value("r.ok, len(r.blocks), r.blocks[0].output") == f"True 1 {tmp_path}\nsame-shell"
-    # each member its own shell: the pids differ, nothing folds (the cell form, too)
-    kernel.run(f"%%bash_exec --on @hosts --on '{CMDS[0]}' --wait\necho $NB_SHELL\n", timeout=STEP_S)
-    assert kernel.value("len(_.blocks), _.ok") == "5 True"
+def test_state_persists_per_member_between_group_commands(kernel: Kernel, boxes: list[str]) -> None:
+    on, n = _some(boxes)
+    # /tmp: on every member (the containers too), and no member's first cwd
+    # (the containers' shells can have the same pid, each in its own namespace)
+    kernel.run(f"%bash_exec {on} --wait cd /tmp && export NB_SHELL=$$.$RANDOM$RANDOM", timeout=STEP_S)
+    kernel.run(f"r = %bash_exec {on} --wait pwd; [ ${{NB_SHELL%.*}} = $$ ] && echo same-shell", timeout=STEP_S)
+    assert kernel.value("r.ok, len(r.blocks), len(r.rows), r.blocks[0].output") == f"True 1 {n} /tmp\nsame-shell"
+    # each member its own shell and value: nothing folds (the cell form, too)
+    kernel.run(f"%%bash_exec {on} --wait\necho $NB_SHELL\n", timeout=STEP_S)
+    assert kernel.value("len(_.blocks), _.ok") == f"{n} True"
 
 
 def test_the_live_area_updates_in_place_and_keeps_text_literal(kernel: Kernel, gate: Gate) -> None:
@@ -141,22 +185,23 @@ def test_the_live_area_updates_in_place_and_keeps_text_literal(kernel: Kernel, g
     assert len(_updates(kernel, view)) >= 2
 
 
-def test_the_stop_button_interrupts_every_member(kernel: Kernel) -> None:
+def test_the_stop_button_interrupts_every_member(kernel: Kernel, boxes: list[str]) -> None:
+    on, n = _some(boxes)
     mark = f"35{os.getpid()}"
-    kernel.run(f"g = %bash_exec --on @hosts --on '{CMDS[0]}' sleep {mark}", timeout=30)
-    wait_until(lambda: len([ln for ln in ps_lines() if f"sleep {mark}" in ln]) >= 5, STEP_S,
+    kernel.run(f"g = %bash_exec {on} sleep {mark}", timeout=30)
+    wait_until(lambda: len([ln for ln in ps_lines() if f"sleep {mark}" in ln]) >= n, STEP_S,
                msg="every member running its sleep")
     mid = kernel.submit("r = %bash_wait $g")
     kernel.collect_until(lambda m: m["parent_header"].get("msg_id") == mid and m["msg_type"] == "display_data")
     kernel.km.interrupt_kernel()
     ex = kernel.finish(mid, timeout=STEP_S)
-    assert "Interrupted: sent Ctrl-C to 5 members of group" in ex.stream(), ex.text()
+    assert f"Interrupted: sent Ctrl-C to {n} members of group" in ex.stream(), ex.text()
     err = _error(ex)
-    assert err["ename"] == "GroupFailed" and "5 of 5 targets failed" in err["evalue"], err
+    assert err["ename"] == "GroupFailed" and f"{n} of {n} targets failed" in err["evalue"], err
     assert kernel.value("sorted({r.status for r in g.rows})") == "['interrupted']"
     wait_until(lambda: not [ln for ln in ps_lines() if f"sleep {mark}" in ln], 30, msg="the sleeps are gone")
     # the shells survive: the next group command runs in them
-    kernel.run(f"r = %bash_exec --on @hosts --on '{CMDS[0]}' --wait echo alive", timeout=STEP_S)
+    kernel.run(f"r = %bash_exec {on} --wait echo alive", timeout=STEP_S)
     assert kernel.value("r.ok, r.blocks[0].output.strip()") == "True alive"
 
 
