@@ -48,7 +48,8 @@ SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 # put it back. A Ctrl-C that lands while bash is setting up the ``</dev/null``
 # of a job's line can leave bash reading /dev/null at top level (it then
 # read EOF and exited, killing the session); so can a command that runs
-# ``exec </dev/null``. With this guard the shell reads its next line from the
+# ``exec </dev/null``. With this guard (after a whole line; after an aborted
+# one ``EDIT_BACK`` ends the same way) the shell reads its next line from the
 # PTY again. ``command exec``, not ``builtin exec``: bash keeps the redirections
 # of a bare ``exec`` only when it runs as ``exec`` or through ``command``
 # (pinned by tests/terminal/test_shell_setup.py::test_stdin_guard_puts_the_terminal_back).
