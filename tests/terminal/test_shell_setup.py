@@ -7,7 +7,6 @@ import os
 import pytest
 
 from dsh_magics.terminal import Registry
-from dsh_magics.terminal.result import Result
 
 from .conftest import run
 
@@ -172,23 +171,3 @@ def test_stdin_guard_puts_the_terminal_back():
             stdin=zero, capture_output=True, text=True, timeout=30,
         )
     assert out.stdout.strip() == "/dev/null", out
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: bash switches its input to readline mid-line and drops the rest of the "
-    "job's line, end marker included (docs/engine.md, known limitations)",
-)
-@pytest.mark.parametrize("mode", ["vi", "emacs"])
-def test_a_job_that_turns_line_editing_on(mode: str) -> None:
-    """The engine undoes line editing after each job; a job that turns it
-    on should end like any other, and the next command run."""
-    reg = Registry(login=False)
-    try:
-        first = reg.exec("editing", f"set -o {mode}; echo on", wait_ms=10_000)
-        if not isinstance(first, Result):
-            reg.close("editing")
-        assert isinstance(first, Result) and first.output == "on\n", first
-        assert run(reg, "echo next", "editing").output == "next\n"
-    finally:
-        reg.close_all()

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
@@ -25,10 +26,48 @@ from . import child, reader
 
 T = TypeVar("T")
 
-# One long-lived thread forks every child: PR_SET_PDEATHSIG fires when the
-# *thread* that forked the child exits, so a child forked from a short-lived
-# widget or request thread would be hung up with that thread.
-_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-spawner")
+class _Spawner:
+    """One long-lived thread forks every child: PR_SET_PDEATHSIG fires when
+    the *thread* that forked the child exits, so a child forked from a
+    short-lived widget or request thread would be hung up with that thread.
+
+    A daemon thread of its own, not a ``ThreadPoolExecutor``: at interpreter
+    exit Python joins an executor's workers before ``atexit`` runs, so every
+    shell and remote client got its death signal before the orderly close
+    (:mod:`dsh_magics.shutdown`, step TERMINALS); a container's shell then
+    outlived its killed ``podman exec`` client, idle or with its job
+    (tests/reliability/test_orderly_exit.py). A daemon thread lives until
+    the process ends: the close runs first, and the death signal stays the
+    last resort when the process dies without it."""
+
+    def __init__(self) -> None:
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        done: Future[T] = Future()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="dsh-spawner", daemon=True)
+                self._thread.start()
+            self._work.put((done, fn, args))
+        return done
+
+    def _loop(self) -> None:
+        while True:
+            done, fn, args = self._work.get()
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args)
+            except BaseException as e:  # handed to the caller, as an executor does
+                done.set_exception(e)
+            else:
+                done.set_result(result)
+
+
+_spawner = _Spawner()
 
 
 def on_spawner(start: Callable[[], T]) -> T:
@@ -39,13 +78,8 @@ def on_spawner(start: Callable[[], T]) -> T:
 
 def housekeeping(fn: Callable[..., Any], *args: Any) -> None:
     """Run ``fn(*args)`` on the spawner thread without waiting, in order
-    with the spawns (the local watchdog's bookkeeping). At interpreter exit
-    the executor refuses new work; then it runs here, so a close during
-    shutdown still completes."""
-    try:
-        _spawner.submit(fn, *args)
-    except RuntimeError:
-        fn(*args)
+    with the spawns (the local watchdog's bookkeeping)."""
+    _spawner.submit(fn, *args)
 
 
 class Pty:

@@ -18,8 +18,9 @@ QUIET_RETRIES = 4
 HINT_POLL_S = 0.002
 HINT_POLLS = 25
 UNSENT_SIGINT_NOTE = (
-    "the shell aborted the job's line after a SIGINT the engine did not send "
-    "(a command in it died of SIGINT, or signalled the shell)"
+    "the shell abandoned the job's line before its end: a SIGINT the engine did not send "
+    "(a command in it died of SIGINT, or signalled the shell), or a command that turned "
+    "line editing off (`set +o emacs`) in the middle of it"
 )
 
 class Phase(Enum):

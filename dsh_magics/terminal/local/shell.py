@@ -48,7 +48,8 @@ SEEN_FILE, TRAPS_FILE = "stdout", "traps"
 # put it back. A Ctrl-C that lands while bash is setting up the ``</dev/null``
 # of a job's line can leave bash reading /dev/null at top level (it then
 # read EOF and exited, killing the session); so can a command that runs
-# ``exec </dev/null``. With this guard the shell reads its next line from the
+# ``exec </dev/null``. With this guard (after a whole line; after an aborted
+# one ``EDIT_BACK`` ends the same way) the shell reads its next line from the
 # PTY again. ``command exec``, not ``builtin exec``: bash keeps the redirections
 # of a bare ``exec`` only when it runs as ``exec`` or through ``command``
 # (pinned by tests/terminal/test_shell_setup.py::test_stdin_guard_puts_the_terminal_back).
@@ -60,12 +61,39 @@ STDIN_GUARD = f"[[ -t 0 ]] || \\command exec 0<&{INPUT_FD}"
 # check the shell; it also keeps the aborted line's ``$?`` and ``$_`` for the
 # next job, as a prompt would show them. After a whole line (the usual case)
 # no function runs: a call costs more than the two tests.
-PROMPT_CMD = f'(( {ABORTED} = $? )) && {PROMPT_FN} "$_"; {STDIN_GUARD}'
+# After an aborted line ``PROMPT_FN`` itself leaves the shell's input on the
+# here-string of ``EDIT_BACK`` (which ends by putting the terminal back), so
+# the guard runs only after a whole line.
+PROMPT_CMD = f'(( {ABORTED} = $? )) && {PROMPT_FN} "$_" || {STDIN_GUARD}'
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{PROMPT_CMD}';PS1='' PS2='' PS0='';"
-    "\\builtin set +o emacs +o vi"
+    f"PROMPT_COMMAND='{PROMPT_CMD}';PS1='' PS2='' PS0=''"
 )
+
+# Line editing while a job's text runs (docs/internals.md, "Line editing").
+# Bash switches its input to readline when ``set -o vi``/``set -o emacs``
+# runs at the interactive level, unless readline input is already on its
+# stack of input sources; inside an ``eval`` that switch replaces the input
+# the ``eval`` is parsing: the rest of the job's text, the rest of the job
+# line and the end marker are lost, and the ``eval`` goes on reading the
+# terminal with readline. So the job line turns editing on at top level
+# (where the switch is harmless: the line is parsed already) right before
+# the ``eval`` and ``END_FN`` turns it off again: the job's own ``set -o vi``
+# then only changes the mode. ``MODE`` keeps the editing mode the user chose
+# (vi or emacs), for the next jobs and for a person's ``read -e`` prompt.
+MODE = "__dsh_m"
+EDIT_ON = f'\\builtin set -o "${{{MODE}:-emacs}}"'
+EDIT_OFF = "\\builtin set +o emacs +o vi"
+MODE_RECORD = f"if [[ -o vi ]]; then {MODE}=vi; elif [[ -o emacs ]]; then {MODE}=emacs; fi"
+# A line aborted between ``EDIT_ON`` and ``EDIT_OFF`` leaves readline as the
+# shell's input, which the quiet check cannot see waiting and which would
+# take the engine's next line with line editing. Prompt commands cannot
+# switch it back (bash runs them as non-interactive), so ``PROMPT_FN`` gives
+# the shell this line to read instead, on a here-string: read by readline
+# (or by the plain reader, when the line was aborted before the switch), it
+# turns editing off at top level and puts the terminal back as the input.
+EDIT_BACK = f"{EDIT_OFF}; \\command exec 0<&{INPUT_FD}"
+EDIT_BACK_VAR = "__dsh_rl"
 
 # True when a job left the prompt variables, line editing, history, verbose
 # (and every other option) as ``FIX_FN`` last left them: one comparison with
@@ -125,11 +153,11 @@ def _functions() -> str:
         [
             f'{RESTORE_FN}() {{ \\builtin return "$1"; }}',
             f"{END_FN}() {{ {ST}=${{{ST2}-$1}} {LA}=${{{LA2}-${LA}}} {PS}=${{{PS2}-$1}}; "
-            f"{PROMPT_OK} || {FIX_FN}; {cleanup}; }}",
+            f"{PROMPT_OK} || {FIX_FN}; {EDIT_OFF}; {cleanup}; }}",
             f"{FIX_FN}() {{ {history_off}[[ -z ${{{LA2}+x}} ]] || \\builtin history -d -1; fi; "
-            f"{RESET_PROMPT}; {verbose}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS; }}",
+            f"{MODE_RECORD}; {RESET_PROMPT}; {verbose}; {EDIT_ON}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS; }}",
             f"{PROMPT_FN}() {{ {ST}=${ABORTED} {LA}=$1 {PS}=${ABORTED}; {cleanup}; "
-            f"{history_off}fi; {verbose}; {hint}; }}",
+            f'{history_off}fi; {verbose}; {MODE_RECORD}; {hint}; \\command exec 0<<<"${EDIT_BACK_VAR}"; }}',
         ]
     )
 
@@ -149,7 +177,7 @@ def _variables(scratch: str) -> str:
             f"{SEEN}={q(os.path.join(scratch, SEEN_FILE))} {TRAPS}={q(os.path.join(scratch, TRAPS_FILE))} "
             f"{TRAPTEXT}= {OLDFLAGS}= {EMPTY}= {ABORTED}=0 {OK_VAR}=",
             f"{KEEP_TEXT}={q(KEEP)} {KEEP_VAR}={q(KEEP)} {UNREADABLE_VAR}={q(_UNREADABLE)} "
-            f"{LIFT_VAR}={q(lift)} {BACK_VAR}={q(back)}",
+            f"{LIFT_VAR}={q(lift)} {BACK_VAR}={q(back)} {EDIT_BACK_VAR}={q(EDIT_BACK)}",
         ]
     )
 
@@ -198,9 +226,9 @@ def setup_line(setup_path: str, ready_nonce: str) -> str:
     line, which runs nothing and changes neither ``$?`` nor ``$_``.
     """
     return (
-        f"\n{ST}=$? {LA}=$_ {PS}=0 {HIST}=(:); [[ ! -o history ]] || {HIST}=(history -s); "
-        f"\\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
-        f"{RESET_PROMPT}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS\n"
+        f"\n{ST}=$? {LA}=$_ {PS}=0 {HIST}=(:) {MODE}=emacs; [[ ! -o history ]] || {HIST}=(history -s); "
+        f"{MODE_RECORD}; \\builtin . {shlex.quote(setup_path)}; \\builtin trap - DEBUG ERR RETURN; "
+        f"{RESET_PROMPT}; {EDIT_ON}; {OK_VAR}=$PROMPT_COMMAND'||'$SHELLOPTS; {EDIT_OFF}\n"
         ":\n" + sync_line(ready_nonce)
     )
 
@@ -365,7 +393,7 @@ def job_line(
         + f"\\builtin . {shlex.quote(script_path)} || :; {printf_marker(BEGIN, nonce)}; "
         + (f"{gate}; " if gate else "")
         + (TTY_TERM_ON if tty else "")
-        + f'{restore}; {END_FN} "${{PIPESTATUS[0]}}"; '
+        + f'{EDIT_ON}; {restore}; {END_FN} "${{PIPESTATUS[0]}}"; '
         + (TTY_TERM_OFF if tty else "")
         + _hidden(end)
         + (f"; {gate_end}" if gate_end and tty else "")

@@ -39,7 +39,6 @@ XTRACE_VAR = "__dsh_magics_xtrace"
 TRAP_VAR = "__dsh_magics_trap"
 TERM_VAR = "__dsh_magics_term"  # the shell's TERM while a tty job runs with xterm-256color
 
-_ABORT_HINT = f'\\builtin test $? = 0 || \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}'
 _STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
 # History is on only while a job's command runs (if the user wants it), so
 # bash never records the engine's own lines; after an aborted line this
@@ -49,10 +48,30 @@ _HISTORY_OFF = f"[[ ! -o history ]] || {{ {HIST_VAR}=1; \\builtin set +o history
 _HISTORY_OFF_OR_CLEAR = (
     f"if [[ -o history ]]; then {HIST_VAR}=1; \\builtin set +o history; else {HIST_VAR}=; fi"
 )
+# Line editing is on while a job's text runs, in the mode the user chose
+# (``MODE_VAR``), and off between jobs: a job's own ``set -o vi`` inside the
+# ``eval`` would otherwise switch bash's input to readline there and lose
+# the rest of the job's lines (the local shell does the same and says why:
+# terminal/local/shell.py, ``EDIT_ON``). After a line aborted while it was on,
+# the prompt command hands bash a line on a here-string that turns it off at
+# top level and puts the terminal back (``EDIT_BACK_FN``).
+MODE_VAR = "__dsh_magics_mode"
+EDIT_ON = f'\\builtin set -o "${{{MODE_VAR}:-emacs}}"'
+EDIT_OFF = "\\builtin set +o emacs +o vi"
+MODE_RECORD = f"if [[ -o vi ]]; then {MODE_VAR}=vi; elif [[ -o emacs ]]; then {MODE_VAR}=emacs; fi"
+EDIT_BACK_FN = "__dsh_magics_back"
+_EDIT_BACK = (
+    f"{EDIT_BACK_FN}() {{ {MODE_RECORD}; "
+    f"\\command exec 0<<<'{EDIT_OFF}; \\command exec 0<&{INPUT_FD}'; }}"
+)
+_ABORT_HINT = (
+    f'if \\builtin test $? = 0; then {_STDIN_GUARD}; else \\builtin printf "\\033]6973;P\\007" >&{MARKER_FD}; '
+    f"{EDIT_BACK_FN} || {_STDIN_GUARD}; fi"
+)
 RESET_PROMPT = (
     "\\builtin unset PROMPT_COMMAND;"
-    f"PROMPT_COMMAND='{_ABORT_HINT}; {_HISTORY_OFF}; {_STDIN_GUARD}';PS1='' PS2='' PS0='';"
-    "\\builtin set +o emacs +o vi"
+    f"PROMPT_COMMAND='{_ABORT_HINT}; {_HISTORY_OFF}';PS1='' PS2='' PS0='';"
+    f"{EDIT_OFF}"
 )
 
 
@@ -81,6 +100,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
     env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
     cd = cd_command(cwd) if cwd else ":"
     lines = [
+        f"{MODE_VAR}=emacs; {MODE_RECORD}; "
         "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
         "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; \\builtin unset TMOUT 2>/dev/null; "
         "PS1='' PS2='' PS4='+ '",
@@ -90,7 +110,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
         # `history -s` drops the last entry when bash last recorded a line
         # itself (here: the first set-up line, read while history was on);
         # one throwaway entry resets that, or the first job's entry would go.
-        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {LAST_VAR}=(0 ''); "
+        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {_EDIT_BACK}; {LAST_VAR}=(0 ''); "
         f"\\builtin history -c; \\builtin history -s :; \\builtin history -c; {HIST_VAR}=1 {XTRACE_VAR}= {TRAP_VAR}=",
         f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
         ":",
@@ -273,10 +293,10 @@ def job_text(
     return (
         f"{stty}{_load(CMD_VAR, command)}; \\builtin export -n {CMD_VAR}; {trap_back}{before}"
         f"{_printf(BEGIN, nonce)}; "
-        f'! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
+        f'{EDIT_ON}; ! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
         f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF_OR_CLEAR}; "
         f"[[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" '' 1 \"${STATUS_VAR}\"); "
-        f"{LAST_VAR}[2]=; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"
+        f"{LAST_VAR}[2]=; {MODE_RECORD}; {EDIT_OFF}; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"
         f"{RESET_PROMPT}\n"
     )
 
