@@ -18,7 +18,8 @@ GROUP_RESULT_TEXT = (
     "target with target, session_id, job_id, status, exit_code, duration_s, last_line and, "
     "when relevant, code (TARGET_UNREACHABLE: never reached; TARGET_LOST: its connection or "
     "shell died), message, timed_out (target_timeout_ms ended it) and awaiting_input (a "
-    "secret prompt is answered by a person, never by you)."
+    "secret prompt is answered by a person, never by you); note, when members' password "
+    "prompts were handed to a person, says which were asked or answered."
 )
 
 GROUP_EXEC_PARAMS = (
