@@ -20,7 +20,13 @@ from .scratch import close_fd
 
 
 def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
-    """:meth:`Terminal.send`: type into the running job's terminal."""
+    """:meth:`Terminal.send`: type into the running job's terminal.
+
+    What must be known before the bytes go (a running job, the screen's key
+    modes, whether the job asks for hidden entry) is looked at under the
+    engine lock; the bytes are written next, and their record made after
+    them: on an attached person's key, everything after the write overlaps
+    with the echo on its way (benchmarks/README.md, ``bench_attach.py``)."""
     data = typing.data()
     key = typing.key
     with core.lock:
@@ -30,8 +36,6 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
         if not typing.keyed and hidden and not typing.allow_secret:
             raise interaction.hidden_entry_refused(core.session_id, run.job.id)
-        record = typing.record(hidden)
-        run.inputs.append(record)
         run.awaiting = None
         run.quiet.reader = None
         if key == "ctrl-c":
@@ -39,12 +43,14 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         start_line, prompt = core.ring.next_line, core.ring.partial
         transport.typed = True
         # Look again once the program has had a moment with the input.
-        run.quiet.at = time.monotonic() + quiet.QUIET_S
+        due = run.quiet.at = time.monotonic() + quiet.QUIET_S
         run.quiet.tries = 0
         job = run.job
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
         transport.pty.write(data)
-    transport.poke()
+        record = typing.record(hidden)
+        run.inputs.append(record)  # in the order written
+    transport.wake.due(due)
     core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
     return job, start_line, prompt
 
