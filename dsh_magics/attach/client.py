@@ -36,6 +36,7 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, SessionBusy, ShellExited
 from ..host import protocol as P
+from ..host.keys import line_prefix as keys_line_prefix
 from ..host.runtime import HostPaths
 from ..host.stream import bytes_prefix
 from . import render
@@ -128,10 +129,7 @@ class Attacher:
         self._stopping = False
         self._screen_size: tuple[int, int] | None = None
         self._painter = render.Painter()
-        # A type_keys request up to its data (Pipe.send's line, keys in the same order).
-        line = P.encode({"v": P.VERSION, "id": "k:type_keys", "op": "type_keys", "reply": P.ERRORS_ONLY,
-                         "args": {"session_id": session, "caller": self.caller, "data": ""}})  # fmt: skip
-        self._keys_prefix = line[: -len(b'""}}\n')]
+        self._keys_prefix = keys_line_prefix(session, self.caller)  # a keys line up to its data
 
     # ------------------------------------------------------------------
     def open(self) -> dict[str, Any]:
