@@ -11,6 +11,7 @@ import time
 from ... import jobs
 from .. import interaction
 from ..core import fdwait, procs, tty_state
+from ..core.input_record import Typed
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..result import DEAD
@@ -24,9 +25,9 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
 
     What must be known before the bytes go (a running job, the screen's key
     modes, whether the job asks for hidden entry) is looked at under the
-    engine lock; the bytes are written next, and their record made after
-    them: on an attached person's key, everything after the write overlaps
-    with the echo on its way (benchmarks/README.md, ``bench_attach.py``)."""
+    engine lock; the bytes are written next, and recorded by that write
+    after them (``Pty.write``): on an attached person's key, the record
+    overlaps with the echo on its way (benchmarks/README.md, ``bench_attach.py``)."""
     data = typing.data()
     key = typing.key
     with core.lock:
@@ -46,12 +47,10 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         due = run.quiet.at = time.monotonic() + quiet.QUIET_S
         run.quiet.tries = 0
         job = run.job
+    typed = Typed(core.session_id, job.id, typing.record(hidden), run.inputs.append, core.emit)
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.pty.write(data)
-        record = typing.record(hidden)
-        run.inputs.append(record)  # in the order written
+        transport.pty.write(data, typed=typed)  # recorded once written
     transport.wake.due(due)
-    core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
     return job, start_line, prompt
 
 
