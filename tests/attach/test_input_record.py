@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,7 +125,9 @@ def test_a_typed_input_cannot_carry_secret_text() -> None:
     kept: list[InputRecord] = []
     told: list[dict[str, object]] = []
     ok = InputRecord.make("person", "hunter2", secret=True)
-    Typed("s", "j1", ok, kept.append, told.append).written()
+    typed = Typed("s", "j1", ok, kept.append, told.append)
+    typed.writing()
+    typed.written()
     assert kept == [ok] and ok.text == "[secret]"
     assert told == [{"type": "input", "session_id": "s", "job_id": "j1", "input": ok.to_dict()}]
 
@@ -137,12 +139,22 @@ def reg() -> Iterator[Registry]:
     r.close_all()
 
 
+@pytest.fixture
+def sid(reg: Registry) -> Iterator[str]:
+    """A session of its own per run (in-process reruns share the registry), closed afterwards."""
+    name = f"rec-{uuid.uuid4().hex[:8]}"
+    yield name
+    if reg.exists(name):
+        reg.close(name)
+
+
 def _awaiting(reg: Registry, sid: str, secret: bool) -> None:
     wait_until(lambda: (reg.info(sid).awaiting_input or {}).get("secret") is secret, 30.0)
 
 
-def test_each_write_of_input_is_recorded_once_in_the_order_written(reg: Registry) -> None:
-    sid = f"rec-{os.getpid()}-order"
+def test_each_write_of_input_is_recorded_once_in_the_order_written(reg: Registry, sid: str) -> None:
+    """Also the input a job ends on is in its result (the job's inputs have
+    a record before its bytes go)."""
     job = reg.exec(sid, "for i in 1 2 3; do read -r x; echo \"got $x\"; done", tty=True, source="notebook")
     assert isinstance(job, jobs.Job)
     _awaiting(reg, sid, False)
@@ -157,15 +169,13 @@ def test_each_write_of_input_is_recorded_once_in_the_order_written(reg: Registry
         ("input", "panel", None, "three"),
     ]
     assert [(i["source"], i["text"]) for i in job.result.inputs] == [("agent", "one"), ("person", "two\r"), ("panel", "three")]
-    reg.close(sid)
 
 
-def test_a_password_a_person_answers_at_their_own_prompt_is_never_recorded(reg: Registry) -> None:
+def test_a_password_a_person_answers_at_their_own_prompt_is_never_recorded(reg: Registry, sid: str) -> None:
     """A person's command that asks for a password (typed at their prompt:
     ``type_keys`` on an idle terminal), answered by them: the command is in
     the record as the person's, the password nowhere (the record, the job's
     inputs, the rows ``bash_list`` shows as ``typed``)."""
-    sid = f"rec-{os.getpid()}-pw"
     reg.exec(sid, "true", wait_ms=20_000)
     line = "read -rs -p 'Password: ' pw; echo \"n=${#pw}\""
     reg.type_keys(sid, line + "\r", caller="attach-7")  # opens the person's prompt, types the line, Enter
@@ -181,4 +191,3 @@ def test_a_password_a_person_answers_at_their_own_prompt_is_never_recorded(reg: 
     everything = json.dumps([record, rows, job.result.inputs])
     assert "pw-Qx51-own" not in everything
     assert any(r["kind"] == "command" and r["text"] == line for r in rows)
-    reg.close(sid)

@@ -63,10 +63,12 @@ class Entry:
 @dataclass(frozen=True)
 class Typed:
     """Input written to a terminal on somebody's behalf, as
-    :meth:`.pty.Pty.write` records it once the bytes are written: ``record``
-    (already checked and redacted) goes to the job's inputs (``keep``) and, as
-    an ``input`` event, to the terminal's record (``tell``: the terminal's
-    ``emit``; the registry adds it to the :class:`InputLog`)."""
+    :meth:`.pty.Pty.write` records it: ``record`` (already checked and
+    redacted) goes to the job's inputs (``keep``) just before the bytes, so a
+    job that ends on them has it in its result, and once they are written,
+    as an ``input`` event, to the terminal's record (``tell``: the terminal's
+    ``emit``; the registry adds it to the :class:`InputLog`). Both under the
+    write lock: the order of the records is the order written."""
 
     session_id: str
     job_id: str
@@ -78,8 +80,10 @@ class Typed:
         if self.record.secret and self.record.text != SECRET_TEXT:
             raise ValueError("a secret input's record must be redacted before it is written")
 
-    def written(self) -> None:
+    def writing(self) -> None:
         self.keep(self.record)
+
+    def written(self) -> None:
         self.tell({"type": "input", "session_id": self.session_id, "job_id": self.job_id, "input": self.record.to_dict()})
 
 

@@ -90,9 +90,12 @@ class Pty:
     def write(self, data: bytes, *, typed: Typed | None) -> None:
         """Write all of ``data`` to the terminal, one writer at a time (so two
         threads' bytes never interleave); SHELL_EXITED when it cannot.
-        ``typed``: None for the engine's own lines, else the input's record,
-        kept once the bytes are written (in the order written)."""
+        ``typed``: None for the engine's own lines, else the input's record
+        (:class:`.input_record.Typed`: the job's inputs have it before the
+        bytes go, the terminal's record once they went; in the order written)."""
         with self._wlock:
+            if typed is not None:
+                typed.writing()
             while data:
                 proc = self.proc
                 if proc is None or self._is_dead():

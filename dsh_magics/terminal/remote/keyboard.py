@@ -160,6 +160,7 @@ class RemoteKeyboard:
             self._watch.job_output(run)  # what it waited for is answered; look again once quiet
         typed = Typed(core.session_id, job.id, record, run.inputs.append, core.emit)
         if typing.key == "ctrl-c":
+            typed.writing()
             self.interrupt()  # with its hold early in a job (see interrupt): typed as the engine's
             typed.written()
         else:
