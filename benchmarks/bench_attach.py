@@ -1,6 +1,6 @@
 """What a person at ``dsh-magics attach`` feels, against ``tmux attach`` in the same run.
 
-    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--json]
+    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--floor] [--json]
 
 Both clients run in a PTY of this script (100x30), the way a terminal emulator
 runs them:
@@ -20,7 +20,8 @@ runs them:
 ``--baseline DIR`` also measures the attach client and host of another
 checkout (DIR holds its ``dsh_magics``; e.g. ``git archive REV dsh_magics |
 tar -x -C DIR``) in the same turns, for before/after figures under the same
-load.
+load. ``--floor`` adds a bare Python relay of the same shape (:data:`_FLOOR_HOST`):
+what the five wake-ups cost a Python program that does nothing else.
 
 The host runs in a private runtime directory and is stopped at the end, as
 is the tmux server.
