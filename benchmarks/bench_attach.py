@@ -220,9 +220,13 @@ class Floor:
         assert self.host.stdout is not None
         self.host.stdout.readline()  # listening
         self.p = Pty([sys.executable, "-c", _FLOOR_CLIENT, path], env)
-        self.p.read_until(b"$ ")  # bash's first prompt: it drops what was typed before
-        os.write(self.p.master, b"echo rea''dy\r")
-        self.p.read_until(b"ready")
+        try:
+            self.p.read_until(b"$ ")  # bash's first prompt: it drops what was typed before
+            os.write(self.p.master, b"echo rea''dy\r")
+            self.p.read_until(b"ready")
+        except BaseException:
+            self.close()  # not yet among the clients the caller closes
+            raise
 
     def to_prompt(self) -> None:
         self.p.drain(0.2)
