@@ -1,6 +1,6 @@
 """What a person at ``dsh-magics attach`` feels, against ``tmux attach`` in the same run.
 
-    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--json]
+    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--floor] [--json]
 
 Both clients run in a PTY of this script (100x30), the way a terminal emulator
 runs them:
@@ -20,7 +20,8 @@ runs them:
 ``--baseline DIR`` also measures the attach client and host of another
 checkout (DIR holds its ``dsh_magics``; e.g. ``git archive REV dsh_magics |
 tar -x -C DIR``) in the same turns, for before/after figures under the same
-load.
+load. ``--floor`` adds a bare Python relay of the same shape (:data:`_FLOOR_HOST`):
+what the five wake-ups cost a Python program that does nothing else.
 
 The host runs in a private runtime directory and is stopped at the end, as
 is the tmux server.
@@ -33,6 +34,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import statistics
 import struct
 import subprocess
@@ -54,10 +56,12 @@ SEQ_BYTES = sum(len(str(i)) + 1 for i in range(1, SEQ_N + 1))
 class Pty:
     """A client program on a PTY of ours."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str | None = None) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True
+        )
         os.close(slave)
         self.seen = bytearray()
 
@@ -148,6 +152,100 @@ class Tmux:
             os.unlink(path)
 
 
+#: The least a Python relay of the same shape does (``--floor``): a host
+#: process with bash on a PTY, one thread writing what the client sends to
+#: the PTY and one sending what the PTY prints to the client, raw bytes on a
+#: Unix socket, no protocol, no engine.
+_FLOOR_HOST = """
+import os, pty, socket, struct, sys, threading, fcntl, termios
+path = sys.argv[1]
+pid, master = pty.fork()
+if pid == 0:
+    os.environ["PS1"] = "$ "
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(1)
+print("listening", flush=True)
+conn, _ = srv.accept()
+def keys():
+    while True:
+        data = conn.recv(65536)
+        if not data:
+            os._exit(0)
+        os.write(master, data)
+threading.Thread(target=keys, daemon=True).start()
+while True:
+    try:
+        data = os.read(master, 65536)
+    except OSError:
+        os._exit(0)
+    if not data:
+        os._exit(0)
+    conn.sendall(data)
+"""
+
+_FLOOR_CLIENT = """
+import os, select, socket, sys, tty
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(sys.argv[1])
+tty.setraw(0)
+while True:
+    ready, _, _ = select.select([0, sock], [], [])
+    if 0 in ready:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        sock.sendall(data)
+    if sock in ready:
+        data = sock.recv(65536)
+        if not data:
+            break
+        os.write(1, data)
+"""
+
+
+class Floor:
+    """The Python relay of :data:`_FLOOR_HOST`: what five wake-ups in three
+    processes cost when each step is Python, with nothing else done."""
+
+    name = "pyfloor"
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.dir = tempfile.mkdtemp(prefix="dshf-", dir="/tmp")
+        path = os.path.join(self.dir, "s")
+        self.host = subprocess.Popen([sys.executable, "-c", _FLOOR_HOST, path], env=env, stdout=subprocess.PIPE,
+                                     cwd=tempfile.gettempdir(), start_new_session=True)  # fmt: skip
+        assert self.host.stdout is not None
+        self.host.stdout.readline()  # listening
+        self.p = Pty([sys.executable, "-c", _FLOOR_CLIENT, path], env)
+        try:
+            self.p.read_until(b"$ ")  # bash's first prompt: it drops what was typed before
+            os.write(self.p.master, b"echo rea''dy\r")
+            self.p.read_until(b"ready")
+        except BaseException:
+            self.close()  # not yet among the clients the caller closes
+            raise
+
+    def to_prompt(self) -> None:
+        self.p.drain(0.2)
+
+    def seq(self) -> None:
+        os.write(self.p.master, f"seq 1 {SEQ_N}; echo SEQ-DONE-$((6 * 7))\r".encode())
+
+    def close(self) -> None:
+        self.p.close()
+        try:
+            os.killpg(self.host.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # it ended with its client
+        self.host.wait(10)
+        assert self.host.stdout is not None
+        self.host.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class Attach:
     """``dsh-magics attach`` and its host, both from the checkout at ``tree``."""
 
@@ -156,10 +254,13 @@ class Attach:
         self.dir = tempfile.mkdtemp(prefix="dshb-", dir="/tmp")
         os.chmod(self.dir, 0o700)
         env = dict(env, PYTHONPATH=tree)
-        subprocess.run([sys.executable, "-c", _START_HOST, self.dir], env=env, check=True, timeout=120)
+        # Run from ``tree``: ``python -c`` and ``-m`` put the current directory
+        # first on sys.path, so from a checkout's root they would import that
+        # checkout's dsh_magics whatever PYTHONPATH says.
+        subprocess.run([sys.executable, "-c", _START_HOST, self.dir], env=env, cwd=tree, check=True, timeout=120)
         self.host = HostClient(HostPaths.for_name("bench", self.dir), autostart=False)
         self.host.connect()
-        self.p = Pty([sys.executable, "-m", "dsh_magics.cli", "attach", "b", "--host-dir", self.dir], env)
+        self.p = Pty([sys.executable, "-m", "dsh_magics.cli", "attach", "b", "--host-dir", self.dir], env, cwd=tree)
         self.p.read_until(b"ready")
         self.job: Any = None
 
@@ -226,6 +327,7 @@ def main() -> int:
     ap.add_argument("--keys", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--baseline", metavar="DIR", help="another checkout's dsh_magics to measure in the same turns")
+    ap.add_argument("--floor", action="store_true", help="also a bare Python relay of the same shape (the floor)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     env = dict(os.environ, TERM="xterm-256color", DSH_MAGICS_LOGIN="0")
@@ -236,6 +338,8 @@ def main() -> int:
     load = [os.getloadavg()[0]]
     try:
         clients.append(Tmux(env))
+        if args.floor:
+            clients.append(Floor(env))
         if args.baseline:
             clients.append(Attach("baseline", os.path.abspath(args.baseline), env))
         clients.append(Attach("attach", here, env))

@@ -14,6 +14,7 @@ fail (``"reply": "errors"``, host/requests.py).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -26,6 +27,8 @@ from ..host import protocol as P
 from ..host.lifecycle import probe
 from ..host.runtime import HostPaths, list_names
 from ..host.transport import Closed, Link, expect
+
+_RECV = 256 * 1024
 
 #: What names the setting that puts a kernel's terminals in a host (docs/host.md).
 HOST_SETTING = (
@@ -210,8 +213,15 @@ class Pipe:
         self.sock.setblocking(blocking)  # blocking: calls on ``conn`` until :meth:`start`
         self._in = bytearray()
         self._out = bytearray()
+        # One reused receive buffer: a fresh 256 KB bytes per recv() goes
+        # through mmap and munmap, on the path of every key's echo.
+        self._chunk = bytearray(_RECV)
+        self._view = memoryview(self._chunk)
         self._next = 0
         self.pending: set[str] = set()  # ids of the requests whose reply is awaited
+        #: A viewer stream's bytes events (``host.stream.bytes_prefix``) are
+        #: taken apart without JSON: :meth:`read` gives their bytes.
+        self.bytes_prefix: bytes | None = None
 
     def start(self) -> None:
         """From now on only through this pipe (``conn.call`` no more)."""
@@ -230,8 +240,20 @@ class Pipe:
             msg["reply"] = P.ERRORS_ONLY
         else:
             self.pending.add(msg["id"])
-        self._out += P.encode(msg)
-        self.flush()
+        self.send_line(P.encode(msg))
+
+    def send_line(self, line: bytes) -> None:
+        """Queue one encoded request (errors only: no reply is awaited) and write what the socket takes."""
+        if self._out:
+            self._out += line
+            self.flush()
+            return
+        try:
+            n = self.sock.send(line)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        if n < len(line):
+            self._out += line[n:]
 
     @property
     def unsent(self) -> int:
@@ -246,21 +268,30 @@ class Pipe:
                 return
             del self._out[:n]
 
-    def read(self) -> list[dict[str, Any]] | None:
-        """The whole messages received so far; None at the end of the stream."""
+    def read(self) -> list[Any] | None:
+        """The whole messages received so far (dicts, and the raw bytes of a
+        viewer stream's bytes events when :attr:`bytes_prefix` is set); None
+        at the end of the stream."""
         try:
-            data = self.sock.recv(1 << 18)
+            n = self.sock.recv_into(self._view)
         except (BlockingIOError, InterruptedError):
             return []
         except OSError:
             return None
-        if not data:
+        if not n:
             return None
         buf = self._in
-        if not buf and data.endswith(b"\n") and data.count(b"\n") == 1:
-            lines = [data]  # the usual case: one message, whole (a key's echo)
+        prefix = self.bytes_prefix
+        if not buf and self._chunk[n - 1] == 0x0A and self._chunk.count(b"\n", 0, n) == 1:
+            line = bytes(self._view[: n - 1])  # the usual case: one message, whole (a key's echo)
+            if prefix is not None and line.startswith(prefix) and line.endswith(b'"}}'):
+                try:
+                    return [base64.b64decode(line[len(prefix) : -3], validate=True)]
+                except ValueError:
+                    pass  # not what it looked like: JSON below
+            lines = [line]
         else:
-            buf += data
+            buf += self._view[:n]
             end = buf.rfind(b"\n") + 1
             if not end:
                 if len(buf) > P.MAX_REPLY:
@@ -268,10 +299,18 @@ class Pipe:
                 return []
             lines = bytes(buf[:end]).split(b"\n")
             del buf[:end]
-        out: list[dict[str, Any]] = []
+        out: list[Any] = []
         for line in lines:
             if not line:
                 continue
+            if prefix is not None and line.startswith(prefix) and line.endswith(b'"}}'):
+                try:
+                    raw = base64.b64decode(line[len(prefix) : -3], validate=True)
+                except ValueError:
+                    pass  # not what it looked like: JSON below
+                else:
+                    out.append(raw)
+                    continue
             try:
                 msg = json.loads(line)
             except ValueError:

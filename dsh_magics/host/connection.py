@@ -101,11 +101,10 @@ class Connection:
 
     def _stream_bytes(self) -> bytes:
         """The streams' queued events as wire lines (``wlock`` held)."""
-        out: list[bytes] = []
-        for stream in list(self.streams.values()):
-            if stream.pending:
-                out.extend(P.event_line(e) for e in stream.take())
-        return b"".join(out)
+        streams = list(self.streams.values())
+        if len(streams) == 1:
+            return streams[0].take() if streams[0].pending else b""
+        return b"".join(stream.take() for stream in streams if stream.pending)
 
     def _stream_waiting(self) -> bool:
         return bool(self._unsent) or any(s.pending for s in list(self.streams.values()))

@@ -16,7 +16,8 @@ place of the bytes whenever they alone would draw wrong:
 Events on the connection: ``{"type": "screen", "session_id", "screen"}``
 (``Engine.screen(vt=True)``) and ``{"type": "bytes", "session_id", "data"}``
 (base64). Pieces come from the terminal's reader thread under its lock: they
-are only queued here, and the connection's sender thread writes them.
+are queued here, and written by that same thread when the socket takes them
+at once (``Connection.wake``), else by the connection's sender thread.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument
+from . import protocol as P
 
 #: Bytes queued for one viewer before they are replaced by one screen.
 MAX_BEHIND = 4 * 1024 * 1024
@@ -37,6 +39,12 @@ _ALT = re.compile(rb"\x1b\[\?(?:[0-9;]*;)?(?:1049|1047|47)(?:;[0-9;]*)?[hl]")
 _TAIL = 24  # bytes kept to find a sequence split across two pieces
 
 TakeScreen = Callable[[], dict[str, Any]]
+
+
+def bytes_prefix(session_id: str) -> bytes:
+    """The start of a bytes event's wire line for ``session_id``, up to its base64 data."""
+    line = P.event_line({"type": "bytes", "session_id": session_id, "data": ""})
+    return line[: -len(b'"}}\n')]
 
 
 class ViewerStream:
@@ -51,6 +59,7 @@ class ViewerStream:
         self._tail = b""
         self._unwatch: Callable[[], None] | None = None
         self.resyncs = 0  # screens sent because the viewer fell behind
+        self._prefix = bytes_prefix(session_id)
 
     def start(self, engine: object) -> None:
         """Watch through the engine's ``watch_screen`` (``Registry`` has it; it is
@@ -89,30 +98,36 @@ class ViewerStream:
                 self._queued += len(piece)
         self._wake()
 
-    def take(self) -> list[dict[str, Any]]:
-        """What is queued, as wire events (consecutive bytes joined into one)."""
+    def take(self) -> bytes:
+        """What is queued, as wire lines (consecutive bytes joined into one event)."""
         with self._lock:
             queue, self._queue, self._queued = self._queue, [], 0
-        out: list[dict[str, Any]] = []
+        if len(queue) == 1 and queue[0]["type"] == "bytes":
+            return self._bytes_line(queue[0]["data"])  # the usual case: a key's echo
+        out: list[bytes] = []
         chunk: list[bytes] = []
         for event in queue:
             if event["type"] == "bytes":
                 chunk.append(event["data"])
                 continue
             if chunk:
-                out.append(self._bytes_event(b"".join(chunk)))
+                out.append(self._bytes_line(b"".join(chunk)))
                 chunk = []
-            out.append(event)
+            out.append(P.event_line(event))
         if chunk:
-            out.append(self._bytes_event(b"".join(chunk)))
-        return out
+            out.append(self._bytes_line(b"".join(chunk)))
+        return b"".join(out)
 
     @property
     def pending(self) -> bool:
         return bool(self._queue)
 
-    def _bytes_event(self, data: bytes) -> dict[str, Any]:
-        return {"type": "bytes", "session_id": self.session_id, "data": base64.b64encode(data).decode("ascii")}
+    def _bytes_line(self, data: bytes) -> bytes:
+        """``P.event_line`` of a bytes event, without building and encoding a
+        dict per piece: it is on the path of every key's echo. The keys keep
+        the order ``event_line`` gives them (the client reads this exact
+        prefix: attach/link.py ``Pipe``)."""
+        return self._prefix + base64.b64encode(data) + b'"}}\n'
 
 
-__all__ = ["MAX_BEHIND", "ViewerStream"]
+__all__ = ["MAX_BEHIND", "ViewerStream", "bytes_prefix"]

@@ -213,7 +213,9 @@ class InputRecord:
     enter: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Not asdict (a deep copy of plain fields): on the path of every attached key.
+        return {"source": self.source, "at": self.at, "text": self.text, "secret": self.secret,
+                "key": self.key, "caller": self.caller, "enter": self.enter}  # fmt: skip
 
     @classmethod
     def make(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dsh_magics import jobs
-from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host import HostClient, HostPaths, keys
 from dsh_magics.host import protocol as P
 from dsh_magics.host.transport import Link
 from dsh_magics.terminal import Result
@@ -75,6 +75,57 @@ def test_a_key_asks_for_a_reply_only_when_it_fails(engine: HostClient, attach_di
     assert [(r["id"], r["ok"]) for r in replies] == [("2", False), ("4", True)]
     assert replies[0]["error"]["code"] == "NO_SUCH_SESSION"
     assert job.wait(T) and isinstance(job.result, Result) and "got [quiet-keys]" in job.result.output
+
+
+def test_a_persons_keys_line_is_the_same_request_as_the_general_one(engine: HostClient, attach_dir: str) -> None:
+    """The client's keys lines (host/keys.py, taken apart without the general
+    dispatch) type, fail and are refused as any ``type_keys``: an error is
+    answered with its code, a read-only viewer's key is refused, and a line
+    of that shape the short way cannot read goes the general way."""
+    sid = _session("line")
+    job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
+    socket_path = HostPaths.for_name("att", attach_dir).socket
+
+    def line(session: str, data: str) -> bytes:
+        return keys.line_prefix(session, "attach-test") + json.dumps(data).encode() + b"}}\n"
+
+    def replies(link: Link, n: int) -> list[dict[str, object]]:
+        out = []
+        while len(out) < n:
+            item = link.reader.next_item()
+            assert isinstance(item, bytes)
+            out.append(json.loads(item))
+        return out
+
+    viewer = Link(socket_path, 0)
+    link = Link(socket_path, 0)
+    for c in (viewer, link):
+        c.sock.settimeout(T)  # a reply that never comes fails the test
+    try:
+        viewer.call("hello", {"client": {"purpose": "attach", "session": sid, "read_only": True}})
+        viewer.sock.sendall(line(sid, "from-a-viewer") + P.request("v", "exists", {"session_id": sid}))
+        refused, after = replies(viewer, 2)
+        assert refused["id"] == keys.KEYS_ID and refused["ok"] is False
+        assert refused["error"]["code"] == "INVALID_ARGUMENT" and refused["error"]["details"]["read_only"] is True  # type: ignore[index]
+        assert after["id"] == "v"
+
+        odd = keys.HEAD + json.dumps({"session_id": sid, "data": "x", "extra": 1}).encode() + b"}\n"
+        link.sock.sendall(line(sid, "typed") + line("k-missing", "x") + odd + line(sid, "-line\r"))
+        link.sock.sendall(P.request("e", "exists", {"session_id": sid}))
+        missing, general, done = replies(link, 3)
+    finally:
+        viewer.close()
+        link.close()
+    assert (missing["id"], missing["ok"], missing["error"]["code"]) == (keys.KEYS_ID, False, "NO_SUCH_SESSION")  # type: ignore[index]
+    # Not the keys line's shape: the general dispatch answers it (an unknown argument).
+    assert general["ok"] is False and "unknown argument" in general["error"]["message"]  # type: ignore[index,operator]
+    assert done["id"] == "e"
+    assert job.wait(T) and isinstance(job.result, Result) and "got [typed-line]" in job.result.output
+    assert [(r["source"], r["caller"], r["text"]) for r in engine.inputs(sid) if r["kind"] == "input"] == [
+        ("person", "attach-test", "typed-line\r")
+    ]
 
 
 def test_a_paste_arrives_whole_and_in_order(

@@ -3,6 +3,15 @@
 One bounded record per terminal. It is fed with what the engine has already
 checked and redacted (a job's :class:`~dsh_magics.terminal.interaction.InputRecord`,
 a command's text), so secret input only ever arrives here as ``[secret]``.
+
+Input reaches it from the one write path: every write to a terminal
+(:meth:`.pty.Pty.write`) says what it is, the engine's own line (``typed=None``:
+job lines, probes, set-up) or input typed on somebody's behalf (a
+:class:`Typed`), and a :class:`Typed` is recorded by that write, after its
+bytes went out, in the order written. A :class:`Typed` cannot hold secret text
+(its record must be redacted). Commands and interrupts are recorded by the
+registry: a command's bytes on the terminal are the engine's job line, and a
+local Ctrl-C is a signal, not a byte (docs/attach.md, "Who typed what").
 """
 
 from __future__ import annotations
@@ -10,8 +19,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..interaction import InputRecord
+
+#: What a secret input's text is everywhere (interaction.REDACTED).
+SECRET_TEXT = "[secret]"
 
 #: Entries kept per terminal (the oldest go first).
 MAX_ENTRIES = 2000
@@ -44,6 +60,33 @@ class Entry:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Typed:
+    """Input written to a terminal on somebody's behalf, as
+    :meth:`.pty.Pty.write` records it: ``record`` (already checked and
+    redacted) goes to the job's inputs (``keep``) just before the bytes, so a
+    job that ends on them has it in its result, and once they are written,
+    as an ``input`` event, to the terminal's record (``tell``: the terminal's
+    ``emit``; the registry adds it to the :class:`InputLog`). Both under the
+    write lock: the order of the records is the order written."""
+
+    session_id: str
+    job_id: str
+    record: InputRecord
+    keep: Callable[[InputRecord], None]
+    tell: Callable[[dict[str, Any]], None]
+
+    def __post_init__(self) -> None:
+        if self.record.secret and self.record.text != SECRET_TEXT:
+            raise ValueError("a secret input's record must be redacted before it is written")
+
+    def writing(self) -> None:
+        self.keep(self.record)
+
+    def written(self) -> None:
+        self.tell({"type": "input", "session_id": self.session_id, "job_id": self.job_id, "input": self.record.to_dict()})
+
+
 class InputLog:
     """The record of one terminal (thread-safe; engine threads add to it)."""
 
@@ -72,7 +115,7 @@ class InputLog:
                 kind=kind,
                 source=source,
                 caller=caller,
-                text="[secret]" if secret else text[:MAX_TEXT],
+                text=SECRET_TEXT if secret else text[:MAX_TEXT],
                 secret=secret,
                 key=key,
                 job_id=job_id,
@@ -126,4 +169,4 @@ class InputLog:
             return self._entries[-1] if self._entries else None
 
 
-__all__ = ["Entry", "InputLog", "MAX_ENTRIES"]
+__all__ = ["Entry", "InputLog", "MAX_ENTRIES", "SECRET_TEXT", "Typed"]

@@ -4,7 +4,11 @@ or a remote target's client: ssh, podman, kubectl, ``cmd:``).
 It spawns the child (on one long-lived thread, with the child's death signal
 and default signals: :mod:`.child`), sets the window size, and is the one
 write path: every byte typed into a terminal (the engine's own lines,
-probes, a person's keys, an agent's text) goes through :meth:`Pty.write`.
+probes, a person's keys, an agent's text) goes through :meth:`Pty.write`,
+which is also where input is recorded: each write says whether it is the
+engine's own line or input typed on somebody's behalf
+(:class:`.input_record.Typed`), and input is recorded by the write that
+typed it (pinned by tests/attach/test_input_record.py).
 Reading is the reader thread's (:mod:`.reader`); reaping, the process
 layer's (:mod:`.procs`).
 """
@@ -23,6 +27,7 @@ from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untype
 
 from ...errors import ShellExited
 from . import child, reader
+from .input_record import Typed
 
 T = TypeVar("T")
 
@@ -116,10 +121,15 @@ class Pty:
             self.pidfd = None
         return proc
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, typed: Typed | None) -> None:
         """Write all of ``data`` to the terminal, one writer at a time (so two
-        threads' bytes never interleave); SHELL_EXITED when it cannot."""
+        threads' bytes never interleave); SHELL_EXITED when it cannot.
+        ``typed``: None for the engine's own lines, else the input's record
+        (:class:`.input_record.Typed`: the job's inputs have it before the
+        bytes go, the terminal's record once they went; in the order written)."""
         with self._wlock:
+            if typed is not None:
+                typed.writing()
             while data:
                 proc = self.proc
                 if proc is None or self._is_dead():
@@ -131,6 +141,8 @@ class Pty:
                 except OSError as e:
                     raise ShellExited(f"cannot write to the {self._what}: {e}", session_id=self.session_id) from None
                 data = data[n:]
+            if typed is not None:
+                typed.written()
 
     def set_size(self, cols: int, rows: int) -> None:
         """Set the PTY's size: the kernel signals SIGWINCH to its foreground

@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from . import fdwait
@@ -27,22 +28,41 @@ class Handlers:
     on_failed: Callable[[BaseException], None] | None = None
 
 
+#: ``WakePipe.armed`` while the reader is between two waits (its deadline not yet known).
+UNKNOWN = -1.0
+
+
 class WakePipe:
     """A pipe whose read end the reader watches: written to wake it, so it
-    picks up a new deadline."""
+    picks up a new deadline. ``armed`` is the deadline the reader waits
+    with (None: none, :data:`UNKNOWN`: it is about to look again), so a new
+    deadline that is not earlier needs no wake-up (:meth:`due`)."""
 
     def __init__(self) -> None:
         r, w = os.pipe()
         os.set_blocking(r, False)
         self.r: int | None = r
         self.w: int | None = w
+        self.armed: float | None = UNKNOWN
 
     def poke(self) -> None:
         if self.w is not None:
             try:
                 os.write(self.w, b"x")
             except OSError:
-                pass
+                pass  # closed with its terminal: nobody reads to be woken
+
+    def due(self, deadline: float) -> None:
+        """A deadline was set (after it was stored where ``next_due`` reads
+        it): wake the reader only if it waits without one or for a later
+        one. Keys typed into a job set one each, and their echo wakes the
+        reader anyway; a poke per key cost the host a thread switch on the
+        echo's path (benchmarks/README.md, ``bench_attach.py``). The reader
+        marks itself :data:`UNKNOWN` before it reads ``next_due``, so a
+        deadline stored meanwhile is either seen there or poked."""
+        armed = self.armed
+        if armed is None or armed == UNKNOWN or armed > deadline:
+            self.poke()
 
     def close(self) -> None:
         for fd in (self.r, self.w):
@@ -54,7 +74,7 @@ class WakePipe:
         self.r = self.w = None
 
 
-def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
+def loop(proc: Any, pidfd: int | None, wake: int | WakePipe, h: Handlers) -> None:
     """Read ``proc``'s PTY until the shell is gone (``on_gone`` once) or the
     terminal is closed; ``on_due`` runs when ``next_due()`` (a monotonic
     deadline of the running job: an interrupt or quiet check) has passed.
@@ -63,7 +83,9 @@ def loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
     If reading fails while the terminal is open (a descriptor closed under
     it, an error in a handler), ``on_failed`` gets the error: once nothing
     reads the PTY no job could settle, and a terminal that looked alive
-    would make every wait run out its time (tests/terminal/test_reader_failure.py)."""
+    would make every wait run out its time (tests/terminal/test_reader_failure.py).
+    Given the :class:`WakePipe` (not only its read end), the loop keeps its
+    ``armed`` deadline up to date (:meth:`WakePipe.due`)."""
     try:
         _loop(proc, pidfd, wake, h)
     except BaseException as e:  # noqa: BLE001 - handed to the terminal, which ends itself
@@ -80,12 +102,17 @@ def failure(error: BaseException) -> str:
     return f"the terminal's reader failed ({text})"
 
 
-def _loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
+def _loop(proc: Any, pidfd: int | None, pipe: int | WakePipe, h: Handlers) -> None:
     fd = proc.fd
+    arm: Any = pipe if isinstance(pipe, WakePipe) else SimpleNamespace(armed=None)  # a bare fd: nobody to tell
+    wake = pipe.r if isinstance(pipe, WakePipe) else pipe
+    assert wake is not None
     watch = [fd, wake] if pidfd is None else [fd, wake, pidfd]
     fresh = False  # data was read since the last ``on_idle``
     while not h.closed():
+        arm.armed = UNKNOWN
         due = h.next_due()
+        arm.armed = due
         timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
         try:
             readable = fdwait.readable(watch, 0.0 if fresh else timeout)
@@ -97,11 +124,12 @@ def _loop(proc: Any, pidfd: int | None, wake: int, h: Handlers) -> None:
             if h.closed():
                 return  # the terminal closed its descriptors under the select
             raise
+        arm.armed = UNKNOWN
         if wake in readable:
             try:
                 os.read(wake, 4096)
             except OSError:
-                pass
+                pass  # closed under us: the loop's condition ends it
         if fd in readable:
             try:
                 data = os.read(fd, 65536)

@@ -11,6 +11,7 @@ import time
 from ... import jobs
 from .. import interaction
 from ..core import fdwait, procs, tty_state
+from ..core.input_record import Typed
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..result import DEAD
@@ -20,7 +21,13 @@ from .scratch import close_fd
 
 
 def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
-    """:meth:`Terminal.send`: type into the running job's terminal."""
+    """:meth:`Terminal.send`: type into the running job's terminal.
+
+    What must be known before the bytes go (a running job, the screen's key
+    modes, whether the job asks for hidden entry) is looked at under the
+    engine lock; the bytes are written next, and recorded by that write
+    after them (``Pty.write``): on an attached person's key, the record
+    overlaps with the echo on its way (benchmarks/README.md, ``bench_attach.py``)."""
     data = typing.data()
     key = typing.key
     with core.lock:
@@ -30,8 +37,6 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
         if not typing.keyed and hidden and not typing.allow_secret:
             raise interaction.hidden_entry_refused(core.session_id, run.job.id)
-        record = typing.record(hidden)
-        run.inputs.append(record)
         run.awaiting = None
         run.quiet.reader = None
         if key == "ctrl-c":
@@ -39,13 +44,13 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         start_line, prompt = core.ring.next_line, core.ring.partial
         transport.typed = True
         # Look again once the program has had a moment with the input.
-        run.quiet.at = time.monotonic() + quiet.QUIET_S
+        due = run.quiet.at = time.monotonic() + quiet.QUIET_S
         run.quiet.tries = 0
         job = run.job
+    typed = Typed(core.session_id, job.id, typing.record(hidden), run.inputs.append, core.emit)
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.pty.write(data)
-    transport.poke()
-    core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
+        transport.pty.write(data, typed=typed)  # recorded once written
+    transport.wake.due(due)
     return job, start_line, prompt
 
 

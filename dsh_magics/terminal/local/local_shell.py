@@ -45,7 +45,8 @@ class LocalShell:
         return self.pty.pid
 
     def type(self, text: str) -> None:
-        self.pty.write(text.encode("utf-8", "surrogateescape"))
+        """Type one of the engine's own lines (input goes through ``pty.write`` with its record)."""
+        self.pty.write(text.encode("utf-8", "surrogateescape"), typed=None)
 
     def set_size(self, cols: int, rows: int) -> None:
         """Set the PTY's size (the kernel signals SIGWINCH to its foreground group)."""

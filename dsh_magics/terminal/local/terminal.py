@@ -298,8 +298,6 @@ class Terminal(TerminalBase):
     # ------------------------------------------------------------------
     # reader thread
     def _read_loop(self) -> None:
-        wake = self.transport.wake.r
-        assert wake is not None
         handlers = reader.Handlers(
             closed=lambda: self.core.closed,
             next_due=self._next_due,
@@ -309,7 +307,7 @@ class Terminal(TerminalBase):
             on_idle=self.core.idle,
             on_failed=lambda e: shell_end.on_reader_failed(self.core, self.transport, e),
         )
-        reader.loop(self.transport.proc, self.transport.pidfd, wake, handlers)
+        reader.loop(self.transport.proc, self.transport.pidfd, self.transport.wake, handlers)
 
     def _next_due(self) -> float | None:
         run = self.core.running

@@ -14,6 +14,7 @@ from ...errors import ShellExited, TargetUnreachable
 from ..config import TerminalConfig
 from ..core import procs, reader
 from ..core.cleaner import clean
+from ..core.input_record import Typed
 from ..core.pty import Pty
 from .targets import Target
 
@@ -78,8 +79,9 @@ class Client:
         env["DSH_MAGICS_SESSION"] = self.session_id
         return env
 
-    def type(self, text: str) -> None:
-        self.pty.write(text.encode("utf-8", "surrogateescape"))
+    def type(self, text: str, typed: Typed | None = None) -> None:
+        """Type ``text``: the engine's own line, or input with its record (``typed``, see ``Pty.write``)."""
+        self.pty.write(text.encode("utf-8", "surrogateescape"), typed=typed)
 
     def type_quietly(self, text: str) -> None:
         try:

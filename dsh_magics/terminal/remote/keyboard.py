@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 
 from ... import jobs
-from ...errors import NotRunning, SecretInput
+from ...errors import SecretInput
 from .. import interaction
+from ..core.input_record import Typed
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.run_state import Phase
@@ -111,20 +112,13 @@ class RemoteKeyboard:
 
     def type_input(self, data: bytes | str) -> jobs.Job:
         """Type ``data`` on the terminal for the running job (a program that
-        reads it: a ``tty`` job, or one that opened /dev/tty). Refused with
-        NOT_RUNNING when no job runs: the shell itself would take it as a
-        command. Nothing here can tell whether the job reads it."""
-        core = self._core
-        with core.lock:
-            run = core.running
-            if run is None or core.dead:
-                raise NotRunning(
-                    f"session {core.session_id!r} runs no job: typed text would become a command",
-                    session_id=core.session_id,
-                )
+        reads it: a ``tty`` job, or one that opened /dev/tty), as a person's
+        keys (:meth:`send`, recorded). Refused with NOT_RUNNING when no job
+        runs: the shell itself would take it as a command. Nothing here can
+        tell whether the job reads it."""
         text = data.decode("utf-8", "surrogateescape") if isinstance(data, bytes) else data
-        self._client.type(text)
-        return run.job
+        job, _, _ = self.send(interaction.Typing(text, None, False, interaction.PERSON, raw=True))
+        return job
 
     def send(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
         """Type into the running job's terminal, as the local engine's
@@ -162,13 +156,14 @@ class RemoteKeyboard:
             record = typing.record(hidden)
             if typing.keyed:  # as an xterm in the screen's current modes sends them
                 data = typing.data(core.screen.modes())
-            run.inputs.append(record)
             start_line, prompt, job = core.ring.next_line, core.ring.partial, run.job
             self._watch.job_output(run)  # what it waited for is answered; look again once quiet
+        typed = Typed(core.session_id, job.id, record, run.inputs.append, core.emit)
         if typing.key == "ctrl-c":
-            self.interrupt()  # with its hold early in a job (see interrupt)
+            typed.writing()
+            self.interrupt()  # with its hold early in a job (see interrupt): typed as the engine's
+            typed.written()
         else:
-            self._client.type(data.decode("utf-8", "surrogateescape"))
+            self._client.type(data.decode("utf-8", "surrogateescape"), typed=typed)  # recorded once written
         self._client.poke()
-        core.emit({"type": "input", "session_id": core.session_id, "job_id": job.id, "input": record.to_dict()})
         return job, start_line, prompt
