@@ -141,7 +141,7 @@ class AnswerPage:
         try:
             seq = self.engine.output_seq(sid)
         except DshError:
-            seq = -1
+            seq = 0  # (the terminal is gone: the first wait below says so and the page expires)
         while self.open:
             if self._wanted is not None and not self._wanted():
                 self.close("closed")

@@ -90,7 +90,7 @@ def wait_for_output(reg: Registry, job_id: str, text: str, timeout_s: float = 10
 
     job = reg.job(job_id)
     deadline = time.monotonic() + timeout_s
-    seq = -1
+    seq = reg.output_seq(job.owner)  # read before the first look: output after it wakes the wait
     while True:
         snap = reg.result(job_id)
         if text in snap.output:
