@@ -142,6 +142,18 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
         run = core.running
         if run is None or core.dead or core.closed:
             return
+        now = time.monotonic()
+        if run.quiet.at is None or run.quiet.at > now:
+            # Input came while this check waited for the lock (``send`` moved the
+            # look past it): a look now would see the reader still blocked, its
+            # bytes not written yet, and note a wait that predates them, so the
+            # send's own wait returned "awaiting input" with no output
+            # (tests/magics/test_kernel_as_ipython.py::test_send_text_is_unquoted_as_a_shell_does,
+            # 1 run in a loaded suite). The remote prompt watch looks the same way.
+            return
+        if transport.send_lock.locked():  # typed bytes on their way: look once they are written
+            run.quiet.at = now + quiet.QUIET_S
+            return
         transport.quiet_checks += 1
         pid = transport.proc.pid
         verdict = quiet.check(
