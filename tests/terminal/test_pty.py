@@ -56,7 +56,7 @@ def test_the_child_sees_its_size_and_what_is_written(child: pty.Pty) -> None:
     out = _Output(child.proc.fd)
     wait_until(lambda: out.has("33 100"), 10, msg=f"the size it was spawned with: {out.text!r}")
     child.set_size(90, 20)
-    child.write("hellö there\r".encode())
+    child.write("hellö there\r".encode(), typed=None)
     wait_until(lambda: out.has("got:hellö there"), 10, msg=f"the line written: {out.text!r}")
     assert "20 90" in out.text, out.text
     assert child.pidfd is None or child.pidfd >= 0
@@ -65,13 +65,13 @@ def test_the_child_sees_its_size_and_what_is_written(child: pty.Pty) -> None:
 def test_nothing_is_written_to_a_dead_terminal() -> None:
     never = pty.Pty("pty-none")
     with pytest.raises(ShellExited) as e:
-        never.write(b"x")
+        never.write(b"x", typed=None)
     assert e.value.code == "SHELL_EXITED"
     with pytest.raises(ShellExited):
         never.set_size(80, 24)
     dead = pty.Pty("pty-dead", is_dead=lambda: True)
     with pytest.raises(ShellExited):
-        dead.write(b"x")
+        dead.write(b"x", typed=None)
 
 
 def test_every_child_is_forked_on_one_long_lived_thread() -> None:
