@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import pids_with_env, wait_until
 from tests.fanout.fleet import ssh_aliases
+from tests.notebooks.outputs import cell_text
 from tests.remote.conftest import sshd  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.kernel
@@ -77,18 +78,6 @@ def _notebook() -> nbformat.NotebookNode:
     return nb
 
 
-def _text(cell: Any) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o["output_type"] == "stream":
-            out.append(o["text"])
-        elif o["output_type"] in ("execute_result", "display_data"):
-            out.append(o["data"].get("text/plain", ""))
-        elif o["output_type"] == "error":
-            out.append(f"{o['ename']}: {o['evalue']}")
-    return "\n".join(out)
-
-
 def _errors(cell: Any) -> list[Any]:
     return [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
 
@@ -122,36 +111,36 @@ def test_a_notebook_runs_the_group_magics_end_to_end(sshd, tmp_path: Path) -> No
     assert all(c.get("execution_count") for c in nb.cells), "every cell ran"
     for name, cell in cells.items():
         if "raises-exception" not in cell.metadata.get("tags", []):
-            assert not _errors(cell), (name, _text(cell))
+            assert not _errors(cell), (name, cell_text(cell))
 
     # the handle at once; its wait: the table, the merged output, then one line for the failure
-    assert re.search(r"^handle g\d+ GroupHandle$", _text(cells["start"]), re.M), _text(cells["start"])
+    assert re.search(r"^handle g\d+ GroupHandle$", cell_text(cells["start"]), re.M), cell_text(cells["start"])
     (err,) = _errors(cells["failed"])
     assert err["ename"] == "GroupFailed" and err["traceback"] == [f"GroupFailed: {err['evalue']}"], err
     assert "1 of 6 targets failed: TARGET_UNREACHABLE: ssh://nbkdead" in err["evalue"], err
-    shown = _text(cells["failed"])
+    shown = cell_text(cells["failed"])
     assert re.search(r"^ssh://nbkdead +TARGET_UNREACHABLE ", shown, re.M), shown
     assert f"ssh://nbkhost[1-3],{CMDS[0]},{CMDS[1]} (5)\n----------------\nsame-42\n" in shown, shown
-    assert "('ssh://nbkdead', 'failed', 'TARGET_UNREACHABLE')" in _text(cells["rows"])
+    assert "('ssh://nbkdead', 'failed', 'TARGET_UNREACHABLE')" in cell_text(cells["rows"])
 
     # state per member: the cd and the export of one cell are there in the next
-    assert "blocks 1 {'completed': 5}" in _text(cells["kept"]), _text(cells["kept"])
-    assert "/tmp\nkept\n" in _text(cells["kept"])
+    assert "blocks 1 {'completed': 5}" in cell_text(cells["kept"]), cell_text(cells["kept"])
+    assert "/tmp\nkept\n" in cell_text(cells["kept"])
 
     # different outputs stay apart; --diff shows them against the most common one
-    differ = _text(cells["differ"])
+    differ = cell_text(cells["differ"])
     assert "common\none\n" in differ and "-one\n+two" in differ, differ
 
     # a running group: read, list, Ctrl-C to every member, the shells survive
-    assert "all begun True False" in _text(cells["begun"]), _text(cells["begun"])
-    assert "begun" in _text(cells["read"])
-    listed = _text(cells["list"])
+    assert "all begun True False" in cell_text(cells["begun"]), cell_text(cells["begun"])
+    assert "begun" in cell_text(cells["read"])
+    listed = cell_text(cells["list"])
     assert all(re.search(rf"^{re.escape(t)} +running ", listed, re.M) for t in ("ssh://nbkhost1", CMDS[1])), listed
-    assert "5" in _text(cells["interrupt"]), _text(cells["interrupt"])
-    after = _text(cells["after"])
+    assert "5" in cell_text(cells["interrupt"]), cell_text(cells["interrupt"])
+    after = cell_text(cells["after"])
     assert "settled ['interrupted']" in after and "\nnot-interrupted" not in after, after
     assert "(5)\n----------------\nbegun\n" in after, after
-    assert "[ssh:nbkhost1]" in _text(cells["listing"])
+    assert "[ssh:nbkhost1]" in cell_text(cells["listing"])
 
     # bad input: one line on stderr (IPython's UsageError), no traceback
     (said,) = cells["bad"].outputs

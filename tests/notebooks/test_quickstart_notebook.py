@@ -23,6 +23,7 @@ from nbclient import NotebookClient
 
 from dsh_magics.notebook.identity import session_id_for_path
 from tests.conftest import pids_with_env, wait_until
+from tests.notebooks.outputs import cell_text
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
@@ -51,18 +52,6 @@ def execute(path: Path, home: Path | None = None) -> nbformat.NotebookNode:
     return nb
 
 
-def _text(cell: Any) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o["output_type"] == "stream":
-            out.append(o["text"])
-        elif o["output_type"] in ("execute_result", "display_data"):
-            out.append(o["data"].get("text/plain", ""))
-        elif o["output_type"] == "error":
-            out.append(f"{o['ename']}: {o['evalue']}")
-    return "\n".join(out)
-
-
 def _cell(nb: nbformat.NotebookNode, source_start: str) -> Any:
     found = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(source_start)]
     assert len(found) == 1, source_start
@@ -75,27 +64,26 @@ def check(nb: nbformat.NotebookNode) -> None:
     for c in code:
         errors = [o for o in c.outputs if o["output_type"] == "error"]
         if "raises-exception" in c.metadata.get("tags", []):
-            # IPython prints a UsageError as one stderr line, no traceback
             # IPython prints a UsageError as one stderr line, no traceback; a failed job
             # raises JobFailed, also one line
-            assert _text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'" or (
+            assert cell_text(c).strip() == "UsageError: NO_SUCH_JOB: no job with id 'no-such-job'" or (
                 # %bash_terminal without JupyterLab: one line saying why no tab opens
-                c.source == "%bash_terminal" and re.fullmatch(r"UsageError: LAB_UNAVAILABLE: [^\n]+\n", _text(c))
+                c.source == "%bash_terminal" and re.fullmatch(r"UsageError: LAB_UNAVAILABLE: [^\n]+\n", cell_text(c))
             ) or (
                 len(errors) == 1
                 and errors[0]["traceback"] == [f"JobFailed: {errors[0]['evalue']}"]
                 and "exit code 2" in errors[0]["evalue"]
-            ), _text(c)
+            ), cell_text(c)
         else:
-            assert not errors, _text(c)
+            assert not errors, cell_text(c)
 
     # 1. persistence
-    first = _text(_cell(nb, "%bash_exec --wait cd"))
+    first = cell_text(_cell(nb, "%bash_exec --wait cd"))
     assert first.strip().splitlines()[-1] == "~"
-    persisted = _text(_cell(nb, "%%bash_exec --wait"))
+    persisted = cell_text(_cell(nb, "%%bash_exec --wait"))
     assert "cwd: ~\n" in persisted
     assert "GREETING=hello" in persisted and "hello, notebook!" in persisted
-    assert "not set in the shell that ! started" in _text(_cell(nb, "!printenv"))
+    assert "not set in the shell that ! started" in cell_text(_cell(nb, "!printenv"))
 
     # 2. the background job's own area ended final (one display, updated in place)
     bg = _cell(nb, "j = %bash_exec")
@@ -104,55 +92,55 @@ def check(nb: nbformat.NotebookNode) -> None:
     final = displays[0]["data"]["text/plain"]
     assert "ok in" in final and "finished" in final and "step 8" in final
     assert "exit 0" in displays[0]["data"]["text/html"]
-    assert "job: bash-" in _text(_cell(nb, "total = sum"))
+    assert "job: bash-" in cell_text(_cell(nb, "total = sum"))
 
     # 3. polling, reading, the final result
-    assert "(True, 'running', ['step " in _text(_cell(nb, "r = %bash_wait --timeout"))
-    assert "step" in _text(_cell(nb, "%bash_read"))
-    done = _text(_cell(nb, "r = %bash_wait\n"))
+    assert "(True, 'running', ['step " in cell_text(_cell(nb, "r = %bash_wait --timeout"))
+    assert "step" in cell_text(_cell(nb, "%bash_read"))
+    done = cell_text(_cell(nb, "r = %bash_wait\n"))
     assert re.search(r"completed 0 \d+\.\ds 9 lines", done) and "'completed'" in done
 
     # 4. interrupt, and the shell survived
-    assert "interrupted" in _text(_cell(nb, "%bash_interrupt")) and "exit 130" in _text(
+    assert "interrupted" in cell_text(_cell(nb, "%bash_interrupt")) and "exit 130" in cell_text(
         _cell(nb, "%bash_interrupt")
     )
-    assert "still the same shell: hello" in _text(_cell(nb, '%bash_exec --wait echo "still'))
+    assert "still the same shell: hello" in cell_text(_cell(nb, '%bash_exec --wait echo "still'))
     coloured = _cell(nb, "%bash_exec --wait printf")
-    assert "test_a PASSED\ntest_b FAILED" in _text(coloured) and "\x1b" not in _text(coloured)
+    assert "test_a PASSED\ntest_b FAILED" in cell_text(coloured) and "\x1b" not in cell_text(coloured)
     shown = "".join(str(o.get("data", {}).get("text/html", "")) for o in coloured.outputs)
     assert '<span style="color:#cd0000;font-weight:bold">PASSED</span>' in shown, shown
 
     # failures stop Run All; -e puts Python values in
-    assert "(False, 2, 'settled')" in _text(_cell(nb, "r = %bash_exec --wait --no-raise-error"))
-    assert "hello, RUN ALL!\nhello from bash" in _text(_cell(nb, 'who = "Run All"'))
+    assert "(False, 2, 'settled')" in cell_text(_cell(nb, "r = %bash_exec --wait --no-raise-error"))
+    assert "hello, RUN ALL!\nhello from bash" in cell_text(_cell(nb, 'who = "Run All"'))
 
     # 5. a second terminal has its own state; the listing marks the default session
-    assert "GREETING=unset" in _text(_cell(nb, "%bash_exec --session build"))
-    listing = _text(_cell(nb, "%bash_list"))
+    assert "GREETING=unset" in cell_text(_cell(nb, "%bash_exec --session build"))
+    listing = cell_text(_cell(nb, "%bash_list"))
     assert "default session: quickstart.ipynb-" in listing and "from the notebook path" in listing
     assert "* [quickstart.ipynb-" in listing and re.search(r"^  \[build\] +idle ", listing, re.M)
 
     # 7. answering prompts: a REPL, a y/N, a password only a person types
-    assert "'awaiting_input', '>>> '" in _text(_cell(nb, "w = %bash_wait --timeout 10\nw.reason"))
-    assert "42" in _text(_cell(nb, "%bash_send print(6 * 7)"))
-    assert "you said: y" in _text(_cell(nb, "%bash_send y"))
-    refused = _text(_cell(nb, "from dsh_magics import tools\n\nw = %bash_wait --timeout 10"))
+    assert "'awaiting_input', '>>> '" in cell_text(_cell(nb, "w = %bash_wait --timeout 10\nw.reason"))
+    assert "42" in cell_text(_cell(nb, "%bash_send print(6 * 7)"))
+    assert "you said: y" in cell_text(_cell(nb, "%bash_send y"))
+    refused = cell_text(_cell(nb, "from dsh_magics import tools\n\nw = %bash_wait --timeout 10"))
     assert "'secret': True" in refused and "SECRET_INPUT" in refused
-    answered = _text(_cell(nb, "p.select(w.session_id)"))
+    answered = cell_text(_cell(nb, "p.select(w.session_id)"))
     assert "got 7 characters" in answered and "[secret]" in answered
-    assert not [c for c in nb.cells if c.cell_type == "code" and "hunter2" in _text(c)]
+    assert not [c for c in nb.cells if c.cell_type == "code" and "hunter2" in cell_text(c)]
 
     # full-screen: the wait after the quitting key returns the program's end
-    assert "('settled', 'completed', [" in _text(_cell(nb, "%bash_send --no-enter q"))
+    assert "('settled', 'completed', [" in cell_text(_cell(nb, "%bash_send --no-enter q"))
 
     # open it as a terminal: headless, the tab cell says why in one line and hangs nothing
     assert "raises-exception" in _cell(nb, "%bash_terminal").metadata.get("tags", [])
-    assert _text(_cell(nb, "%bash_terminal")).startswith("UsageError: LAB_UNAVAILABLE: ")
+    assert cell_text(_cell(nb, "%bash_terminal")).startswith("UsageError: LAB_UNAVAILABLE: ")
 
     # 8. closing
-    assert "closed session 'build'" in _text(_cell(nb, "%bash_close --session build"))
+    assert "closed session 'build'" in cell_text(_cell(nb, "%bash_close --session build"))
     last = nb.cells[-1]
-    assert last.source == "%bash_close" and "closed session 'quickstart.ipynb-" in _text(last)
+    assert last.source == "%bash_close" and "closed session 'quickstart.ipynb-" in cell_text(last)
 
 
 def test_quickstart_runs_end_to_end(tmp_path: Path) -> None:
