@@ -72,16 +72,14 @@ class Tmux:
         self.tmux("resize-window", "-t", "0", "-x", str(cols), "-y", str(rows))
 
     def kill(self) -> None:
-        try:
-            path = self.tmux("display-message", "-p", "#{socket_path}").strip()
-        except subprocess.CalledProcessError:
-            return  # already gone (killed by the test)
+        """Stop the server and remove its socket file, which ``kill-server`` leaves, and
+        which stays too when the test already ended the server."""
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
-        if path:
-            try:
-                os.unlink(path)  # kill-server leaves its socket file
-            except OSError:
-                pass
+        path = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}", self.sock)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass  # never created, or already removed
 
 
 def attach_command(session: str, host_dir: str, *extra: str) -> str:
