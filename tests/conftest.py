@@ -6,9 +6,13 @@ import errno
 import os
 import shlex
 import subprocess
+import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -49,6 +53,43 @@ def wait_until(
             detail = f" (last error: {last!r})" if last is not None else ""
             raise AssertionError(f"condition not met within {timeout}s {msg}{detail}".strip())
         time.sleep(interval)
+
+
+class Calls(list[str]):
+    """What :func:`calls_of` saw: the calling thread's name per call, in order;
+    :meth:`of` those of one of the functions watched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_code: dict[Any, list[str]] = {}
+
+    def of(self, fn: Callable[..., Any]) -> list[str]:
+        return self.by_code.get(fn.__code__, [])
+
+
+@contextmanager
+def calls_of(*fns: Callable[..., Any]) -> Iterator[Calls]:
+    """The calls of ``fns`` while the block runs, by thread: a profiler hook on
+    the real functions, nothing patched (every thread: those that start get
+    ``sys.setprofile`` through ``threading``'s hook; the block's own thread is
+    set here). How the suite counts that a request is checked once."""
+    codes = {fn.__code__ for fn in fns}
+    seen = Calls()
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in codes:
+            name = threading.current_thread().name
+            seen.append(name)
+            seen.by_code.setdefault(frame.f_code, []).append(name)
+
+    old = sys.getprofile()
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(old)
+        threading.setprofile(None)  # type: ignore[arg-type]
 
 
 class Gate:

@@ -12,7 +12,6 @@ import dataclasses
 import logging
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,8 +20,11 @@ from .. import jobs
 from ..errors import DshError
 from ..terminal import Result
 from ..terminal.api import Engine
+from ..terminal.deadline import Deadline
+from ..terminal.requests import WaitRequest
 from . import following as fol
 from . import render
+from .magic_args import seconds_text
 from .values import snapshot
 
 log = logging.getLogger(__name__)
@@ -139,42 +141,35 @@ class ViewManager:
     def wait_streaming(
         self,
         job: jobs.Job,
-        timeout: float | None,
+        request: WaitRequest,
         settings: ViewSettings,
         *,
         interrupt_now: bool = False,
-        until: str | None = None,
-        idle_ms: int | None = None,
-        until_screen: str | None = None,
-        after_send: tuple[int, float] | None = None,
+        after_send: tuple[int, int] | None = None,
         waited_first: bool = False,
     ) -> Result:
         """Stream the job (a live view, or stdout in plain IPython) while the
         engine's wait decides when to return (settled, matched, idle,
-        awaiting input, timeout). Arguments are checked by the caller.
+        awaiting input, timeout). ``request`` was built, and checked, by the
+        magic: it goes to the engine's ``run_wait`` as it is, with what is left
+        of its ``timeout_ms``.
 
-        ``after_send`` is (output counter, seconds) when the input wait the
+        ``after_send`` is (output counter, milliseconds) when the input wait the
         job is in was already reported by ``%bash_send``: the program is
         still acting on those keys (vim takes ~0.1 s to exit after ``:q!``),
         so that input wait does not end this one until the job prints or
-        ends, or that many seconds pass. ``waited_first``: the caller already
+        ends, or that many milliseconds pass. ``waited_first``: the caller already
         gave the job update_interval to end (``exec`` with ``wait_ms``)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline.after_ms(request.timeout_ms)
         stop = threading.Event()
         ended: list[Any] = []
 
         def waiter() -> None:
             try:
                 if after_send is not None:
-                    seq, grace = after_send
-                    limit = grace if deadline is None else min(grace, max(0.0, deadline - time.monotonic()))
-                    self.registry.wait_output(job.owner, seq, limit)
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                ended.append(
-                    self.registry.wait(
-                        job.id, left, until=until, idle_ms=idle_ms, until_screen=until_screen
-                    )
-                )
+                    seq, grace_ms = after_send
+                    self.registry.wait_output(job.owner, seq, Deadline.after_ms(grace_ms).earlier(deadline).left_s())
+                ended.append(self.registry.run_wait(dataclasses.replace(request, timeout_ms=deadline.left_ms())))
             except BaseException as e:  # noqa: BLE001 - reported by the streaming side
                 ended.append(e)
             finally:
@@ -188,7 +183,7 @@ class ViewManager:
         # in this thread: a quick job then costs no thread, no hand-off and one
         # display message, drawn final (issue 34 §5). Its input wait is noticed
         # from then on.
-        plain = until is None and idle_ms is None and until_screen is None and after_send is None
+        plain = request.until is None and request.idle_ms is None and request.until_screen is None and after_send is None
         quick_first = settings.live and plain and not interrupt_now and not waited_first
         if not quick_first:
             start_waiter()
@@ -201,9 +196,8 @@ class ViewManager:
             try:
                 if quick_first:
                     first = settings.update_interval
-                    if deadline is not None:
-                        first = min(first, max(0.0, deadline - time.monotonic()))
-                    if job.wait(first):
+                    left = deadline.left_s()
+                    if job.wait(first if left is None else min(first, left)):
                         stop.set()  # settled: nothing left for the engine's wait to say
                     else:
                         start_waiter()
@@ -222,7 +216,7 @@ class ViewManager:
                     job,
                     sink,
                     self.signals,
-                    deadline=deadline,
+                    deadline=deadline.at,
                     min_interval=settings.update_interval,
                     heartbeat=settings.heartbeat,
                     stop=stop,
@@ -242,8 +236,8 @@ class ViewManager:
                     timed_out=False,
                     note=_wait_note(why),
                 )
-            elif not job.done and not interrupted and timeout is not None:
-                timed_out = f"the wait timed out after {timeout:g}s; the job keeps running"
+            elif not job.done and not interrupted and request.timeout_ms is not None:
+                timed_out = f"the wait timed out after {seconds_text(request.timeout_ms)}; the job keeps running"
                 # Why it still runs: the job waits for typed input (one phrasing).
                 why_note = render.input_note(result.awaiting_input) if result.awaiting_input else result.note
                 note = f"{timed_out}. {why_note}" if why_note else timed_out

@@ -70,6 +70,11 @@ def to_ms(value: float | None) -> int | None:
     return ms_from_seconds(value)
 
 
+def seconds_text(ms: int) -> str:
+    """Milliseconds as the magics write durations to a person (``0.5s``): the way back out."""
+    return f"{ms / 1000:g}s"
+
+
 #: Each magic's options (and positional words) that set a field of a request, by the
 #: field's name in the table of terminal/requests.py; durations are seconds here
 #: (:func:`seconds`). tests/test_request_fields.py checks these against the parsers.

@@ -25,8 +25,8 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from .. import fanout, jobs
 from ..errors import InvalidArgument
 from ..terminal import ReadResult, Result, default_registry
-from ..terminal import validation as V
 from ..terminal.api import Engine
+from ..terminal.requests import WaitRequest
 from . import values as dsp
 from .following import LiveView
 from .group_magics import GroupVerbs, group_args, is_group_id
@@ -117,32 +117,27 @@ class BashMagics(GroupVerbs, TerminalVerbs):
     def _wait_streaming(
         self,
         job: jobs.Job,
-        timeout: float | None,
+        request: WaitRequest | None = None,
         interrupt_now: bool = False,
-        until: str | None = None,
-        idle_ms: int | None = None,
-        until_screen: str | None = None,
         waited_first: bool = False,
     ) -> Result:
-        V.until(until)  # a bad regex is one line, before any display
-        V.until_screen(until_screen)
-        V.idle_ms(idle_ms)
+        """Wait for ``job`` as ``request`` says (built, and checked, by the magic;
+        None: until it settles), streaming it meanwhile."""
+        if request is None:
+            request = WaitRequest(job_id=job.id)  # an id the engine gave: nothing to check
         after_send = self._sent.after_send(job.id)
         if job.done:
             return dataclasses.replace(dsp.snapshot(self.registry, job), reason="settled")
-        if until is not None:
-            seen = match_so_far(self.registry, job, until)
+        if request.until is not None:
+            seen = match_so_far(self.registry, job, request.until)
             if seen is not None:
                 return seen
         settings = self.view_settings
         result = self.views.wait_streaming(
             job,
-            timeout,
+            request,
             settings,
             interrupt_now=interrupt_now,
-            until=until,
-            idle_ms=idle_ms,
-            until_screen=until_screen,
             after_send=after_send,
             waited_first=waited_first,
         )
@@ -249,7 +244,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
                 if started is None or started.created_at < asked_at:
                     print("Interrupted before the command started.")
                     return None
-                res = self._wait_streaming(started, None, interrupt_now=True)
+                res = self._wait_streaming(started, interrupt_now=True)
                 return raise_if_failed(res, args.raise_error)
             if isinstance(job, Result):
                 done = dataclasses.replace(job, reason="settled")
@@ -257,7 +252,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
                 shown = dsp.StreamedResult.from_result(done, None)
                 self._once(shown, dsp.SKIP)
                 return raise_if_failed(shown, args.raise_error)
-            res = self._wait_streaming(job, None, waited_first=first_ms is not None)
+            res = self._wait_streaming(job, waited_first=first_ms is not None)
             return raise_if_failed(res, args.raise_error)
         out = self.registry.exec(
             session, command, wait_ms=to_ms(args.timeout), tty=args.tty, source="notebook"
@@ -334,10 +329,15 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         if args.diff:
             raise InvalidArgument("--diff is for a group (%bash_wait GROUP_ID --diff)")
         job = find_job(self.registry, args.job_id, self._session(args.session))
-        idle_ms = None if args.idle is None else max(1, to_ms(args.idle) or 0)
-        res = self._wait_streaming(
-            job, args.timeout, until=args.until, idle_ms=idle_ms, until_screen=args.until_screen
+        # The request, built and checked once, here: the live view and the engine trust it.
+        request = WaitRequest.build(
+            job_id=job.id,
+            timeout_ms=to_ms(args.timeout),
+            until=args.until,
+            idle_ms=None if args.idle is None else max(1, to_ms(args.idle) or 0),
+            until_screen=args.until_screen,
         )
+        res = self._wait_streaming(job, request)
         return raise_if_failed(res, args.raise_error)
 
     def _group_meant(self, given: str | None, session: str | None) -> fanout.GroupJob | None:

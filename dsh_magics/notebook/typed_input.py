@@ -15,7 +15,7 @@ from ..terminal.api import Engine
 
 # How long a %bash_wait right after %bash_send lets the program act on the
 # keys before an input wait already reported by the send ends the wait.
-SEND_SETTLE_S = 2.0
+SEND_SETTLE_MS = 2000
 # Sends never waited for are forgotten beyond this many (the newest are kept).
 KEEP_SENDS = 64
 
@@ -54,7 +54,7 @@ def ask_hidden(registry: Engine, session: str) -> str:
 class SentKeys:
     """Jobs that read input again right after ``%bash_send``: job id -> the
     session's output counter then. A following ``%bash_wait`` gives such a job
-    ``SEND_SETTLE_S`` to print or end before its input wait ends the wait."""
+    ``SEND_SETTLE_MS`` to print or end before its input wait ends the wait."""
 
     def __init__(self) -> None:
         self._sent: dict[str, int] = {}
@@ -68,7 +68,7 @@ class SentKeys:
         else:
             self._sent.pop(res.job_id, None)
 
-    def after_send(self, job_id: str) -> tuple[int, float] | None:
-        """The (output counter, settle seconds) for a wait on ``job_id``, once."""
+    def after_send(self, job_id: str) -> tuple[int, int] | None:
+        """The (output counter, settle milliseconds) for a wait on ``job_id``, once."""
         seq = self._sent.pop(job_id, None)
-        return None if seq is None else (seq, SEND_SETTLE_S)
+        return None if seq is None else (seq, SEND_SETTLE_MS)

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from types import FrameType
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,28 +19,7 @@ from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.host.server import HostServer
 from dsh_magics.terminal import Registry, Result
 from dsh_magics.terminal import validation as V
-
-
-@contextmanager
-def calls_of(fn: Callable[..., Any]) -> Iterator[list[str]]:
-    """The threads' names, one per call of ``fn`` while the block runs (every
-    thread: those that exist get ``sys.setprofile`` through ``threading``'s hook
-    when they start; the block's own thread is set here)."""
-    code = fn.__code__
-    seen: list[str] = []
-
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code is code:
-            seen.append(threading.current_thread().name)
-
-    old = sys.getprofile()
-    threading.setprofile(profile)
-    sys.setprofile(profile)
-    try:
-        yield seen
-    finally:
-        sys.setprofile(old)
-        threading.setprofile(None)  # type: ignore[arg-type]
+from tests.conftest import calls_of
 
 
 @pytest.fixture(scope="module")
