@@ -76,7 +76,7 @@ class Ours:
 
     def once(self) -> None:
         group = fanout.start(self.reg, self.targets, COMMAND, book=fanout.GroupBook({}, []))
-        assert group.wait(600), "group did not finish"
+        assert group.wait(timeout_ms=600_000), "group did not finish"
         rep = fanout.report(group)
         assert rep.counts() == {"completed": len(self.targets)}, rep.table()
 

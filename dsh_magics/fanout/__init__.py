@@ -1,7 +1,8 @@
 """One command over many terminals: target lists and groups, group jobs, merged output (docs/fanout.md).
 
 Adapters need three calls: :func:`start` (a group handle at once),
-``group.wait(timeout)`` and :func:`report` (the table and the merged view).
+``group.wait(timeout_ms=...)`` and :func:`report` (the table and the merged view).
+Durations are milliseconds (``member_timeout_ms``, ``timeout_ms``), the package's unit inside.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def start(
     command: str,
     *,
     width: int = DEFAULT_FANOUT,
-    member_timeout: float | None = None,
+    member_timeout_ms: int | None = None,
     source: str | None = None,
     caller: str | None = None,
     book: GroupBook | None = None,
@@ -52,7 +53,7 @@ def start(
     anything starts."""
     members = expand(targets, book if book is not None else _files_lookup, kubectl.expand)
     return table_for(engine).start(
-        members, command, width=width, member_timeout=member_timeout, source=source, caller=caller
+        members, command, width=width, member_timeout_ms=member_timeout_ms, source=source, caller=caller
     )
 
 

@@ -4,7 +4,9 @@ Members start in parallel on at most ``width`` worker threads (pdsh's fan-out:
 a worker holds its slot while its member connects and runs). Each member's
 outcome is its own: an unreachable target or a lost connection is that
 member's result with a stable code, never an exception that loses the others.
-Only the engine contract (terminal/api.py) is used.
+Only the engine contract (terminal/api.py) is used. Durations are milliseconds, as
+everywhere inside the package (``member_timeout_ms``, ``wait(timeout_ms=...)``); the
+adapters convert what they take (the magics' seconds) at their edge.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 
 from ..errors import DshError, InvalidArgument, TooManySessions
 from ..terminal.api import Engine
+from ..terminal.deadline import Deadline
+from ..terminal.requests import WaitRequest
 from ..terminal.result import COMPLETED, INTERRUPTED, SHELL_EXITED, Result
 from .targets import DEFAULT_FANOUT, MAX_FANOUT, Member
 
@@ -33,8 +37,8 @@ CANCELLED = "cancelled"  # the group was interrupted before it started
 TIMED_OUT = "timed_out"  # its per-target timeout passed and Ctrl-C did not end it: still runs, no longer waited for
 FINAL = (COMPLETED, INTERRUPTED, SHELL_EXITED, FAILED, CANCELLED, TIMED_OUT)
 
-#: After a per-target timeout the member gets Ctrl-C and this long to settle.
-INTERRUPT_GRACE_S = 10.0
+#: After a per-target timeout the member gets Ctrl-C and this long (ms) to settle.
+INTERRUPT_GRACE_MS = 10_000
 #: Codes that mean "the target could not be reached" when opening its terminal.
 _UNREACHABLE = ("TARGET_UNREACHABLE", "SHELL_EXITED")
 #: Codes that mean "the terminal went away while the job ran".
@@ -69,7 +73,7 @@ class GroupJob:
     engine: Engine
     runs: list[MemberRun]
     width: int
-    member_timeout: float | None
+    member_timeout_ms: int | None
     source: str | None = None
     caller: str | None = None
     created_at: float = field(default_factory=time.time)
@@ -136,7 +140,7 @@ class GroupJob:
             if res.timed_out:
                 run.timed_out = True
                 self._interrupt_member(run)
-                res = self.engine.wait(job_id, timeout=INTERRUPT_GRACE_S, on_input=False)
+                res = self.engine.run_wait(WaitRequest(job_id, timeout_ms=INTERRUPT_GRACE_MS, on_input=False))
         except DshError as e:
             lost = m.target is not None and e.code in _LOST
             self._finish(run, FAILED, error={"code": "TARGET_LOST" if lost else e.code, "message": e.message})
@@ -152,20 +156,19 @@ class GroupJob:
     def _until_settled(self, run: MemberRun, job_id: str) -> Result:
         """Wait for the member's job to settle (or its per-target timeout),
         marking it ``awaiting`` while it waits for typed input, so that a
-        group wait can return then (as a job's wait does)."""
-        deadline = None if self.member_timeout is None else time.monotonic() + self.member_timeout
+        group wait can return then (as a job's wait does). The requests are built
+        here from an id the engine gave and a deadline: nothing to check again."""
+        deadline = Deadline.after_ms(self.member_timeout_ms)
         while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
             seq = self.engine.output_seq(run.member.session_id)
-            res = self.engine.wait(job_id, timeout=left, on_input=True)
+            res = self.engine.run_wait(WaitRequest(job_id, timeout_ms=deadline.left_ms(), on_input=True))
             if res.done or res.timed_out or res.awaiting_input is None:
                 return res
             with self._cond:
                 run.awaiting = res.awaiting_input
                 self._changed()
             # until something changes there: output, the prompt answered, the job's end
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            self.engine.wait_output(run.member.session_id, seq, left)
+            self.engine.wait_output(run.member.session_id, seq, deadline.left_s())
             with self._cond:
                 run.awaiting = None
 
@@ -199,25 +202,18 @@ class GroupJob:
                 self._listeners.remove(listener)
 
     # -- handle ------------------------------------------------------------
-    def wait_change(self, seen: int, timeout: float | None) -> int:
-        """Block until :attr:`changes` differs from ``seen`` (a member
-        started, ended or began waiting for input), or ``timeout`` seconds;
-        the count now."""
-        with self._cond:
-            self._cond.wait_for(lambda: self.changes != seen, timeout=timeout)
-            return self.changes
-
     @property
     def done(self) -> bool:
         with self._cond:
             return all(r.done for r in self.runs)
 
-    def wait(self, timeout: float | None = None, on_input: bool = False) -> bool:
-        """Block until every member ended (True) or ``timeout`` seconds passed
+    def wait(self, *, timeout_ms: int | None = None, on_input: bool = False) -> bool:
+        """Block until every member ended (True) or ``timeout_ms`` passed
         (False); with ``on_input``, also return (False) while a member's job
         waits for typed input (:meth:`awaiting`, checked with the engine, as
-        a member's mark can lag behind its terminal)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        a member's mark can lag behind its terminal). Keyword only: the unit is in
+        the name (an old ``wait(60)`` meaning seconds fails loudly)."""
+        deadline = Deadline.after_ms(timeout_ms)
         checked: set[int] = set()  # marks found stale; looked at again after a change
         while True:
             with self._cond:
@@ -225,11 +221,10 @@ class GroupJob:
                     return True
                 marked = [r for r in self.runs if on_input and r.awaiting is not None and not r.done]
                 fresh = [r for r in marked if id(r) not in checked]
-                left = None if deadline is None else deadline - time.monotonic()
                 if not fresh:
-                    if left is not None and left <= 0:
+                    if deadline.passed():
                         return False
-                    self._cond.wait(timeout=left)
+                    self._cond.wait(timeout=deadline.left_s())
                     checked.clear()
                     continue
             if any(self._awaits_now(r) for r in fresh):
@@ -297,7 +292,7 @@ class GroupTable:
         command: str,
         *,
         width: int = DEFAULT_FANOUT,
-        member_timeout: float | None = None,
+        member_timeout_ms: int | None = None,
         source: str | None = None,
         caller: str | None = None,
     ) -> GroupJob:
@@ -306,8 +301,10 @@ class GroupTable:
         before anything starts."""
         if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_FANOUT:
             raise InvalidArgument(f"fanout: must be an integer from 1 to {MAX_FANOUT}", field="fanout")
-        if member_timeout is not None and (isinstance(member_timeout, bool) or not member_timeout > 0):
-            raise InvalidArgument("target_timeout: must be a positive number of seconds", field="target_timeout")
+        if member_timeout_ms is not None and (
+            isinstance(member_timeout_ms, bool) or not isinstance(member_timeout_ms, int) or member_timeout_ms <= 0
+        ):
+            raise InvalidArgument("target_timeout: must be a positive duration", field="target_timeout")
         if not members:
             raise InvalidArgument("targets: the target list is empty", field="targets")
         sids = [m.session_id for m in members]
@@ -326,7 +323,7 @@ class GroupTable:
         with self._lock:
             gid = f"g{self._next}"
             self._next += 1
-            group = GroupJob(gid, command, self.engine, [MemberRun(m) for m in members], width, member_timeout, source, caller)
+            group = GroupJob(gid, command, self.engine, [MemberRun(m) for m in members], width, member_timeout_ms, source, caller)
             self._groups[gid] = group
             self._prune()
         group.start()

@@ -18,6 +18,7 @@ from . import following as fol
 from .group_render import MAX_ROWS, final_text, group_html, live_text
 from .group_values import GroupView, started_at
 from .live_views import ViewManager, ViewSettings
+from .magic_args import seconds_text, to_ms
 
 #: Lines of each running member's output a live row needs (its last line).
 ROW_TAIL = 3
@@ -116,14 +117,14 @@ def show_live(views: ViewManager, group: GroupJob, settings: ViewSettings) -> Gr
 def wait_group(
     views: ViewManager,
     group: GroupJob,
-    timeout: float | None,
+    timeout_ms: int | None,
     settings: ViewSettings,
     *,
     diff: bool = False,
     on_input: bool = True,
     write: Callable[[str], Any],
 ) -> GroupView:
-    """Wait for the group (all members ended, ``timeout``, or a member waiting for
+    """Wait for the group (all members ended, ``timeout_ms``, or a member waiting for
     typed input), with a live area under a Jupyter front end. Ctrl-C interrupts every
     member, then waits up to ``interrupt_grace`` seconds for them to settle."""
     ended = threading.Event()
@@ -131,7 +132,7 @@ def wait_group(
 
     def waiter() -> None:
         try:
-            outcome.append(group.wait(timeout, on_input=on_input))
+            outcome.append(group.wait(timeout_ms=timeout_ms, on_input=on_input))
         finally:
             ended.set()
 
@@ -141,8 +142,8 @@ def wait_group(
         if settings.live:
             threading.Thread(target=waiter, name=f"dsh-wait-{group.id}", daemon=True).start()
             # a quick group is drawn once, final
-            first = settings.update_interval if timeout is None else min(timeout, settings.update_interval)
-            if not group.wait(first):
+            first = to_ms(settings.update_interval) or 0
+            if not group.wait(timeout_ms=first if timeout_ms is None else min(timeout_ms, first)):
                 view = GroupLiveView(group, views.publish, diff)
                 view.show()
                 follow_group(group, view, views.signals, min_interval=settings.update_interval,
@@ -154,12 +155,12 @@ def wait_group(
         interrupted = True
         hit = group.interrupt(source="notebook")
         try:
-            group.wait(settings.interrupt_grace)
+            group.wait(timeout_ms=to_ms(settings.interrupt_grace))
         except KeyboardInterrupt:
             pass  # a second Ctrl-C stops the waiting, not the members: what follows says how they are
         write(f"Interrupted: sent Ctrl-C to {len(hit)} member{'s' if len(hit) != 1 else ''} of group "
               f"{group.id}" + ("" if group.done else "; some are still running") + ".\n")
-    reason, note = _why(group, interrupted, timeout)
+    reason, note = _why(group, interrupted, timeout_ms)
     rep = fanout.report(group)
     result = GroupView(group, rep, reason, diff, note)
     if settings.live:
@@ -171,7 +172,7 @@ def wait_group(
     return result
 
 
-def _why(group: GroupJob, interrupted: bool, timeout: float | None) -> tuple[str, str | None]:
+def _why(group: GroupJob, interrupted: bool, timeout_ms: int | None) -> tuple[str, str | None]:
     if interrupted:
         return "interrupted", None if group.done else "some members still run after Ctrl-C"
     if group.done:
@@ -183,5 +184,5 @@ def _why(group: GroupJob, interrupted: bool, timeout: float | None) -> tuple[str
         how = "a person answers with %bash_send --secret --session SESSION" if secret else \
             "answer with %bash_send --session SESSION TEXT"
         return "awaiting_input", f"{labels} wait{'s' if len(waiting) == 1 else ''} for typed input: {how}"
-    after = "" if timeout is None else f" after {timeout:g}s"
+    after = "" if timeout_ms is None else f" after {seconds_text(timeout_ms)}"
     return "timeout", f"the wait timed out{after}; the members keep running"

@@ -25,6 +25,7 @@ from ..terminal.api import Engine
 from . import group_live
 from .group_values import GroupFailed, GroupHandle, GroupView, raise_if_group_failed
 from .live_views import ViewManager, ViewSettings
+from .magic_args import seconds, to_ms
 
 F = TypeVar("F", bound=Callable[..., Any])
 GROUP_ID = re.compile(r"g[0-9]{1,9}")
@@ -33,8 +34,6 @@ GROUP_ID = re.compile(r"g[0-9]{1,9}")
 def group_args() -> Callable[[F], F]:
     """``--on``, ``--fanout``, ``--target-timeout`` and ``--diff`` (decorators, under
     ``@magic_arguments()``)."""
-    from .magic_args import seconds
-
     decorators = [
         argument(
             "--on",
@@ -103,22 +102,22 @@ class GroupVerbs:
             args.on,
             command,
             width=fanout.DEFAULT_FANOUT if args.fanout is None else args.fanout,
-            member_timeout=args.target_timeout,
+            member_timeout_ms=to_ms(args.target_timeout),
             source="notebook",
         )
         self._last_group = group.id
         settings = self.view_settings
-        limit: float | None = None
+        limit_ms: int | None = None
         if args.timeout is not None:  # the group's view if it ended in time, else the handle
             try:
-                if not group.wait(args.timeout):
+                if not group.wait(timeout_ms=to_ms(args.timeout)):
                     return self._group_handle(group, settings)
             except KeyboardInterrupt:
                 group.interrupt(source="notebook")
                 print(f"Interrupted: sent Ctrl-C to the members of group {group.id}.")
-                limit = settings.interrupt_grace
+                limit_ms = to_ms(settings.interrupt_grace)
         if args.wait or args.timeout is not None:
-            view = group_live.wait_group(self.views, group, limit, settings, diff=args.diff, write=_write)
+            view = group_live.wait_group(self.views, group, limit_ms, settings, diff=args.diff, write=_write)
             return self._finish(view, args.raise_error)
         return self._group_handle(group, settings)
 
@@ -158,8 +157,8 @@ class GroupVerbs:
         self._last_group = None
 
     # -- the verbs -------------------------------------------------------
-    def wait_group(self, group: GroupJob, timeout: float | None, diff: bool, raise_error: bool) -> GroupView:
-        view = group_live.wait_group(self.views, group, timeout, self.view_settings, diff=diff, write=_write)
+    def wait_group(self, group: GroupJob, timeout_ms: int | None, diff: bool, raise_error: bool) -> GroupView:
+        view = group_live.wait_group(self.views, group, timeout_ms, self.view_settings, diff=diff, write=_write)
         return self._finish(view, raise_error)
 
     def read_group(self, group: GroupJob, lines: int | None, diff: bool) -> GroupView:
@@ -172,7 +171,7 @@ class GroupVerbs:
             print(f"group {group.id} has ended: nothing to interrupt")
         else:
             try:
-                group.wait(grace)
+                group.wait(timeout_ms=to_ms(grace))
             except KeyboardInterrupt:
                 pass  # a second Ctrl-C stops the waiting, not the members: the view says how they are
             left = "" if group.done else f"; still running after {grace:g}s: " + fanout.fold(

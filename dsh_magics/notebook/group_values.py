@@ -11,6 +11,7 @@ from typing import Any
 from .. import fanout
 from ..fanout import GroupJob, GroupReport, Row
 from .group_render import final_text, group_html, live_text
+from .magic_args import to_ms
 from .values import _DisplayOnce
 
 
@@ -128,8 +129,9 @@ class GroupHandle(_DisplayOnce):
         return GroupView(self.group, fanout.report(self.group), None, diff)
 
     def wait(self, timeout: float | None = None) -> GroupView:
-        """Block until every member ended, or ``timeout`` seconds; the group then."""
-        ended = self.group.wait(timeout)
+        """Block until every member ended, or ``timeout`` seconds (a notebook's
+        unit, as the magics'); the group then."""
+        ended = self.group.wait(timeout_ms=to_ms(timeout))
         return GroupView(self.group, fanout.report(self.group), "settled" if ended else "timeout")
 
     def interrupt(self) -> list[str]:

@@ -325,7 +325,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         if group is not None:
             if args.until is not None or args.until_screen is not None or args.idle is not None:
                 raise InvalidArgument("--until, --until-screen and --idle wait for one job, not a group")
-            return self.wait_group(group, args.timeout, args.diff, args.raise_error)
+            return self.wait_group(group, to_ms(args.timeout), args.diff, args.raise_error)
         if args.diff:
             raise InvalidArgument("--diff is for a group (%bash_wait GROUP_ID --diff)")
         job = find_job(self.registry, args.job_id, self._session(args.session))

@@ -13,7 +13,6 @@ from .. import fanout
 from ..errors import InvalidArgument, NoSuchJob
 from ..terminal import Engine
 from ..terminal import validation as V
-from ..terminal.deadline import Deadline
 from .arguments import checked
 from .truncate import bound
 
@@ -43,7 +42,7 @@ def exec_group(engine: Engine, args: dict[str, Any], caller: str | None) -> dict
         args["targets"],
         command,
         width=args.get("fanout", fanout.DEFAULT_FANOUT),
-        member_timeout=None if timeout_ms is None else timeout_ms / 1000.0,
+        member_timeout_ms=timeout_ms,
         source="agent",
         caller=caller,
     )
@@ -80,7 +79,7 @@ def wait_group(engine: Engine, args: dict[str, Any], caller: str | None, budget:
             raise InvalidArgument(f"{key}: a group wait takes only timeout_ms, detail and diff", field=key)
     group = group_of(engine, args["job_id"], caller)
     on_input = bool(args.get("on_input", True))
-    finished = group.wait(Deadline.after_ms(timeout_ms).left_s(), on_input=on_input)
+    finished = group.wait(timeout_ms=timeout_ms, on_input=on_input)
     waiting = on_input and not finished and bool(group.awaiting())
     out = group_result(
         fanout.report(group), budget, bool(args.get("detail")), bool(args.get("diff")), not finished and not waiting

@@ -55,7 +55,7 @@ def fleet(sshd, boxes: Boxes) -> Iterator[tuple[Registry, GroupBook]]:  # noqa: 
 def _run(fleet: tuple[Registry, GroupBook], command: str) -> fanout.GroupReport:
     reg, book = fleet
     group = fanout.start(reg, "@fleet", command, book=book)
-    assert group.wait(STEP_S), fanout.report(group).table()
+    assert group.wait(timeout_ms=STEP_S * 1000), fanout.report(group).table()
     return fanout.report(group)
 
 
@@ -100,7 +100,7 @@ def test_ctrl_c_on_the_group_ends_every_member(fleet) -> None:
     wait_until(all_started, timeout=STEP_S, interval=0.1, msg="every member's sleep started")
     hit = group.interrupt(source="person")
     assert len(hit) == 13
-    assert group.wait(60), fanout.report(group).table()
+    assert group.wait(timeout_ms=60_000), fanout.report(group).table()
     rep = fanout.report(group)
     assert rep.counts() == {"interrupted": 13, "failed": 1}, rep.table()
     assert all("not-interrupted" not in (r.output or "") for r in rep.rows)
@@ -113,12 +113,12 @@ def test_a_member_whose_remote_shell_dies_is_target_lost_and_comes_back(fleet, b
     reg, book = fleet
     some = ["ssh://fanhost1", f"podman://{boxes.names[0]}", "fanlocal"]
     group = fanout.start(reg, some, "echo bye; exit 3", book=book)
-    assert group.wait(STEP_S)
+    assert group.wait(timeout_ms=STEP_S * 1000)
     rows = {r.target: r for r in fanout.report(group).rows}
     for target in some[:2]:
         assert rows[target].code == "TARGET_LOST" and (rows[target].output or "").startswith("bye\n"), rows[target]
     assert rows["fanlocal"].status == "shell_exited" and rows["fanlocal"].code is None  # local: nothing to lose
     assert f"TARGET_LOST: {fanout.fold(some[:2])}" in fanout.report(group).summary()
     again = fanout.start(reg, some, "echo back", book=book)
-    assert again.wait(STEP_S)
+    assert again.wait(timeout_ms=STEP_S * 1000)
     assert [b.output for b in fanout.report(again).blocks] == ["back\n"]

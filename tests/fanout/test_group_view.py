@@ -27,7 +27,7 @@ def reg() -> Iterator[Registry]:
 
 def _run(reg: Registry, command: str) -> fanout.GroupJob:
     group = fanout.start(reg, f"view[01-{N}]", command, book=fanout.GroupBook({}, []))
-    assert group.wait(120), fanout.report(group).table()
+    assert group.wait(timeout_ms=120_000), fanout.report(group).table()
     return group
 
 
