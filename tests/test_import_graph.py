@@ -83,12 +83,15 @@ def test_no_import_cycle_in_the_package() -> None:
 
 
 #: What dsh_magics.fanout may import from the package: the engine contract and
-#: the plain values and checks under it, and the target parser; never engine
-#: internals (registry, terminals, core), so it works over any Engine.
+#: the plain values and checks under it (the typed requests, the deadline a wait
+#: counts down), and the target parser; never engine internals (registry,
+#: terminals, core), so it works over any Engine.
 FANOUT_FLOOR = {
     "dsh_magics.errors",
     "dsh_magics.jobs",
     "dsh_magics.terminal.api",
+    "dsh_magics.terminal.deadline",
+    "dsh_magics.terminal.requests",
     "dsh_magics.terminal.result",
     "dsh_magics.terminal.validation",
     "dsh_magics.terminal.remote.targets",
