@@ -47,7 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from dsh_magics.terminal import Engine, Registry, Result
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout: tests/
+
+from dsh_magics.terminal import Engine, Registry, Result  # noqa: E402
+from tests.processes import pids_with_env  # noqa: E402
 
 #: Allowance on top of each operation's own deadline (a loaded 2-core machine).
 SLACK_S = 10.0
@@ -91,22 +94,8 @@ def proc_resources(pid: int) -> dict[str, int]:
 
 def tagged_processes(prefix: str) -> list[int]:
     """Live processes whose DSH_MAGICS_SESSION starts with ``prefix`` (a
-    host's terminals are not our descendants)."""
-    from dsh_magics.terminal.core import procs
-
-    needle = f"DSH_MAGICS_SESSION={prefix}".encode()
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
-            continue
-        if any(v.startswith(needle) for v in env) and procs.alive(int(name)):
-            out.append(int(name))
-    return out
+    host's terminals are not our descendants): the suite's own finder."""
+    return pids_with_env("DSH_MAGICS_SESSION", prefix, prefix=True)
 
 
 def _parent(pid: int) -> int:
@@ -271,7 +260,6 @@ class Setting:
             import tempfile
             from pathlib import Path
 
-            sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             from tests.remote.conftest import start_sshd
 
             self.sshd = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-soak-sshd-")))

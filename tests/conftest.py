@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import shlex
-import subprocess
 import sys
 import threading
 import time
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.containers import docker_name_for_podman, podman_box  # noqa: F401  (session fixtures)
+from tests.processes import live_pids, pids_with_env, ps_lines  # noqa: F401  (imported from here by many tests)
 
 # Shells in tests start without the machine's login profile unless a test asks
 # for one (the engine's own profile tests use a private HOME). A real profile
@@ -128,41 +128,6 @@ class Gate:
 @pytest.fixture
 def gate(tmp_path: Path) -> Gate:
     return Gate(tmp_path / "gate")
-
-
-def ps_lines() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,args"], capture_output=True, text=True, check=True)
-    return out.stdout.splitlines()[1:]
-
-
-def live_pids() -> set[int]:
-    pids = set()
-    for line in ps_lines():
-        parts = line.split(None, 4)
-        if len(parts) >= 4 and not parts[3].startswith("Z"):
-            pids.add(int(parts[0]))
-    return pids
-
-
-def pids_with_env(key: str, value: str, *, prefix: bool = False) -> list[int]:
-    """Live processes whose environment has key=value (or, with ``prefix``,
-    a value starting with it). Ours only: same uid."""
-    needle = f"{key}={value}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        hit = any(v.startswith(needle) for v in env) if prefix else needle in env
-        if hit and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 @pytest.fixture

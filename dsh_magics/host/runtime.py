@@ -73,6 +73,27 @@ def candidate_dirs(environ: Mapping[str, str] | None = None) -> list[str]:
     return out
 
 
+#: What a private file of ours must be, by kind: the test of its type and the mode it must have.
+_PRIVATE = {"directory": (stat.S_ISDIR, 0o700), "regular file": (stat.S_ISREG, 0o600)}
+
+
+def not_private(st: os.stat_result, kind: str) -> str | None:
+    """Why the file ``st`` describes (from ``lstat``/``fstat``) is not a ``kind``
+    (``directory`` 0700, ``regular file`` 0600) only this user can reach, as a phrase
+    ("is a symbolic link"), or None: the one check of the host's directory and the
+    MCP server's task key."""
+    is_kind, mode = _PRIVATE[kind]
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not is_kind(st.st_mode):
+        return f"is not a {kind}"
+    if st.st_uid != os.getuid():
+        return f"belongs to uid {st.st_uid}, not to uid {os.getuid()}"
+    if st.st_mode & 0o077:
+        return f"has mode {stat.S_IMODE(st.st_mode):04o}; it must be {mode:04o}"
+    return None
+
+
 def secure_dir(path: str) -> str:
     """Create ``path`` (mode 0700) or check an existing one is private to us."""
     try:
@@ -81,16 +102,7 @@ def secure_dir(path: str) -> str:
         pass  # checked below
     except OSError as e:
         raise HostUnavailable(f"cannot create the host runtime directory {path}: {e.strerror}") from None
-    st = os.lstat(path)
-    problem = None
-    if stat.S_ISLNK(st.st_mode):
-        problem = "is a symbolic link"
-    elif not stat.S_ISDIR(st.st_mode):
-        problem = "is not a directory"
-    elif st.st_uid != os.getuid():
-        problem = f"belongs to uid {st.st_uid}, not to uid {os.getuid()}"
-    elif st.st_mode & 0o077:
-        problem = f"has mode {stat.S_IMODE(st.st_mode):04o}; it must be 0700"
+    problem = not_private(os.lstat(path), "directory")
     if problem:
         raise HostUnavailable(
             f"refusing the host runtime directory {path}: it {problem}", path=path

@@ -25,9 +25,9 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 
 from ..errors import DshError
+from ..host.runtime import not_private
 
 #: The key file, in the hosts' runtime directory.
 KEY_FILE = "tasks.key"
@@ -103,14 +103,7 @@ def load_key(directory: str) -> bytes:
         except OSError as e:  # ELOOP: a symbolic link
             raise TaskKeyUnsafe(f"refusing the task key {path}: {e.strerror}; remove it (a new one is made)", path=path) from None
         try:
-            st = os.fstat(fd)
-            problem = None
-            if not stat.S_ISREG(st.st_mode):
-                problem = "is not a regular file"
-            elif st.st_uid != os.getuid():
-                problem = f"belongs to uid {st.st_uid}, not to uid {os.getuid()}"
-            elif st.st_mode & 0o077:
-                problem = f"has mode {stat.S_IMODE(st.st_mode):04o}; it must be 0600"
+            problem = not_private(os.fstat(fd), "regular file")
             key = os.read(fd, KEY_BYTES + 1) if problem is None else b""
             if problem is None and len(key) != KEY_BYTES:
                 problem = f"holds {len(key)} bytes, not the {KEY_BYTES} of a key this program made"

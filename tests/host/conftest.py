@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -73,24 +74,28 @@ def _plain_shells() -> Iterator[None]:
             os.environ["DSH_MAGICS_LOGIN"] = old
 
 
-@pytest.fixture
-def host_dir() -> Iterator[str]:
+@contextmanager
+def private_host_dir() -> Iterator[str]:
+    """A private runtime directory for hosts; afterwards every host serving from
+    it is stopped (killed if it must be) and the directory removed."""
     d = new_dir()
     try:
         yield d
     finally:
         stop_everything(d)
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def host_dir() -> Iterator[str]:
+    with private_host_dir() as d:
+        yield d
 
 
 @pytest.fixture(scope="module")
 def module_dir() -> Iterator[str]:
-    d = new_dir()
-    try:
+    with private_host_dir() as d:
         yield d
-    finally:
-        stop_everything(d)
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

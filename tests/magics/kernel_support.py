@@ -10,7 +10,8 @@ import os
 import queue
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,3 +151,26 @@ class Kernel:
         finally:
             if self.km.has_kernel:
                 self.km.shutdown_kernel(now=False)
+
+
+@contextmanager
+def loaded_kernel(cwd: str, setup: str = "%load_ext dsh_magics") -> Iterator[Kernel]:
+    """A kernel in ``cwd`` that ran ``setup`` (the extension loaded), shut down afterwards."""
+    k = Kernel(cwd=cwd)
+    try:
+        k.run(setup)
+        yield k
+    finally:
+        k.shutdown()
+
+
+def idle_terminals(kernel: Kernel) -> None:
+    """Ctrl-C to every job still running in the kernel's terminals, and wait for it:
+    a failing test must not leave a job running into the next one."""
+    kernel.run(
+        "from dsh_magics.terminal import default_registry as _reg\n"
+        "for _t in _reg().list():\n"
+        "    if _t.job_id:\n"
+        "        _reg().interrupt(_t.session_id)\n"
+        "        _reg().job(_t.job_id).wait(30)\n"
+    )

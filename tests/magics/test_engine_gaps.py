@@ -12,16 +12,8 @@ import subprocess
 import sys
 import textwrap
 
-from tests.conftest import ps_lines, wait_until
-
-
-def _procs(needle: str) -> list[int]:
-    out = []
-    for line in ps_lines():
-        parts = line.split(None, 4)
-        if len(parts) == 5 and not parts[3].startswith("Z") and needle in parts[4]:
-            out.append(int(parts[0]))
-    return out
+from tests.conftest import wait_until
+from tests.processes import pids_matching
 
 
 def _kill(pids: list[int]) -> None:
@@ -50,12 +42,12 @@ def test_a_running_job_dies_with_an_abruptly_exiting_owner() -> None:
         subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
         try:
             wait_until(
-                lambda n=needle: not _procs(n),
+                lambda n=needle: not pids_matching(n),
                 2,
                 msg=f"attempt {attempt}: the job outlived its owner",
             )
         finally:
-            _kill(_procs(needle))
+            _kill(pids_matching(needle))
 
 
 def test_ctrl_c_during_terminal_start_leaves_no_shell() -> None:

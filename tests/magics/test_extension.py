@@ -27,6 +27,15 @@ def _formatters(ip: Any) -> list[Any]:
     return [f["text/plain"], f["text/html"]]
 
 
+def _load_again(ip: Any, session: str) -> None:
+    """``%load_ext`` after a test unloaded the extension, with the module's settings back."""
+    with capture_output():
+        ip.run_line_magic("load_ext", "dsh_magics")
+    m = magics_of(ip)
+    m.default_session = session
+    m.live_display = "off"
+
+
 def test_reload_keeps_the_terminals_and_replaces_the_magics(ip, session: str) -> None:
     before = magics_of(ip)
     ip.run_line_magic("bash_exec", "--timeout 10 export DSH_RELOAD=survives")
@@ -59,11 +68,7 @@ def test_unload_removes_everything_and_load_restores_it(ip, session: str) -> Non
                 assert typ not in fmt.type_printers
         assert not any(type(c).__name__ == "BashMagics" for c in ip.configurables)
     finally:
-        with capture_output():
-            ip.run_line_magic("load_ext", "dsh_magics")
-        m = magics_of(ip)
-        m.default_session = session
-        m.live_display = "off"
+        _load_again(ip, session)
     assert ip.find_line_magic("bash_exec") is not None
     for fmt in _formatters(ip):
         assert Result in fmt.type_printers and TerminalInfo in fmt.type_printers
@@ -89,11 +94,7 @@ def test_an_add_on_that_fails_to_unload_is_logged_and_the_rest_unloads(
         assert "add-on unload failed on purpose" in caplog.text
     finally:
         monkeypatch.undo()
-        with capture_output():
-            ip.run_line_magic("load_ext", "dsh_magics")
-        m = magics_of(ip)
-        m.default_session = session
-        m.live_display = "off"
+        _load_again(ip, session)
     assert ip.find_line_magic("bash_exec") is not None
 
 
@@ -150,9 +151,5 @@ def test_exit_steps_go_through_the_shutdown_module(ip, session: str) -> None:
     with capture_output():
         ip.run_line_magic("unload_ext", "dsh_magics")
     assert len(views_steps()) == before - 1
-    with capture_output():
-        ip.run_line_magic("load_ext", "dsh_magics")
-    m = magics_of(ip)
-    m.default_session = session
-    m.live_display = "off"
+    _load_again(ip, session)
     assert len(views_steps()) == before

@@ -11,33 +11,24 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Gate, live_pids, ps_lines, wait_until
-from tests.magics.kernel_support import Kernel
+from tests.conftest import Gate, live_pids, wait_until
+from tests.magics.kernel_support import Kernel, idle_terminals, loaded_kernel
+from tests.processes import ps_matching
 
 pytestmark = pytest.mark.kernel
 
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    k = Kernel(cwd=str(tmp_path_factory.mktemp("kernel-cwd")))
-    try:
-        k.run("%load_ext dsh_magics")
+    with loaded_kernel(str(tmp_path_factory.mktemp("kernel-cwd"))) as k:
         yield k
-    finally:
-        k.shutdown()
 
 
 @pytest.fixture(autouse=True)
 def _terminals_idle_after_each_test(kernel: Kernel) -> Iterator[None]:
     """A failing test must not leave a job running into the next one."""
     yield
-    kernel.run(
-        "from dsh_magics.terminal import default_registry as _reg\n"
-        "for _t in _reg().list():\n"
-        "    if _t.job_id:\n"
-        "        _reg().interrupt(_t.session_id)\n"
-        "        _reg().job(_t.job_id).wait(30)\n"
-    )
+    idle_terminals(kernel)
 
 
 def _display_ids(msgs: list[dict[str, Any]]) -> list[str]:
@@ -56,10 +47,6 @@ def _updates(kernel: Kernel, display_id: str) -> list[dict[str, Any]]:
         if m["msg_type"] == "update_display_data"
         and m["content"]["transient"].get("display_id") == display_id
     ]
-
-
-def _procs(needle: str) -> list[str]:
-    return [ln for ln in ps_lines() if needle in ln and not ln.split(None, 4)[3].startswith("Z")]
 
 
 def test_default_session_comes_from_the_kernel_id(kernel: Kernel) -> None:
@@ -202,13 +189,13 @@ def test_kernel_interrupt_sends_ctrl_c_to_the_job(kernel: Kernel, form: str) -> 
             and "again-6" in m["content"]["data"]["text/plain"]
         )
     )
-    assert _procs(f"sleep {mark}")
+    assert ps_matching(f"sleep {mark}")
     kernel.km.interrupt_kernel()
     ex = kernel.finish(mid)
     assert ex.status == "ok", ex.text()
     assert "Interrupted: sent Ctrl-C" in ex.stream()
     assert kernel.value("r.status, r.exit_code") == "interrupted 130"
-    wait_until(lambda: not _procs(f"sleep {mark}"), 10, msg="the interrupted job is gone")
+    wait_until(lambda: not ps_matching(f"sleep {mark}"), 10, msg="the interrupted job is gone")
     # same shell, still usable
     assert kernel.run("t = %bash_list\nprint([i.pid for i in t])").stream() == before
     assert (

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.magics.kernel_support import Kernel
+from tests.magics.kernel_support import Kernel, idle_terminals, loaded_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -30,25 +30,16 @@ MAGICS = (
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    k = Kernel(cwd=str(tmp_path_factory.mktemp("kernel-cwd")))
-    try:
-        k.run("%load_ext dsh_magics\n%config BashMagics.default_session = 'as-ipython'")
+    setup = "%load_ext dsh_magics\n%config BashMagics.default_session = 'as-ipython'"
+    with loaded_kernel(str(tmp_path_factory.mktemp("kernel-cwd")), setup) as k:
         yield k
-    finally:
-        k.shutdown()
 
 
 @pytest.fixture(autouse=True)
 def _terminals_idle_after_each_test(kernel: Kernel) -> Iterator[None]:
     """A failing test must not leave a job running into the next one."""
     yield
-    kernel.run(
-        "from dsh_magics.terminal import default_registry as _reg\n"
-        "for _t in _reg().list():\n"
-        "    if _t.job_id:\n"
-        "        _reg().interrupt(_t.session_id)\n"
-        "        _reg().job(_t.job_id).wait(30)\n"
-    )
+    idle_terminals(kernel)
 
 
 def _values(kernel: Kernel, code: str, expr: str) -> object:

@@ -8,19 +8,11 @@ import signal
 
 import pytest
 
-from tests.conftest import live_pids, ps_lines, wait_until
+from tests.conftest import live_pids, wait_until
 from tests.magics.kernel_support import Kernel
+from tests.processes import ps_matching
 
 pytestmark = pytest.mark.kernel
-
-
-def _procs(*needles: str) -> list[str]:
-    rows = []
-    for line in ps_lines():
-        parts = line.split(None, 4)
-        if len(parts) == 5 and not parts[3].startswith("Z") and any(n in parts[4] for n in needles):
-            rows.append(line)
-    return rows
 
 
 def _start_jobs(k: Kernel, mark: str) -> set[int]:
@@ -31,7 +23,7 @@ def _start_jobs(k: Kernel, mark: str) -> set[int]:
     # explicit close (kill_tree) ends it.
     k.run(f"%bash_exec nohup sleep {mark}1 >/dev/null 2>&1 & sleep {mark}2")
     k.run(f"%bash_exec --session second sleep {mark}3")
-    wait_until(lambda: len(_procs(f"sleep {mark}")) == 3, 10, msg="jobs started")
+    wait_until(lambda: len(ps_matching(f"sleep {mark}")) == 3, 10, msg="jobs started")
     shells = {int(p) for p in k.run("t = %bash_list\nprint(*[i.pid for i in t])").stream().split()}
     assert len(shells) == 2 and shells <= live_pids()
     return shells
@@ -43,7 +35,7 @@ class _Survivors(Exception):
 
 
 def _all_gone(mark: str, shells: set[int]) -> bool:
-    left, shells_left = _procs(f"sleep {mark}"), shells & live_pids()
+    left, shells_left = ps_matching(f"sleep {mark}"), shells & live_pids()
     if left or shells_left:
         raise _Survivors(f"processes {left}, shells {sorted(shells_left)}")
     return True

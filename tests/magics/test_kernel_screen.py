@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.magics.kernel_support import Kernel
+from tests.magics.kernel_support import Kernel, loaded_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -23,12 +23,8 @@ NASTY = "$x$ <i>it</i>"
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     cwd = tmp_path_factory.mktemp("kernel-screen")
     (cwd / "paged.txt").write_text("".join(f"row-{i:03d} {NASTY}\n" for i in range(1, 200)))
-    k = Kernel(cwd=str(cwd))
-    try:
-        k.run("%load_ext dsh_magics")
+    with loaded_kernel(str(cwd)) as k:
         yield k
-    finally:
-        k.shutdown()
 
 
 def _text(fragment: str) -> str:

@@ -11,7 +11,8 @@ import sys
 import pexpect
 import pytest
 
-from tests.conftest import Gate, live_pids, ps_lines, wait_until
+from tests.conftest import Gate, live_pids, wait_until
+from tests.processes import ps_matching
 
 PROMPT = re.compile(r"In \[\d+\]: ")
 
@@ -43,16 +44,6 @@ def ipython(tmp_path):
         child.sendline("exit")
         child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=10)
         child.terminate(force=True)
-
-
-def _procs(*needles: str) -> list[str]:
-    """Live (non-zombie) processes whose command line contains a needle."""
-    rows = []
-    for line in ps_lines():
-        parts = line.split(None, 4)
-        if len(parts) == 5 and not parts[3].startswith("Z") and any(n in parts[4] for n in needles):
-            rows.append(line)
-    return rows
 
 
 def _run(child: pexpect.spawn, line: str) -> str:
@@ -90,7 +81,7 @@ def test_plain_ipython_streams_interrupts_and_cleans_up(ipython, gate: Gate) -> 
     )
     out = _run(child, "%bash_exec --wait echo still-alive")
     assert "still-alive" in out and "ok in" in out
-    assert not _procs(f"sleep {mark}1")
+    assert not ps_matching(f"sleep {mark}1")
 
     # the listing is plain text, marking the default session
     out = _run(child, "%bash_list")
@@ -99,12 +90,12 @@ def test_plain_ipython_streams_interrupts_and_cleans_up(ipython, gate: Gate) -> 
 
     # leave a job and a background child running, then exit the interpreter
     _run(child, f"%bash_exec sleep {mark}2 & sleep {mark}3")
-    wait_until(lambda: _procs(f"sleep {mark}3"), 10)
+    wait_until(lambda: ps_matching(f"sleep {mark}3"), 10)
     child.sendline("exit")
     child.expect(pexpect.EOF)
     child.wait()
 
     def gone() -> bool:
-        return not _procs(f"sleep {mark}2", f"sleep {mark}3") and pid not in live_pids()
+        return not ps_matching(f"sleep {mark}2", f"sleep {mark}3") and pid not in live_pids()
 
     wait_until(gone, 10, msg="shell or job processes survived IPython's exit")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -38,10 +38,9 @@ from mcp.types import (
 )
 
 from dsh_magics import tools
-from dsh_magics.host import HostPaths, stop_host
-from dsh_magics.host.runtime import list_names
 
 from ..conftest import pids_with_env, wait_until
+from ..host.conftest import new_dir, stop_everything
 
 TOKEN_VAR = "DSH_MCP_TEST_TOKEN"
 #: The protocol revisions the server is tested on: the current one (stateless,
@@ -91,26 +90,16 @@ class ServerEnv:
             return ""
 
 
-def stop_hosts(directory: str) -> None:
-    for name in list_names(directory):
-        try:
-            stop_host(HostPaths.for_name(name, directory), timeout=20)
-        except Exception:  # noqa: BLE001 - the process check below reports leftovers
-            pass
-
-
 @pytest.fixture
 def server_env(tmp_path) -> Iterator[ServerEnv]:
-    # A short directory: a Unix socket path must fit in 108 bytes.
-    host_dir = tempfile.mkdtemp(prefix="dshm-", dir="/tmp")
-    os.chmod(host_dir, 0o700)
+    host_dir = new_dir()  # a short path: a Unix socket path must fit in 108 bytes
     work = tmp_path / "work"
     work.mkdir()
     env = ServerEnv(host_dir, uuid.uuid4().hex, str(tmp_path / "server.log"), str(work))
     try:
         yield env
     finally:
-        stop_hosts(host_dir)
+        stop_everything(host_dir)
         try:
             wait_until(lambda: not env.pids(), 20, msg=f"processes left: {env.pids()}")
         finally:
@@ -119,12 +108,7 @@ def server_env(tmp_path) -> Iterator[ServerEnv]:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
-            for entry in os.listdir(host_dir):
-                try:
-                    os.unlink(os.path.join(host_dir, entry))
-                except OSError:
-                    pass
-            os.rmdir(host_dir)
+            shutil.rmtree(host_dir, ignore_errors=True)
 
 
 class Mcp:

@@ -21,7 +21,7 @@ import pytest
 from dsh_magics.notebook.identity import session_id_for_path
 from dsh_magics.terminal.core.procs import alive
 from tests.conftest import pids_with_env, wait_until
-from tests.host.conftest import host_pids, new_dir, stop_everything
+from tests.host.conftest import host_pids, private_host_dir
 from tests.host.test_kernel import StandIn
 
 pytestmark = pytest.mark.kernel
@@ -29,12 +29,8 @@ pytestmark = pytest.mark.kernel
 
 @pytest.fixture
 def host_dir() -> Iterator[str]:
-    d = new_dir()
-    try:
+    with private_host_dir() as d:
         yield d
-    finally:
-        stop_everything(d)
-        os.rmdir(d) if not os.listdir(d) else None
 
 
 def test_a_killed_kernels_terminal_and_job_live_on_in_the_host(host_dir: str, tmp_path: Path) -> None:
