@@ -16,13 +16,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import DshError, InvalidArgument, TooManySessions
 from ..terminal.api import Engine
 from ..terminal.deadline import Deadline
-from ..terminal.requests import WaitRequest
+from ..terminal.requests import ExecRequest, WaitRequest
 from ..terminal.result import COMPLETED, INTERRUPTED, SHELL_EXITED, Result
 from .targets import DEFAULT_FANOUT, MAX_FANOUT, Member
 
@@ -69,7 +69,7 @@ class GroupJob:
     """The handle of one group command (id ``g1``, ``g2``...)."""
 
     id: str
-    command: str
+    request: ExecRequest  # the command, checked once for the group; each member runs it in its own session
     engine: Engine
     runs: list[MemberRun]
     width: int
@@ -124,7 +124,7 @@ class GroupJob:
                 self._finish_locked(run, CANCELLED)
                 return
         try:
-            started = self.engine.exec(m.session_id, self.command, source=self.source, caller=self.caller)
+            started = self.engine.run_exec(replace(self.request, session_id=m.session_id))
         except DshError as e:
             self._finish(run, FAILED, error={"code": e.code, "message": e.message})
             return
@@ -202,6 +202,10 @@ class GroupJob:
                 self._listeners.remove(listener)
 
     # -- handle ------------------------------------------------------------
+    @property
+    def command(self) -> str:
+        return self.request.command
+
     @property
     def done(self) -> bool:
         with self._cond:
@@ -307,6 +311,11 @@ class GroupTable:
             raise InvalidArgument("target_timeout: must be a positive duration", field="target_timeout")
         if not members:
             raise InvalidArgument("targets: the target list is empty", field="targets")
+        try:  # the one check of the command for every member (their session ids are checked targets)
+            request = ExecRequest.build(session_id=members[0].session_id, command=command, source=source, caller=caller)
+        except InvalidArgument as e:
+            name = e.details.get("field") or "command"
+            raise InvalidArgument(f"{name}: {e.message}", field=name) from None
         sids = [m.session_id for m in members]
         if len(set(sids)) != len(sids):
             dup = next(s for s in sids if sids.count(s) > 1)
@@ -323,7 +332,7 @@ class GroupTable:
         with self._lock:
             gid = f"g{self._next}"
             self._next += 1
-            group = GroupJob(gid, command, self.engine, [MemberRun(m) for m in members], width, member_timeout_ms, source, caller)
+            group = GroupJob(gid, request, self.engine, [MemberRun(m) for m in members], width, member_timeout_ms, source, caller)
             self._groups[gid] = group
             self._prune()
         group.start()

@@ -45,6 +45,23 @@ def test_an_engine_call_checks_its_command_once(registry: Registry, prefix: str)
     assert len(seen) == 1, seen
 
 
+def test_a_group_call_checks_its_command_once_for_every_member(registry: Registry, prefix: str) -> None:
+    """fanout/ builds the members' request once: three targets, one check (it was one per
+    member, and the tool's own, before)."""
+    targets = [f"{prefix}g[1-3]"]
+    with calls_of(V.command) as seen:
+        started = tools.call("bash_exec", {"command": "echo once", "targets": targets}, caller_session=prefix + "t",
+                             registry=registry)  # fmt: skip
+        done = tools.call("bash_wait", {"job_id": started["group_id"], "timeout_ms": 60_000},
+                          caller_session=prefix + "t", registry=registry)  # fmt: skip
+    assert done["counts"] == {"completed": 3}, done
+    assert len(seen) == 1, seen
+    bad = tools.call("bash_exec", {"command": " ", "targets": targets}, caller_session=prefix + "t", registry=registry)
+    assert bad["error"]["field"] == "command" and bad["error"]["message"].startswith("command: "), bad
+    for i in (1, 2, 3):
+        registry.close(f"{prefix}g{i}")
+
+
 def test_a_bad_command_is_refused_by_that_one_check(registry: Registry, prefix: str) -> None:
     with calls_of(V.command) as seen:
         out = tools.call("bash_exec", {"command": "  "}, caller_session=prefix + "t", registry=registry)
