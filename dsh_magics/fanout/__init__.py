@@ -3,6 +3,12 @@
 Adapters need three calls: :func:`start` (a group handle at once),
 ``group.wait(timeout_ms=...)`` and :func:`report` (the table and the merged view).
 Durations are milliseconds (``member_timeout_ms``, ``timeout_ms``), the package's unit inside.
+
+May import: terminal/'s contract modules only (the Engine, its typed requests and
+values, the deadline, the checks, the target parser), errors, jobs: it works over any
+Engine, the registry or a host client. Must not import: the engine's insides (the
+registry, core/, the transports), host/, notebook/, tools/, mcp/, widgets/, attach/,
+answer/, harness/, lab/.
 """
 
 from __future__ import annotations

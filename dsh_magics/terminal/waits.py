@@ -196,7 +196,7 @@ def _finish(engine: Any, job_id: str, reason: str, match: tuple[int, str] | None
         try:
             _mark_seen(job_id, engine.read(res.session_id, last=0).next_line)
         except DshError:
-            pass
+            pass  # its terminal is gone (closed meanwhile): no later wait will read its output
     if res.done and reason in (TIMEOUT, IDLE, AWAITING_INPUT):
         reason = SETTLED  # it ended while we were deciding: say so
     return replace(

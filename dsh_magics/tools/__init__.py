@@ -2,7 +2,8 @@
 
 ``schemas(format=...)`` and ``call(name, args, caller_session=...)`` (always a JSON-ready dict): docs/tools.md.
 
-May import: terminal/ (the Engine contract and its values), errors. Must not
+May import: terminal/ (the Engine contract and its values), fanout/ (group commands),
+errors. Must not
 import: host/ (the caller hands in the engine), notebook/, mcp/, widgets/, attach/,
 answer/, harness/, lab/.
 """
