@@ -14,7 +14,7 @@ from ..errors import HostUnavailable, NoSuchJob
 from ..terminal.api import Engine
 from ..terminal.deadline import Deadline
 from ..terminal.requests import FIELDS
-from .progress import PROGRESS_AFTER_S, lines_probe, wants_progress, with_progress
+from .progress import PROGRESS_AFTER_MS, lines_probe, wants_progress, with_progress
 from .workers import run_blocking
 
 #: Calls that only look, run on the event loop's thread (see CallRunner.run).
@@ -57,9 +57,9 @@ class CallRunner:
         elif wait_ms is not None and wait_ms > INLINE_MS:
             # A terminal that may first start a shell: all of it on a worker.
             work = functools.partial(self._exec_in_two, arguments, wait_ms, caller)
-        waits_s = wait_seconds(name, arguments)
-        if waits_s is not None and waits_s > PROGRESS_AFTER_S and wants_progress(ctx):
-            return await with_progress(ctx, work, waits_s, lines_probe(self.backend, name, arguments))
+        waits_ms = call_wait_ms(name, arguments)
+        if waits_ms is not None and waits_ms > PROGRESS_AFTER_MS and wants_progress(ctx):
+            return await with_progress(ctx, work, waits_ms, lines_probe(self.backend, name, arguments))
         return await run_blocking(work)
 
     def _exec_in_two(self, arguments: dict[str, Any], wait_ms: int, caller: str) -> dict[str, Any]:
@@ -170,10 +170,4 @@ def call_wait_ms(name: str, arguments: Any) -> int | None:
     return None
 
 
-def wait_seconds(name: str, arguments: Any) -> float | None:
-    """:func:`call_wait_ms` in the progress reporter's seconds (its one conversion)."""
-    ms = call_wait_ms(name, arguments)
-    return None if ms is None else ms / 1000
-
-
-__all__ = ["INLINE_MS", "CallRunner", "call_wait_ms", "exec_wait_ms", "wait_seconds"]
+__all__ = ["INLINE_MS", "CallRunner", "call_wait_ms", "exec_wait_ms"]

@@ -26,7 +26,7 @@ from ..tools.schemas import DEFAULT_SEND_WAIT_MS
 from .calls import CallRunner, call_wait_ms
 from .elicit import ANSWERED_NOTE, PersonAnswers, UrlRequest
 from .group_text import is_group
-from .progress import PROGRESS_AFTER_S, wants_progress, with_progress
+from .progress import PROGRESS_AFTER_MS, wants_progress, with_progress
 from .render import to_call_result
 from .request_state import InvalidState, Issued, StateSigner
 from .workers import run_blocking
@@ -95,7 +95,6 @@ class PersonRounds:
         if asked_ms is None:  # a bash_send without wait_ms waits its default
             asked_ms = DEFAULT_SEND_WAIT_MS if params.name == "bash_send" else 0
         wait_ms = asked_ms if action == "accept" else 0
-        waits_s = wait_ms / 1000  # the progress reporter's seconds
         if group_id is not None:
             # the group again: the others go on, the next member at a prompt is routed in turn
             again = {k: v for k, v in (params.arguments or {}).items() if k in ("detail", "diff")}
@@ -103,8 +102,8 @@ class PersonRounds:
         else:
             again = {"job_id": issued.job_id, "session_id": issued.session_id, "timeout_ms": wait_ms, "on_input": False}
         work = functools.partial(tools.call, "bash_wait", again, caller_session=caller, registry=self.backend)
-        if waits_s > PROGRESS_AFTER_S and action == "accept" and wants_progress(ctx):
-            result = await with_progress(ctx, work, waits_s, None)
+        if wait_ms > PROGRESS_AFTER_MS and action == "accept" and wants_progress(ctx):
+            result = await with_progress(ctx, work, wait_ms, None)
         else:
             result = await run_blocking(work)
         self.calls.note_terminal(params.name, result)

@@ -1,4 +1,7 @@
-"""MCP progress notifications for a waiting call (docs/mcp.md, "Long waits")."""
+"""MCP progress notifications for a waiting call (docs/mcp.md, "Long waits").
+
+Durations are milliseconds here as everywhere inside; the notification itself counts
+seconds (``progress``: elapsed, ``total``: the wait's timeout), converted where it is sent."""
 
 from __future__ import annotations
 
@@ -8,21 +11,22 @@ from typing import Any
 
 import anyio
 
+from ..terminal.deadline import Deadline
 from .workers import run_blocking
 
-#: A waiting call longer than this sends progress notifications, this often.
-PROGRESS_AFTER_S = 1.0
-PROGRESS_EVERY_S = 1.0
+#: A waiting call longer than this (ms) sends progress notifications, this often (ms).
+PROGRESS_AFTER_MS = 1000
+PROGRESS_EVERY_MS = 1000
 
 
 async def with_progress(
     ctx: Any,
     work: Callable[[], dict[str, Any]],
-    total_s: float,
+    total_ms: int,
     lines: Callable[[], int | None] | None,
 ) -> dict[str, Any]:
     """``work()`` on a worker thread, telling the client its progress once a
-    second after the first (``total_s``: the wait's timeout; ``lines``: a
+    second after the first (``total_ms``: the wait's timeout; ``lines``: a
     probe of the output so far)."""
     started = time.monotonic()
     result: dict[str, Any] = {}
@@ -31,8 +35,8 @@ async def with_progress(
         tick = 0
         while True:
             tick += 1
-            due = started + PROGRESS_AFTER_S + (tick - 1) * PROGRESS_EVERY_S
-            await anyio.sleep(max(0.0, due - time.monotonic()))
+            due = Deadline.after_ms(PROGRESS_AFTER_MS + (tick - 1) * PROGRESS_EVERY_MS, started)
+            await anyio.sleep(due.left_s() or 0.0)
             count = None
             if lines is not None:
                 try:
@@ -44,7 +48,7 @@ async def with_progress(
             if count is not None:
                 message += f", {count} line{'s' if count != 1 else ''} of output so far"
             try:
-                await ctx.session.report_progress(round(elapsed, 3), total_s, message)
+                await ctx.session.report_progress(round(elapsed, 3), total_ms / 1000, message)  # the wire's seconds
             except Exception:  # noqa: BLE001 - a client gone or refusing progress
                 return  # never turns the call's result into an error
 
@@ -79,4 +83,4 @@ def wants_progress(ctx: Any) -> bool:
     return getattr(meta, "progress_token", None) is not None
 
 
-__all__ = ["PROGRESS_AFTER_S", "PROGRESS_EVERY_S", "lines_probe", "wants_progress", "with_progress"]
+__all__ = ["PROGRESS_AFTER_MS", "PROGRESS_EVERY_MS", "lines_probe", "wants_progress", "with_progress"]
