@@ -16,7 +16,6 @@ import asyncio
 import logging
 import secrets
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..answer.page import AnswerPage, SecretPrompt, pending_secret
 from ..errors import DshError
 from ..terminal.api import Engine
+from ..terminal.deadline import Deadline
 
 log = logging.getLogger(__name__)
 
@@ -212,16 +212,16 @@ class PersonAnswers:
             )
         return await self.replied(prompt, action, run_blocking, page)
 
-    def wait_pages_of(self, job_id: str, timeout: float) -> None:
+    def wait_pages_of(self, job_id: str, timeout_ms: int) -> None:
         """Block until the pages opened for the job's prompts have ended
-        (answered, expired or closed), at most ``timeout`` seconds in all; at
+        (answered, expired or closed), at most ``timeout_ms`` in all; at
         once if there are none. A job that ends right after a person's
         answer can be seen done before its page reports the answer."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline.after_ms(timeout_ms)
         with self._lock:
             ending = [gone for prompt, gone in self._ending.items() if prompt.job_id == job_id]
         for gone in ending:
-            gone.wait(max(0.0, deadline - time.monotonic()))
+            gone.wait(deadline.left_s())
 
     def take_request(self, nonce: str, job_id: str) -> SecretPrompt | None:
         """The prompt of an input request this server returned, once: a

@@ -36,7 +36,7 @@ _STARTED = frozenset(("job_id", "session_id", "status"))
 _NO_TASK = frozenset(("NO_SUCH_JOB", "NO_SUCH_SESSION", "INVALID_ARGUMENT"))
 #: Longest a task whose job ended waits for its answer pages to report how
 #: they ended (a host's page reports over its socket).
-PAGE_END_S = 5.0
+PAGE_END_MS = 5000
 #: How long one look of a task's listener waits for a change of its task.
 WATCH_SLICE_S = 30.0
 
@@ -149,7 +149,7 @@ class TaskService:
             if "error" in res or res.get("status") != "running":
                 res.pop("reason", None)  # a bash_wait field; bash_exec results have none
                 # so the result can say a person answered (the page may report it last)
-                await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_S))
+                await self._run_blocking(functools.partial(self._answers.wait_pages_of, job_id, PAGE_END_MS))
                 final = await self._final(ctx, res)
             return self.board.state(tid, "completed" if final is not None else "running", final, viewer)
         if self.board.status(tid) in ("working", "input_required") and modern(ctx):

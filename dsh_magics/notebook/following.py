@@ -16,6 +16,7 @@ from .. import jobs
 from ..errors import DshError
 from ..terminal import Result
 from ..terminal.api import Engine
+from ..terminal.deadline import Deadline
 from .render import TAIL_LINES, result_html, result_text
 from .screen_html import screen_html, screen_text
 from .values import output_colours, snapshot
@@ -86,13 +87,13 @@ def follow(
     sink: Sink,
     signals: OutputSignals,
     *,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     min_interval: float = 0.25,
     heartbeat: float = 1.0,
     stop: threading.Event | None = None,
 ) -> bool:
-    """Keep ``sink`` up to date until the job settles or ``deadline``
-    (a ``time.monotonic()`` value) passes. Returns True if the job settled.
+    """Keep ``sink`` up to date until the job settles or ``deadline`` passes
+    (None: never). Returns True if the job settled.
 
     Wakes on new output, on the job settling, and every ``heartbeat`` seconds
     (so an elapsed-time display keeps moving); never renders more often than
@@ -112,16 +113,15 @@ def follow(
                 return job.done
             timeout = heartbeat
             if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if deadline.passed():
                     break
-                timeout = min(timeout, remaining)
+                timeout = min(timeout, deadline.left_s() or 0.0)
             wake.wait(timeout)
             since = time.monotonic() - last
             if since < min_interval and not job.done:
                 pause = min_interval - since
                 if deadline is not None:
-                    pause = min(pause, max(0.0, deadline - time.monotonic()))
+                    pause = min(pause, deadline.left_s() or 0.0)
                 job.wait(pause)  # returns at once if the job settles
             wake.clear()
             if closing.is_set() or (stop is not None and stop.is_set()):

@@ -216,7 +216,7 @@ class ViewManager:
                     job,
                     sink,
                     self.signals,
-                    deadline=deadline.at,
+                    deadline=deadline,
                     min_interval=settings.update_interval,
                     heartbeat=settings.heartbeat,
                     stop=stop,
