@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -91,7 +92,7 @@ def _done(engine: HostClient, session: str, count: int) -> list[jobs.Job]:
 
 def test_lines_typed_at_the_remote_prompt_are_person_jobs(remote: tuple[HostClient, str, str], tmuxes: list[Tmux]) -> None:
     engine = remote[0]
-    session = f"rp-run-{remote[2].split(':')[0]}"
+    session = f"rp-run-{uuid.uuid4().hex[:8]}"
     t = _open(remote, session, tmuxes)
     t.text("cd /tmp")
     t.keys("Enter")
@@ -112,7 +113,7 @@ def test_lines_typed_at_the_remote_prompt_are_person_jobs(remote: tuple[HostClie
 
 def test_tab_completes_a_remote_file_name(remote: tuple[HostClient, str, str], tmuxes: list[Tmux]) -> None:
     engine = remote[0]
-    session = f"rp-tab-{remote[2].split(':')[0]}"
+    session = f"rp-tab-{uuid.uuid4().hex[:8]}"
     t = _open(remote, session, tmuxes)
     # Made by the remote shell, where it runs (inside the container: not on this machine).
     made = "__d=/tmp/dsh-test-attach-$RANDOM$RANDOM && mkdir \"$__d\" && cd \"$__d\" && touch remote-only-file-xq && echo made"
@@ -132,7 +133,7 @@ def test_an_agents_exec_during_a_half_typed_remote_line_is_refused_and_the_line_
     remote: tuple[HostClient, str, str], tmuxes: list[Tmux]
 ) -> None:
     engine = remote[0]
-    session = f"rp-busy-{remote[2].split(':')[0]}"
+    session = f"rp-busy-{uuid.uuid4().hex[:8]}"
     t = _open(remote, session, tmuxes)
     t.text("echo half")
     wait_until(lambda: _prompt_line(t).endswith("# echo half"), T, msg=t.screen())

@@ -25,7 +25,13 @@ def _screen_has(engine: Engine, session: str, text: str) -> bool:
 
 
 def _person_jobs(engine: Engine, session: str) -> list[jobs.Job]:
-    return [j for j in engine.jobs.all() if j.owner == session and j.source == "person" and not j.label.startswith("#")]
+    """The person's line jobs of the session's terminal now (not those of an
+    earlier terminal of that name: a test run again, tests/rerun.py)."""
+    since = engine.info(session).created_at
+    return [
+        j for j in engine.jobs.all()
+        if j.owner == session and j.source == "person" and not j.label.startswith("#") and j.created_at >= since
+    ]
 
 
 def test_exec_source_is_the_jobs_source_and_in_the_record(engine: Engine) -> None:
