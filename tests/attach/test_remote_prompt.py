@@ -19,7 +19,6 @@ from dsh_magics.terminal import Result
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 
 from ..conftest import wait_until
-from ..containers import Box
 from ..host.conftest import new_dir, stop_everything
 from .conftest import T, Tmux, attach_command
 
@@ -53,13 +52,15 @@ def remote_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host
 
 
 @pytest.fixture(params=["ssh", "podman"])
-def remote(request: pytest.FixtureRequest, remote_host: tuple[HostClient, str, str]) -> tuple[HostClient, str, str]:
-    """(host client, host dir, target) for each remote kind."""
+def remote(
+    request: pytest.FixtureRequest, remote_host: tuple[HostClient, str, str]
+) -> Iterator[tuple[HostClient, str, str]]:
+    """(host client, host dir, target) for each remote kind; the test's
+    terminals are closed after it (the host allows 16)."""
     client, d, ssh_target = remote_host
-    if request.param == "ssh":
-        return client, d, ssh_target
-    box: Box = request.getfixturevalue("podman_box")
-    return client, d, box.target
+    target = ssh_target if request.param == "ssh" else request.getfixturevalue("podman_box").target
+    yield client, d, target
+    client.close_all()
 
 
 def _open(remote: tuple[HostClient, str, str], session: str, tmuxes: list[Tmux], cols: int = 120) -> Tmux:
