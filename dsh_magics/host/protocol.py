@@ -280,7 +280,7 @@ class Operation:
         given as None counts as not given (and is left out). A row with a
         ``request`` builds it (its one check of each argument): ``{"request":
         the request, **the wire-only arguments}``."""
-        unknown = set(args) - set(self.args)
+        unknown = args.keys() - self.args.keys()
         if unknown:
             raise errors.InvalidArgument(
                 f"unknown argument(s) for {self.name}: {', '.join(sorted(map(str, unknown)))}"

@@ -25,8 +25,8 @@ from .. import errors, jobs
 from ..terminal import Engine, Result
 from ..terminal.deadline import Deadline
 from ..terminal.requests import ExecRequest
-from . import keys, viewers
 from . import protocol as P
+from . import viewers
 from .connection import EVENT_TYPES, Connection
 from .interest import Interest
 from .pages import PageTable
@@ -97,9 +97,6 @@ class Requests:
             )
         if not item.strip():
             return None
-        person = keys.parse(item)
-        if person is not None:  # an attached person's key (host/keys.py)
-            return self._keys(conn, person)
         msg_id: Any = None
         try:
             try:
@@ -136,22 +133,6 @@ class Requests:
         except Exception as e:  # noqa: BLE001 - report, log, keep serving
             log.exception("request failed")
             return P.error_reply(msg_id, errors.DshError(f"internal error in the terminal host: {type(e).__name__}: {e}"))
-
-    def _keys(self, conn: Connection, a: dict[str, Any]) -> bytes | None:
-        """``type_keys`` with ``"reply": "errors"``, as :meth:`handle` does it."""
-        try:
-            if self.server.stopping:
-                raise errors.HostUnavailable("the terminal host is shutting down")
-            conn.msg_id = keys.KEYS_ID
-            viewers.check(conn.client, "type_keys")
-            self.interest.note(conn.peer_pid, "type_keys", a)
-            self.registry.type_keys(a["session_id"], a["data"], a.get("caller"))  # checks its arguments
-            return None
-        except errors.DshError as e:
-            return P.error_reply(keys.KEYS_ID, e)
-        except Exception as e:  # noqa: BLE001 - report, log, keep serving
-            log.exception("request failed")
-            return P.error_reply(keys.KEYS_ID, errors.DshError(f"internal error in the terminal host: {type(e).__name__}: {e}"))
 
     # operations (arguments already checked against their table row)
     def _perform(self, conn: Connection, op: P.Operation, a: dict[str, Any]) -> Any:

@@ -8,9 +8,11 @@ editing and history, drawing the prompt ``\\u@\\h:\\w\\$``, and Tab bound
 (``bind -x``, for this ``read`` only) to :data:`TAB_FN`, which completes as
 bash's own prompt does: command names in command position, variables, ``~user``
 and file names, from the shell itself (``compgen``).
-The person's keys go to it as input. When they press Enter, the line goes
-into a private file; the prompt job ends and the registry starts the line as
-a job of its own (``tty``, source ``person``). From the first key until that
+The person's keys go to it as input. When they press Enter, the line is
+handed back (:class:`LineFile`: a private file of this machine, for a local
+terminal; :class:`LineMarker`: an in-band marker the reader takes out of the
+stream, for a remote one); the prompt job ends and the registry starts the
+line as a job of its own (``tty``, source ``person``). From the first key until that
 job has started the session is *reserved*: another caller's ``exec`` gets
 SESSION_BUSY, so nothing mixes into the half-typed line (docs/internals.md,
 "A person at the prompt").
@@ -26,9 +28,12 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from .. import jobs
 from ..errors import DshError, SessionBusy
+from .core.markers import new_nonce
+from .remote import inband
 
 _log = logging.getLogger(__name__)
 
@@ -82,23 +87,99 @@ TAB_FN = r"""__dsh_tab() {
 }"""
 
 
-def prompt_command(path: str) -> str:
-    """The prompt job: read one line with readline into ``path``; the job
-    ends with the previous command's status, so ``$?`` is kept for the line."""
+def prompt_command(hand_over: str) -> str:
+    """The prompt job: read one line with readline and hand it over
+    (``hand_over``: shell code that passes on ``$__dsh_pl``, see
+    :class:`LineChannel`); the job ends with the previous command's status,
+    so ``$?`` is kept for the line."""
     return (
         f"{PROMPT_LABEL}\n"
-        f"__dsh_ps=$? __dsh_pp={shlex.quote(PROMPT)} __dsh_pl= __dsh_tab_at=\n"
-        # The engine put this job in the history list; Up must find the person's lines only.
-        "[[ $(history 1) == *'dsh-magics attach: a person'* ]] && history -d -1\n"
+        # History off while the prompt runs: a remote shell adds each further line of a
+        # job's command to it (and expands `!` in them) while it is on. The engine put this
+        # job (and maybe this line) in the history list; Up must find the person's lines only.
+        "__dsh_ps=$? __dsh_ho=; [[ ! -o history ]] || { __dsh_ho=1; set +o history; }; "
+        "while [[ $(history 1) == *'dsh-magics attach: a person'* ]]; do history -d -1 || break; done\n"
+        f"__dsh_pp={shlex.quote(PROMPT)} __dsh_pl= __dsh_tab_at=\n"
         f"{TAB_FN}\n"
         # Tab is ours for this read only: the shell's own binding comes back after it.
         "__dsh_tk=$(bind -m emacs -p 2>/dev/null | grep -F '\"\\C-i\"')\n"
         "bind -m emacs -x '\"\\C-i\": __dsh_tab' 2>/dev/null; bind -m vi-insert -x '\"\\C-i\": __dsh_tab' 2>/dev/null\n"
         'IFS= read -e -r -p "${__dsh_pp@P}" __dsh_pl'
-        f' && printf %s "$__dsh_pl" > {shlex.quote(path)}\n'
+        f" && {{ {hand_over}; }}\n"
         "{ bind -m vi-insert '\"\\C-i\": complete'; bind -m emacs \"${__dsh_tk:-\\\"\\\\C-i\\\": complete}\"; } 2>/dev/null\n"
-        'unset -f __dsh_tab; unset __dsh_pp __dsh_pl __dsh_tk __dsh_tab_at; (exit "$__dsh_ps")'
+        'unset -f __dsh_tab; unset __dsh_pp __dsh_pl __dsh_tk __dsh_tab_at; [[ -z $__dsh_ho ]] || set -o history; '
+        'unset __dsh_ho; (exit "$__dsh_ps")'
     )
+
+
+class LineChannel(Protocol):
+    """How a prompt job's line comes back to the registry. ``pending`` is
+    true from the moment the line has come until it is discarded; it must
+    be true before the prompt job counts as done (the reservation ends on
+    a done prompt with nothing pending)."""
+
+    def shell(self) -> str: ...  # shell code handing over $__dsh_pl
+    def pending(self) -> bool: ...
+    def read(self) -> str: ...
+    def discard(self) -> None: ...
+
+
+class LineFile:
+    """A local terminal: the line in a private file of this machine (a 0700
+    directory of the registry), written before the job's end marker."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.discard()
+
+    def shell(self) -> str:
+        return f'printf %s "$__dsh_pl" > {shlex.quote(self.path)}'
+
+    def pending(self) -> bool:
+        return os.path.exists(self.path)
+
+    def read(self) -> str:
+        try:
+            with open(self.path, encoding="utf-8", errors="surrogateescape") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def discard(self) -> None:
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+class LineMarker:
+    """A remote terminal: the line comes back in a ``LINE`` marker with a
+    nonce of its own (``inband.line_text``), which the reader takes out of
+    the stream before the job's end marker and keeps in ``lines`` (the
+    stream's ``person_lines``, guarded by ``lock``, the terminal's lock).
+    Nothing is written on either side; no output, screen or viewer has it."""
+
+    def __init__(self, lock: threading.Lock | threading.RLock, lines: dict[str, str | None]) -> None:
+        self.nonce = new_nonce()
+        self._lock = lock
+        self._lines = lines
+        with lock:
+            lines[self.nonce] = None
+
+    def shell(self) -> str:
+        return inband.line_text(self.nonce, "__dsh_pl")
+
+    def pending(self) -> bool:
+        with self._lock:
+            return self._lines.get(self.nonce) is not None
+
+    def read(self) -> str:
+        with self._lock:
+            return self._lines.get(self.nonce) or ""
+
+    def discard(self) -> None:
+        with self._lock:
+            self._lines.pop(self.nonce, None)
 
 
 def is_prompt(command: str | None) -> bool:
@@ -134,7 +215,7 @@ class PersonPrompts:
         self._start = start
         self._lock = threading.Lock()
         self._released = threading.Condition(self._lock)
-        self._reserved: dict[str, tuple[jobs.Job, str]] = {}  # session -> (prompt job, line file)
+        self._reserved: dict[str, tuple[jobs.Job, LineChannel]] = {}  # session -> (prompt job, its line's way back)
         self._submitted: set[str] = set()  # sessions whose prompt got its Enter
         self._dir: str | None = None
 
@@ -144,8 +225,8 @@ class PersonPrompts:
             held = self._reserved.get(session_id)
             if held is None:
                 return
-            job, path = held
-            if job.done and not os.path.exists(path):
+            job, channel = held
+            if job.done and not channel.pending():
                 # The prompt ended without a line (Ctrl-C, Ctrl-D, an empty
                 # line) or the line's job has started: nothing to wait for.
                 del self._reserved[session_id]
@@ -165,35 +246,34 @@ class PersonPrompts:
             return True
         return False
 
-    def open(self, session_id: str, caller: str | None) -> jobs.Job:
-        """Start the prompt job at the idle terminal (SESSION_BUSY if busy)."""
-        path = self._line_path(session_id)
+    def open(self, session_id: str, caller: str | None, channel: LineChannel | None = None) -> jobs.Job:
+        """Start the prompt job at the idle terminal (SESSION_BUSY if busy);
+        its line comes back through ``channel`` (default: a :class:`LineFile`)."""
+        if channel is None:
+            channel = LineFile(self._line_path(session_id))
         try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        job = self._start(session_id, prompt_command(path), caller)
+            job = self._start(session_id, prompt_command(channel.shell()), caller)
+        except BaseException:
+            channel.discard()
+            raise
         with self._lock:
-            self._reserved[session_id] = (job, path)
-        job.add_done_listener(lambda j: self._prompt_done(session_id, j, path, caller))
+            self._reserved[session_id] = (job, channel)
+        job.add_done_listener(lambda j: self._prompt_done(session_id, j, channel, caller))
         return job
 
-    def _prompt_done(self, session_id: str, job: jobs.Job, path: str, caller: str | None) -> None:
-        if not os.path.exists(path):
+    def _prompt_done(self, session_id: str, job: jobs.Job, channel: LineChannel, caller: str | None) -> None:
+        if not channel.pending():
+            channel.discard()
             self._release(session_id, job)
             return
         # On the terminal's reader thread: start the line from another one.
         threading.Thread(
-            target=self._run_line, args=(session_id, job, path, caller), name="dsh-person-line", daemon=True
+            target=self._run_line, args=(session_id, job, channel, caller), name="dsh-person-line", daemon=True
         ).start()
 
-    def _run_line(self, session_id: str, job: jobs.Job, path: str, caller: str | None) -> None:
+    def _run_line(self, session_id: str, job: jobs.Job, channel: LineChannel, caller: str | None) -> None:
         try:
-            try:
-                with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                    line = f.read()
-            except OSError:
-                line = ""
+            line = channel.read()
             if line.strip():
                 try:
                     self._start(session_id, line, caller)
@@ -202,10 +282,7 @@ class PersonPrompts:
                 except Exception:  # noqa: BLE001 - on a thread of its own: say what broke, do not kill the process
                     _log.exception("dsh-magics: the line a person typed at %s could not be started", session_id)
         finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            channel.discard()
             self._release(session_id, job)
 
     def _release(self, session_id: str, job: jobs.Job) -> None:
@@ -235,7 +312,9 @@ class PersonPrompts:
 
     def forget(self, session_id: str) -> None:
         with self._lock:
-            self._reserved.pop(session_id, None)
+            held = self._reserved.pop(session_id, None)
+            if held is not None:
+                held[1].discard()
             self._submitted.discard(session_id)
             self._released.notify_all()
 
@@ -253,4 +332,4 @@ class PersonPrompts:
             shutil.rmtree(d, ignore_errors=True)
 
 
-__all__ = ["PROMPT", "PROMPT_LABEL", "PersonPrompts", "is_prompt", "line_end", "prompt_command"]
+__all__ = ["PROMPT", "PROMPT_LABEL", "LineChannel", "LineFile", "LineMarker", "PersonPrompts", "is_prompt", "line_end", "prompt_command"]

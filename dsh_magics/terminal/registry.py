@@ -27,7 +27,7 @@ from .core.input_record import InputLog
 from .deadline import settled_within
 from .events import Listener, Listeners
 from .local.terminal import Terminal
-from .person import PersonPrompts, is_prompt, line_end
+from .person import LineMarker, PersonPrompts, is_prompt, line_end
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .requests import ExecRequest, SendRequest, WaitRequest
@@ -177,14 +177,8 @@ class Registry:
             self._person.await_handover(session_id)
             running = term.running_job
             if running is None:
-                if _target(term) is not None:
-                    raise NotRunning(
-                        f"session {session_id!r} (on {_target(term)}) runs no job: keys reach a remote "
-                        "terminal's running jobs only; there is no person's prompt there yet",
-                        session_id=session_id,
-                    )
                 try:
-                    self._await_prompt(term, self._person.open(session_id, caller))
+                    self._await_prompt(term, self._person.open(session_id, caller, _line_channel(term)))
                 except SessionBusy:
                     pass  # another caller's job started meanwhile: the keys are its input
                 continue
@@ -482,6 +476,14 @@ class Registry:
 
 def _target(term: Any) -> Target | None:
     return getattr(term, "target", None)
+
+
+def _line_channel(term: AnyTerminal) -> LineMarker | None:
+    """How a person's line comes back from the terminal's prompt: locally a
+    private file (the default), remotely an in-band marker (:mod:`.person`)."""
+    if isinstance(term, RemoteTerminal):
+        return LineMarker(term.core.lock, term.stream.person_lines)
+    return None
 
 
 def _name(target: Target | None) -> str:

@@ -1,6 +1,7 @@
 """A person's keys over the engine contract (``type_keys``, ``inputs``, the
 ``source`` of ``exec``), in-process and through the host (``engine`` fixture):
-keys into a running job, a person's prompt at an idle terminal whose line
+keys into a running job, a person's prompt at an idle terminal (also a remote
+one, whose line comes back in an in-band marker) whose line
 becomes a ``source: person`` job, SESSION_BUSY for others meanwhile, and the
 input record with secrets redacted. Real bash in a real PTY; readline is
 bash's own (``read -e``)."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from dsh_magics import jobs
-from dsh_magics.errors import InvalidArgument, NoSuchSession, NotRunning, SessionBusy
+from dsh_magics.errors import InvalidArgument, NoSuchSession, SessionBusy
 from dsh_magics.terminal import COMPLETED, Engine, Result
 from dsh_magics.terminal.person import line_end
 
@@ -24,7 +25,13 @@ def _screen_has(engine: Engine, session: str, text: str) -> bool:
 
 
 def _person_jobs(engine: Engine, session: str) -> list[jobs.Job]:
-    return [j for j in engine.jobs.all() if j.owner == session and j.source == "person" and not j.label.startswith("#")]
+    """The person's line jobs of the session's terminal now (not those of an
+    earlier terminal of that name: a test run again, tests/rerun.py)."""
+    since = engine.info(session).created_at
+    return [
+        j for j in engine.jobs.all()
+        if j.owner == session and j.source == "person" and not j.label.startswith("#") and j.created_at >= since
+    ]
 
 
 def test_exec_source_is_the_jobs_source_and_in_the_record(engine: Engine) -> None:
@@ -70,12 +77,7 @@ def test_secret_keys_are_recorded_redacted(engine: Engine) -> None:
     assert [r["text"] for r in rows if r["kind"] == "input"] == ["[secret]"]
 
 
-def test_a_line_typed_at_the_idle_prompt_is_a_person_job(engine: Engine, request: pytest.FixtureRequest) -> None:
-    if request.node.callspec.params["engine"] in ("ssh", "podman"):
-        with pytest.raises(NotRunning, match="remote"):
-            engine.exec("p-idle", "true", wait_ms=20_000)
-            engine.type_keys("p-idle", "x")
-        return
+def test_a_line_typed_at_the_idle_prompt_is_a_person_job(engine: Engine) -> None:
     engine.exec("p-idle", "echo ready", wait_ms=20_000, source="notebook")
     first = engine.type_keys("p-idle", "echo fr", caller="attach-1")
     assert first["prompt"] is True
@@ -101,9 +103,7 @@ def test_a_line_typed_at_the_idle_prompt_is_a_person_job(engine: Engine, request
     assert "intruder" not in repr(engine.read("p-idle"))
 
 
-def test_ctrl_c_at_the_person_prompt_drops_the_line(engine: Engine, request: pytest.FixtureRequest) -> None:
-    if request.node.callspec.params["engine"] in ("ssh", "podman"):
-        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+def test_ctrl_c_at_the_person_prompt_drops_the_line(engine: Engine) -> None:
     engine.attach("p-cc")
     engine.type_keys("p-cc", "echo never")
     wait_until(lambda: _screen_has(engine, "p-cc", "echo never"), 20)
@@ -124,11 +124,7 @@ def test_bad_type_keys(engine: Engine) -> None:
         engine.inputs("p-none")
 
 
-def test_up_at_the_person_prompt_recalls_the_history_and_dollar_q_is_kept(
-    engine: Engine, request: pytest.FixtureRequest
-) -> None:
-    if request.node.callspec.params["engine"] in ("ssh", "podman"):
-        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+def test_up_at_the_person_prompt_recalls_the_history_and_dollar_q_is_kept(engine: Engine) -> None:
     engine.exec("p-hist", "echo from-history-x", wait_ms=20_000)
     engine.exec("p-hist", "(exit 7)", wait_ms=20_000)
     engine.type_keys("p-hist", "\x1b[A\x1b[A")  # Up twice, as an xterm sends it
@@ -177,9 +173,7 @@ def test_screen_vt_rows_are_the_rows_with_their_sgr(engine: Engine) -> None:
         engine.screen("p-vt", vt="yes")  # type: ignore[arg-type]
 
 
-def test_keys_after_enter_go_to_the_lines_job(engine: Engine, request: pytest.FixtureRequest) -> None:
-    if request.node.callspec.params["engine"] in ("ssh", "podman"):
-        pytest.skip("no person's prompt at a remote terminal (docs/attach.md)")
+def test_keys_after_enter_go_to_the_lines_job(engine: Engine) -> None:
     engine.attach("p-ahead")
     # Enter and the next keys in one go (a fast typist, or keys read together): the
     # line runs as the person's job and the keys after it are that job's input.

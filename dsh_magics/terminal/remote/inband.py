@@ -15,6 +15,7 @@ __all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setu
 
 BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
 WHERE = "Y"  # at start-up: the shell's pid and its terminal, for the side channel
+LINE = "L"  # a person's line from their prompt (terminal/person.py), %q-quoted where a cwd goes
 INPUT_FD = 210
 NULL_FD = 211
 CMD_VAR = "__dsh_magics_cmd"
@@ -28,7 +29,7 @@ PIECE_BYTES = 1024
 _MAX_CWD = 16384
 _MAX_PIPESTATUS = 32
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:(?P<kind>[BESTUY]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
+    rb"\x1b\]6973;(?:(?P<kind>[BESTUYL]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
     rb"(?:;(?P<codes>[0-9 ]{1,%d}))?(?:;(?P<cwd>[^\x07\x1b]{1,%d}))?|(?P<prompt>P))\x07"
     % (4 * _MAX_PIPESTATUS, _MAX_CWD)
 )
@@ -140,6 +141,22 @@ def remote_path(path: str) -> str:
     if path.startswith("~/"):
         return "~/" + shlex.quote(path[2:]) if path[2:] else "~/"
     return shlex.quote(path)
+
+
+def line_text(nonce: str, var: str) -> str:
+    """Shell code handing the text of ``$var`` (a person's line, see
+    terminal/person.py) to the engine in a ``LINE`` marker: the reader takes
+    it out of the stream like every marker, so no output, screen or viewer
+    has it, and nothing is written to a file on either side. A line too long
+    for a marker is not handed over (the person is told)."""
+    q = f"{var}_q"
+    return (
+        f'\\builtin printf -v {q} %q "${var}"; '
+        f"if (( ${{#{q}}} <= {_MAX_CWD} )); then "
+        f"\\builtin printf '\\033]6973;{LINE};{nonce};0;0;%s\\007' \"${q}\" >&{MARKER_FD}; "
+        f"else \\builtin echo 'dsh-magics: the line is too long to run from this prompt' >&2; fi; "
+        f"\\builtin unset -v {q}"
+    )
 
 
 def cd_command(path: str) -> str:

@@ -47,6 +47,9 @@ class InbandStream:
         self._trap_text: bytearray | None = None  # collecting `trap -p DEBUG` between T and U
         self._aborted = False  # the last job's line was cut short (next job's $? is 130)
         self._tail = bytearray()  # the last bytes after the last marker: the client's last words
+        # A person's prompt (terminal/person.py): its nonce -> the line its LINE marker carried
+        # (None until then). Only expected nonces are kept; the prompt's owner removes its own.
+        self.person_lines: dict[str, str | None] = {}
 
     def job_text(self, run: Running, command: str, tty: bool) -> str:
         """The lines typed for ``run`` (call under the core's lock): what the
@@ -190,6 +193,10 @@ class InbandStream:
             version, _, tty = rest.partition(":")
             self.where = (int(pid) if pid.isdigit() else None, tty or None)
             self.bash_version = version or None
+            return
+        if m.kind == inband.LINE:
+            if m.nonce in self.person_lines and self.person_lines[m.nonce] is None:
+                self.person_lines[m.nonce] = m.cwd or ""
             return
         if run is None:
             return
