@@ -228,7 +228,7 @@ class InbandStream:
         if m.kind == TRAP_END:
             if m.nonce == run.nonce and self._trap_text is not None:
                 text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
-                run.debug_trap = text or None
+                run.debug_trap_listed(text or None)
             self._trap_text = None
             return
         if core.marked_job(m) is not run:
