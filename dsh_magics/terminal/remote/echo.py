@@ -16,6 +16,11 @@ that the echo still owed is a run of the typed text's tail that ends with the
 typed text (its last line carries the job's nonces). :class:`EchoTail` takes
 that run off the start of what follows the begin marker, and nothing else.
 Pinned by tests/remote/test_echo_tail.py.
+
+Not covered: a run split over several writes (the terminal had room for only
+part of it when the command first wrote, so the rest waits for its next
+write); its pieces are then output, as before. That needs the reader still
+about 60 KB behind after the begin marker went out.
 """
 
 from __future__ import annotations
