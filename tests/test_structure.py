@@ -135,7 +135,28 @@ def silent_broad_excepts(tree: ast.AST) -> list[int]:
 
 #: Fields of a running job that the marker protocol sets (``JobCore.job_began``,
 #: ``job_ended``, ``resync``): where its output starts and ends, its resync probe.
-MARKER_FIELDS = {"start_line", "saw_begin", "begin_at", "end_line", "ended_partial", "sync_nonce"}
+def class_fields(tree: ast.AST, name: str) -> set[str]:
+    """The fields class ``name`` declares (``x: T`` in its body, a dataclass)
+    or gives itself (``self.x = ...`` in its methods), private ones left out."""
+    fields: set[str] = set()
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and cls.name == name:
+            for stmt in cls.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    fields.add(stmt.target.id)
+            for node in ast.walk(cls):
+                for target in _targets(node):
+                    if isinstance(target.value, ast.Name) and target.value.id == "self":
+                        fields.add(target.attr)
+    return {f for f in fields if not f.startswith("_")}
+
+
+def job_fields() -> set[str]:
+    """The fields of a running job (``Running``) and of its ``Job``: only
+    ``terminal/core/`` assigns them; transports call its methods."""
+    running = class_fields(ast.parse((PACKAGE / "terminal" / "core" / "jobview.py").read_text()), "Running")
+    job = class_fields(ast.parse((PACKAGE / "jobs.py").read_text()), "Job")
+    return running | job
 
 
 def jobcore_fields(tree: ast.AST) -> set[str]:
@@ -168,17 +189,39 @@ def _targets(node: ast.AST) -> list[ast.Attribute]:
     return found
 
 
-def field_writes(tree: ast.AST, core_fields: set[str]) -> list[str]:
+def field_writes(tree: ast.AST, core_fields: set[str], run_fields: set[str] | None = None) -> list[str]:
     """Assignments in a transport to a field of another object that the core
-    owns: a ``JobCore`` field (any ``x.f = ...`` but ``self.f``) or a marker
-    field of a running job."""
+    owns: a ``JobCore`` field or a field of the running job or its ``Job``
+    (any ``x.f = ...`` but ``self.f``, also ``setattr(x, "f", ...)``)."""
     bad = []
+    run_fields = run_fields or set()
     for node in ast.walk(tree):
         for t in _targets(node):
             own = isinstance(t.value, ast.Name) and t.value.id == "self"
-            if (t.attr in core_fields and not own) or t.attr in MARKER_FIELDS:
+            if (t.attr in core_fields and not own) or (t.attr in run_fields and _names_a_job(t.value)):
                 bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
-    return bad
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and (node.args[1].value in core_fields or node.args[1].value in run_fields and _names_a_job(node.args[0]))
+        ):
+            bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return sorted(bad, key=lambda b: int(b.split()[1].rstrip(":")))
+
+
+JOB_NAMES = {"run", "running", "job", "_run", "_job"}
+
+
+def _names_a_job(node: ast.AST) -> bool:
+    """Is ``node`` a running job or a job, by its name (``run``, ``core.running``,
+    ``run.job``, ...)? (Other objects have fields of the same names: a transport's
+    ``tty``.)"""
+    if isinstance(node, ast.Name):
+        return node.id in JOB_NAMES
+    return isinstance(node, ast.Attribute) and node.attr in JOB_NAMES
 
 
 def pty_bypasses(tree: ast.AST) -> list[str]:
@@ -252,13 +295,16 @@ def test_no_transport_assigns_a_field_of_the_job_core() -> None:
     core = PACKAGE / "terminal" / "core" / "jobcore.py"
     fields = jobcore_fields(ast.parse(core.read_text()))
     assert {"running", "closed", "exit_code", "failure", "last_cwd", "dead"} <= fields, fields
+    run_fields = job_fields()
+    assert {"awaiting", "echo_on", "debug_trap", "saw_begin", "end_line", "status", "result"} <= run_fields
     found = {}
     for name, p in _sources().items():
-        if name.startswith(("dsh_magics/terminal/local/", "dsh_magics/terminal/remote/")):
-            bad = field_writes(ast.parse(p.read_text(), name), fields)
+        if name.startswith("dsh_magics/terminal/") and not name.startswith("dsh_magics/terminal/core/"):
+            transport = name.startswith(("dsh_magics/terminal/local/", "dsh_magics/terminal/remote/"))
+            bad = field_writes(ast.parse(p.read_text(), name), fields if transport else set(), run_fields)
             if bad:
                 found[name] = bad
-    assert not found, f"call a JobCore method instead (docs/internals.md): {found}"
+    assert not found, f"call a JobCore or Running method instead (docs/internals.md): {found}"
 
 
 def test_one_pty_owner_spawns_and_writes() -> None:
@@ -328,17 +374,29 @@ def test_a_transport_assigning_a_core_field_is_found() -> None:
     core = ast.parse("class JobCore:\n    def __init__(self):\n        self.closed = False\n        self.ring = None\n")
     fields = jobcore_fields(core)
     assert fields == {"closed", "ring"}
+    running = class_fields(
+        ast.parse("class Running:\n    saw_begin: bool\n    awaiting: object = None\n    _own: int = 0\n"), "Running"
+    )
+    assert running == {"saw_begin", "awaiting"}
+    running |= {"result"}
     code = (
         "core.closed = True\n"  # 1: a core field
         "self.core.ring, x = r, 1\n"  # 2: in a tuple, through an attribute
         "run.saw_begin = True\n"  # 3: a marker field of the running job
         "self.closed = True\n"  # the transport's own field of that name
-        "run.awaiting = None\n"  # the job's input state: the transport's
+        "core.running.awaiting = None\n"  # 5: the job's input state
+        "setattr(run, 'awaiting', None)\n"  # 6: the same, spelt otherwise
+        "run.quiet.at = 0.0\n"  # the quiet check's own bookkeeping (run_state.QuietState)
+        "self.transport.saw_begin = 1\n"  # another object's field of the same name
+        "run.job.result = None\n"  # 9: the job's
     )
-    assert field_writes(ast.parse(code), fields) == [
+    assert field_writes(ast.parse(code), fields, running) == [
         "line 1: core.closed =",
         "line 2: self.core.ring =",
         "line 3: run.saw_begin =",
+        "line 5: core.running.awaiting =",
+        "line 6: setattr(run, 'awaiting', None)",
+        "line 9: run.job.result =",
     ]
 
 

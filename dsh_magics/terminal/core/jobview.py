@@ -37,6 +37,43 @@ class Running:
     awaiting: interaction.AwaitingInput | None = None  # it waits for typed input now
     debug_trap: str | None = None  # remote: the user's DEBUG trap, as its end listed it
 
+    # What happened to the job, as the transports see it. They call these
+    # (under the terminal's lock, as for every field here) and never assign
+    # a field themselves (tests/test_structure.py checks).
+    def prompt_seen(self, *, pid: int, name: str, prompt: str, secret: bool) -> None:
+        """It waits for typed input: ``name`` (``pid``) reads the terminal
+        after printing ``prompt``; ``secret``: with echo off (a password)."""
+        self.quiet.reader = (pid, name)
+        self.awaiting = interaction.AwaitingInput(pid=pid, name=name, prompt=prompt, secret=secret)
+
+    def prompt_left(self) -> None:
+        """What it waited for was answered or is being left (input sent,
+        output came, a Ctrl-C is on its way): it no longer awaits input,
+        and nobody is known to read the terminal."""
+        self.awaiting = None
+        self.quiet.reader = None
+
+    def answered(self, look_in: float | None) -> None:
+        """As :meth:`prompt_left`, and the quiet check starts over: no
+        retries used, the next look in ``look_in`` s (None: none)."""
+        self.prompt_left()
+        self.quiet.tries = 0
+        if look_in is not None:
+            self.quiet.at = time.monotonic() + look_in
+
+    def output_seen(self, hint: bool) -> None:
+        """A local job printed (``hint``: the prompt's hint was in it)."""
+        self.quiet.after_output(hint)
+        self.awaiting = None
+
+    def echo_switched_on(self) -> None:
+        """The engine switched the terminal's echo on for it (local/gate.py)."""
+        self.echo_on = True
+
+    def debug_trap_listed(self, text: str | None) -> None:
+        """Remote: its end listed the user's DEBUG trap (None: there is none)."""
+        self.debug_trap = text
+
 
 def running_result(session_id: str, run: Running, ring: Ring, cwd: str | None) -> Result:
     """The job's result so far (its output includes an unfinished last line)."""

@@ -37,7 +37,7 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
         if not typing.keyed and hidden and not typing.allow_secret:
             raise interaction.hidden_entry_refused(core.session_id, run.job.id)
-        run.awaiting = None
+        run.prompt_left()
         run.quiet.reader = None
         if key == "ctrl-c":
             run.intr.requested = True  # the line it aborts was ours to abort
@@ -67,7 +67,7 @@ def echo_for_job(transport: LocalShell, run: Running) -> None:
     finally:
         if fd is not None and fd != transport.tty_fd:
             close_fd(fd)
-    run.echo_on = True
+    run.echo_switched_on()
     transport.gate.release()
 
 
@@ -97,7 +97,7 @@ def note_awaiting(core: JobCore, transport: LocalShell, run: Running) -> None:
     the terminal's row), and wake waits that end on it."""
     assert run.quiet.reader is not None
     pid, name = run.quiet.reader
-    run.awaiting = interaction.AwaitingInput(
+    run.prompt_seen(
         pid=pid,
         name=name,
         prompt=core.ring.partial[-interaction.MAX_PROMPT_CHARS :],

@@ -250,8 +250,7 @@ class Terminal(TerminalBase):
             if run is None or self.core.dead:
                 return None
             assert self._interrupter is not None
-            run.awaiting = None  # what it waited for is being interrupted
-            run.quiet.reader = None
+            run.prompt_left()  # what it waited for is being interrupted
             if run.tty or run.inputs:
                 # Type-ahead nobody read would reach the shell once the line is aborted.
                 tty_state.discard_typed_input(self.transport.tty)
@@ -338,8 +337,7 @@ class Terminal(TerminalBase):
             self.core.touched()
             run = self.core.running
             if run is not None:
-                run.quiet.after_output(hint)
-                run.awaiting = None
+                run.output_seen(hint)
         self.core.emit({"type": "output", "session_id": self.session_id})
         self.core.deliver()
 

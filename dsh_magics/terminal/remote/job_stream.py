@@ -11,6 +11,7 @@ from ..core.jobview import Running
 from ..core.run_state import UNSENT_SIGINT_NOTE
 from . import inband
 from .connection import last_words
+from .echo import EchoTail, echo_of, is_echo
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
 
 ConfirmPrompt = Callable[[Running, Callable[[], None], Callable[[], None]], bool]
@@ -41,6 +42,8 @@ class InbandStream:
         self.startup_raw = bytearray()  # what the client printed before the shell was ready
         self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
         self._held: list[bytes] = []
+        self._echo = b""  # the echo of the last job's typed lines (held data is matched against it)
+        self._echo_tail: EchoTail | None = None  # the end of that echo, owed after the begin marker
         self._resync_echo = False
         self._pipestatus: tuple[int, ...] | None = None  # the last job's, restored at the next
         self._debug_trap: str | None = None  # the user's DEBUG trap, lifted at the last job's end
@@ -69,6 +72,7 @@ class InbandStream:
         self._resync_echo = self._aborted = False
         self._pipestatus = self._debug_trap = None
         self._echo_nonce = run.nonce
+        self._echo = echo_of(text)
         return text
 
     def setup_text(self, cwd: str | None, session_id: str) -> str:
@@ -93,12 +97,19 @@ class InbandStream:
                     continue
                 if isinstance(piece, Marker):
                     self._tail.clear()
+                    self._settle_echo_tail()
                     if piece.kind == PROMPT:
                         probe = True
                     else:
                         self._on_marker(piece)
                 elif self._echo_nonce is not None:
                     self._held.append(piece)
+                elif self._echo_tail is not None:
+                    out = self._echo_tail.feed(piece)
+                    if self._echo_tail.done:
+                        self._echo_tail = None
+                    if out:
+                        self._keep(out)
                 else:
                     self._keep(piece)
             core.touched()
@@ -112,6 +123,7 @@ class InbandStream:
         as a possible echo is kept; returns the client's last words."""
         if self._echo_nonce is not None:
             self._release_held("")
+        self._settle_echo_tail()
         return last_words(bytes(self._tail), lines=1)
 
     def _keep(self, data: bytes) -> None:
@@ -122,15 +134,29 @@ class InbandStream:
         if run is not None and run.saw_begin and run.end_line is None and data.strip(b"\x03"):
             self._on_job_output(run)  # (not the terminal's echo of a Ctrl-C alone: no output, no new look)
 
-    def _release_held(self, nonce: str) -> None:
+    def _settle_echo_tail(self) -> None:
+        """A marker (or the client's end) came while the end of a job's echo
+        was still owed: what was held back as its possible start is output."""
+        if self._echo_tail is not None:
+            out = self._echo_tail.release()
+            self._echo_tail = None
+            if out:
+                self._keep(out)
+
+    def _release_held(self, nonce: str, job_echo: bool = False) -> None:
         """Data that arrived between typing a line and its first marker: the
         echo of that line (the terminal echoes; dropped), else real output
         (kept; a line that came back without its echo means a command left
-        echo off: the next job turns it on again)."""
+        echo off: the next job turns it on again). With ``job_echo`` (the
+        marker is the job's begin marker) the end of the job's echo may still
+        be on its way, behind the marker (terminal/remote/echo.py)."""
         held = b"".join(self._held)
         self._held.clear()
         self._echo_nonce = None
-        if nonce and nonce.encode() in held:
+        echo, self._echo = self._echo, b""
+        if nonce and held and (nonce.encode() in held or is_echo(held, echo)):
+            if job_echo:
+                self._echo_tail = EchoTail.after(held, echo)
             return
         if nonce:
             self._resync_echo = True
@@ -182,7 +208,10 @@ class InbandStream:
             m.nonce == self._echo_nonce
             or (run is not None and m.nonce in (run.nonce, run.end_nonce, run.sync_nonce))
         ):
-            self._release_held(self._echo_nonce if m.nonce == self._echo_nonce else "")
+            self._release_held(
+                self._echo_nonce if m.nonce == self._echo_nonce else "",
+                job_echo=run is not None and m.kind == BEGIN and m.nonce == run.nonce == self._echo_nonce,
+            )
         if m.kind == SYNC and m.nonce == self.ready_nonce:
             self.ready_nonce = None
             self.ready_status = m.status
@@ -206,7 +235,7 @@ class InbandStream:
         if m.kind == TRAP_END:
             if m.nonce == run.nonce and self._trap_text is not None:
                 text = bytes(self._trap_text).decode("utf-8", "surrogateescape").replace("\r\n", "\n").strip()
-                run.debug_trap = text or None
+                run.debug_trap_listed(text or None)
             self._trap_text = None
             return
         if core.marked_job(m) is not run:

@@ -75,11 +75,7 @@ class PromptWatch:
         """Output of the running job (or its start, call under the core's
         lock): what it waited for is answered; look again once it is quiet."""
         self._outputs += 1
-        run.awaiting = None
-        run.quiet.reader = None
-        run.quiet.tries = 0
-        if self.available:
-            run.quiet.at = time.monotonic() + QUIET_S
+        run.answered(QUIET_S if self.available else None)
 
     def interrupted(self, run: Running) -> None:
         """A Ctrl-C is on its way to the running job (call under the core's
@@ -88,11 +84,7 @@ class PromptWatch:
         settles: issue 32); a program that survives the Ctrl-C and reads again
         (a REPL) is seen by the next look, once it is quiet. Its output
         spells are not counted: a launch seen before still holds."""
-        run.awaiting = None
-        run.quiet.reader = None
-        run.quiet.tries = 0
-        if self.available:
-            run.quiet.at = time.monotonic() + QUIET_S
+        run.answered(QUIET_S if self.available else None)
 
     def next_due(self) -> float | None:
         run = self._core.running
@@ -147,8 +139,7 @@ class PromptWatch:
 
     def _note(self, run: Running, seen: Seen, reader: tuple[int, str]) -> None:
         core = self._core
-        run.quiet.reader = reader
-        run.awaiting = interaction.AwaitingInput(
+        run.prompt_seen(
             pid=reader[0],
             name=reader[1],
             prompt=core.ring.partial[-interaction.MAX_PROMPT_CHARS :],
