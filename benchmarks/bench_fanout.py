@@ -3,6 +3,7 @@ persistent terminals (dsh_magics.fanout), against pdsh, ClusterShell's clush
 and parallel-ssh on the same 16 targets, in one run.
 
     python benchmarks/bench_fanout.py [--quick] [--json PATH] [--max-targets 64]
+    python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -19,6 +20,10 @@ every contender makes N real ssh connections to N "hosts". Measured:
   call and its repeated calls are shown apart, as ours are.
 - The cost per extra target: the same command through groups of 1, 2, 4,
   ... up to --max-targets terminals (first and repeated), and pdsh on as many.
+
+``--first-only`` measures the first command alone (``--first-rounds``
+rounds, each: new terminals, pdsh, new terminals with the side channel off,
+in turn), for the first-command target.
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
@@ -84,30 +89,13 @@ class Ours:
         self.reg.close_all()
 
 
-def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
-    res: dict = {"targets": TARGETS, "reps": reps, "command": COMMAND, "load_before": _load()}
-    hosts = f"bh[01-{TARGETS:02d}]"
-    user = os.environ.get("USER") or "root"
-    pdsh_env = {**os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"}
-    control = tempfile.mkdtemp(prefix="bench-cm-")
-    cm_env = {
-        **pdsh_env,
-        "PDSH_SSH_ARGS": f"-F {cfg} -o ControlMaster=auto -o ControlPath={control}/%h -o ControlPersist=120 -x -l%u %h",
-    }
-    pdsh = ["pdsh", "-R", "ssh", "-w", hosts, COMMAND]
-    rows: dict[str, list[float]] = {"pdsh": [], "pdsh_controlmaster": [], "clush": []}
-    ours = Ours(TARGETS)
-    try:
-        res["ours_first_s"] = _timed(ours.once)
-        rows["ours_repeated"] = [_timed(ours.once) for _ in range(reps)]
-    finally:
-        ours.close()
-    # The first command against pdsh, interleaved (one first command is one
-    # sample on a shared machine): new terminals each time; and the same with
-    # the side channel off, which opens at a job's first quiet spell only, so
-    # a quick command never opens it (the two should be alike).
+def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict:
+    """The first command against pdsh, interleaved (one first command is one
+    sample on a shared machine): new terminals each time; and the same with
+    the side channel off, which opens at a job's first quiet spell only, so
+    a quick command never opens it (the two should be alike)."""
     firsts: dict[str, list[float]] = {"ours_first": [], "ours_first_side_channel_off": [], "pdsh_first_round": []}
-    for _ in range(FIRST_REPS if reps > 5 else 3):
+    for _ in range(rounds):
         fresh = Ours(TARGETS)
         try:
             firsts["ours_first"].append(_timed(fresh.once))
@@ -121,8 +109,40 @@ def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
         finally:
             bare.close()
             del os.environ[ENV_SIDE_CHANNEL]
-    res["first_rounds"] = firsts
-    res["first_median_s"] = {k: statistics.median(v) for k, v in firsts.items()}
+    res: dict = {"first_rounds": firsts, "first_median_s": {k: statistics.median(v) for k, v in firsts.items()}}
+    med = res["first_median_s"]
+    res["first_vs_pdsh"] = med["ours_first"] / med["pdsh_first_round"]
+    res["first_side_channel_off_vs_pdsh"] = med["ours_first_side_channel_off"] / med["pdsh_first_round"]
+    # each round's own ratio: the load moves all three of a round together
+    res["first_vs_pdsh_per_round"] = [a / b for a, b in zip(firsts["ours_first"], firsts["pdsh_first_round"], strict=True)]
+    return res
+
+
+def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
+    hosts = f"bh[01-{TARGETS:02d}]"
+    return ["pdsh", "-R", "ssh", "-w", hosts, COMMAND], {
+        **os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"
+    }
+
+
+def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
+    res: dict = {"targets": TARGETS, "reps": reps, "command": COMMAND, "load_before": _load()}
+    hosts = f"bh[01-{TARGETS:02d}]"
+    user = os.environ.get("USER") or "root"
+    pdsh, pdsh_env = pdsh_setup(cfg)
+    control = tempfile.mkdtemp(prefix="bench-cm-")
+    cm_env = {
+        **pdsh_env,
+        "PDSH_SSH_ARGS": f"-F {cfg} -o ControlMaster=auto -o ControlPath={control}/%h -o ControlPersist=120 -x -l%u %h",
+    }
+    rows: dict[str, list[float]] = {"pdsh": [], "pdsh_controlmaster": [], "clush": []}
+    ours = Ours(TARGETS)
+    try:
+        res["ours_first_s"] = _timed(ours.once)
+        rows["ours_repeated"] = [_timed(ours.once) for _ in range(reps)]
+    finally:
+        ours.close()
+    res.update(first_rounds(pdsh, pdsh_env, FIRST_REPS if reps > 5 else 3))
     res["pdsh_controlmaster_first_s"] = _timed(lambda: _run(pdsh, cm_env))
     for _ in range(reps):
         rows["pdsh"].append(_timed(lambda: _run(pdsh, pdsh_env)))
@@ -157,10 +177,6 @@ def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
     fastest = min(peers, key=peers.__getitem__)
     res["fastest_peer"] = fastest
     res["repeated_speedup_vs_fastest"] = peers[fastest] / res["median_s"]["ours_repeated"]
-    res["first_vs_pdsh"] = res["first_median_s"]["ours_first"] / res["first_median_s"]["pdsh_first_round"]
-    res["first_side_channel_off_vs_pdsh"] = (
-        res["first_median_s"]["ours_first_side_channel_off"] / res["first_median_s"]["pdsh_first_round"]
-    )
     res["curve"] = curve(max_targets, max(3, reps // 4))
     res["load_after"] = _load()
     return res
@@ -198,6 +214,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="5 repetitions, curve to 16 targets")
     ap.add_argument("--json", help="write the figures here too")
     ap.add_argument("--max-targets", type=int, default=64)
+    ap.add_argument("--first-only", action="store_true", help="only the first command against pdsh, interleaved")
+    ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
     args = ap.parse_args()
     from tests.fanout.fleet import ssh_aliases
     from tests.remote.conftest import start_sshd
@@ -208,9 +226,14 @@ def main() -> None:
         options = ssh_aliases(server, [f"bh{i:02d}" for i in range(1, max(max_targets, TARGETS) + 1)])
         os.environ[ENV_SSH_OPTIONS] = options
         cfg = options.split(" ", 1)[1]
-        res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)
-        for row, pdsh_s in zip(res["curve"], pdsh_curve(cfg, max_targets), strict=True):
-            row["pdsh_s"] = pdsh_s
+        if args.first_only:
+            res = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
+            res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))
+            res["load_after"] = _load()
+        else:
+            res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)
+            for row, pdsh_s in zip(res["curve"], pdsh_curve(cfg, max_targets), strict=True):
+                row["pdsh_s"] = pdsh_s
         res["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     finally:
         server.stop()

@@ -13,6 +13,7 @@ from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+from dsh_magics.terminal.remote.targets import CONTROL_PERSIST_S
 from tests.conftest import pids_with_env, wait_until
 from tests.remote.conftest import CONFIG, connection_processes, processes_with_arg, run, start_sshd
 
@@ -37,8 +38,9 @@ def test_connection_refused_after_sshd_stopped(tmp_path, ssh_options):
 
 @pytest.mark.parametrize("side", ["1", "0"], ids=["own-connection", "no-side-channel"])
 def test_wrong_key(sshd, ssh_options, monkeypatch, side):
-    # with a side channel the engine's own connection (ssh -N) is refused,
-    # without one the terminal's ssh: the same words come back
+    # with a side channel the terminal's ssh would start the engine's own
+    # connection and says why not in its log (-E), without one on its PTY:
+    # the same words come back
     monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", side)
     ssh_options(sshd.client_config("wrong", key="id_other"))
     err = _unreachable(sshd.target, f"wrongkey{side}")
@@ -122,10 +124,11 @@ sys.stdin.read()
 
 def test_a_killed_engine_leaves_no_ssh_process(sshd):
     """The engine's process dies (SIGKILL) with a job waiting for input: the
-    kernel hangs up its connection and the terminal's ssh (they are its
-    children with PR_SET_PDEATHSIG), and the side channel's client ends with
-    the connection. Only the private directory is left (nothing runs to
-    remove it)."""
+    kernel hangs up the terminal's ssh (its child with PR_SET_PDEATHSIG), the
+    side channel's ``sh`` reads the end of its input, and the control master
+    (ssh's daemon) exits ``ControlPersist`` seconds after its last session
+    (tests/remote/test_control_master.py). Only the private directory is
+    left (nothing runs to remove it)."""
     import select
     import shutil
     import subprocess
@@ -144,7 +147,9 @@ def test_a_killed_engine_leaves_no_ssh_process(sshd):
         assert len(processes_with_arg(control)) == 3  # the connection, the terminal's ssh, the side channel's
         engine.kill()
         engine.wait(10)
-        wait_until(lambda: not processes_with_arg(control), timeout=10, msg="ssh processes outlived the engine")
+        wait_until(
+            lambda: not processes_with_arg(control), timeout=CONTROL_PERSIST_S + 10, msg="ssh processes outlived the engine"
+        )
     finally:
         if engine.poll() is None:
             engine.kill()

@@ -106,17 +106,19 @@ def test_cmd_without_a_probe_says_unavailable_and_needs_allow_unknown_prompt(ope
 def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
     target = parse_target("ssh://me@example.org:2222")
     assert target is not None
-    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", "-o ControlMaster=auto -o ControlPath=~/.ssh/cm-%r@%h")
-    master = target.master_argv("/tmp/dsh-ssh-x")
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", "-o ControlMaster=auto -o ControlPath=~/.ssh/cm-%r@%h -E /tmp/mine")
     main = target.argv(login=False, control_dir="/tmp/dsh-ssh-x")
     probe = side_channel.probe_argv(target, "/tmp/dsh-ssh-x")
     assert probe is not None
     # ssh keeps the first value of an option: the engine's come before the user's
-    for argv, mode in ((master, "yes"), (main, "no"), (probe, "no")):
+    for argv, mode in ((main, "yes"), (probe, "no")):
         assert argv.index("ControlPath=/tmp/dsh-ssh-x/c") < argv.index("ControlPath=~/.ssh/cm-%r@%h")
         assert argv.index(f"ControlMaster={mode}") < argv.index("ControlMaster=auto")
-    # the master runs no session; the side channel's has no terminal
-    assert "-N" in master and master[-1] == "example.org"
+    # the terminal's ssh starts the master and logs to the private directory (ssh keeps the last -E)
+    assert "ControlPersist=5" in main and main[-1] == "exec bash --noprofile --norc -i"
+    last_log = max(i for i, arg in enumerate(main) if arg == "-E")
+    assert main[last_log + 1] == "/tmp/dsh-ssh-x/log"
+    # the side channel's session has no terminal
     assert probe[-1] == "exec sh" and "-T" in probe and "-tt" not in probe
 
 

@@ -1,105 +1,83 @@
 """The engine's own ssh connection of one ``ssh://`` terminal: a control
-master (``ssh -N``) holding a socket in a private directory. The terminal's
-ssh and the side channel's ``sh`` are both sessions over it (mux clients),
-so the terminal's ssh ends when its remote shell does, whatever the side
-channel's session does, and a probe is one round trip on a session that is
-already open (docs/remote.md, "Prompts and passwords").
+master holding a socket in a private directory, which the terminal's own
+ssh starts (``ControlMaster=yes`` with ``ControlPersist``). Once it has
+authenticated, that ssh forks the master into the background and goes on as
+the first session over it (a mux client); the side channel's ``sh`` is a
+second session, so the terminal's ssh ends when its remote shell does,
+whatever the side channel's session does, and a probe is one round trip on
+a session that is already open (docs/remote.md, "Prompts and passwords").
 
-The terminal's own ssh used to be the master; while any other session was
-open it outlived the remote shell, so each probe had to be a session of its
-own (tests/remote/test_remote_prompts.py::
+Who owns the master: ssh does (it is a daemon, not a child of this
+process). The engine ends it whenever the terminal ends (``stop``: its pid,
+asked on its own socket, then a signal); if the engine's process dies
+instead, the terminal's ssh is hung up with it and the side channel's ``sh``
+reads the end of its input, so the master has no session left and exits
+``PERSIST_S`` seconds later (tests/remote/test_control_master.py).
+
+Before (session 32 and earlier) the engine started the master itself
+(``ssh -N`` with a ``LocalCommand`` saying when its socket listened) and the
+terminal's ssh after it: a second local ssh and a wait on every first
+command, about half of a terminal's start (benchmarks/README.md,
+``bench_fanout.py``). Before that, the terminal's own ssh was the master
+without ``ControlPersist``; while any other session was open it outlived
+the remote shell (tests/remote/test_remote_prompts.py::
 test_ssh_exit_ends_the_terminal_with_the_side_channel_open)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import signal
+import socket
+import struct
 import threading
 import time
 
-from ...errors import TargetUnreachable
-from ..core import child, fdwait
-from ..core.pty import on_spawner
+from ..core import fdwait
 from .connection import last_words
-from .targets import MASTER_READY, Target
+from .targets import CONTROL_LOG, CONTROL_PERSIST_S, CONTROL_SOCKET
 
-LOG = "log"
-"""The master's stderr, in the private directory (what ssh says about the connection)."""
+PERSIST_S = CONTROL_PERSIST_S
 STOP_WAIT_S = 2.0
+ASK_TIMEOUT_S = 2.0
+
+# ssh's multiplexing protocol (OpenSSH's PROTOCOL.mux): a hello each way,
+# then requests carrying a request id.
+_MUX_HELLO = 0x00000001
+_MUX_VERSION = 4
+_MUX_ALIVE_CHECK = 0x10000004
+_MUX_ALIVE = 0x80000005
+
+
+def control_path(control_dir: str) -> str:
+    return os.path.join(control_dir, CONTROL_SOCKET)
+
+
+def log_path(control_dir: str) -> str:
+    return os.path.join(control_dir, CONTROL_LOG)
 
 
 class ControlMaster:
-    """One ``ssh -N`` child of this process (hung up if it dies, as the
-    terminal's ssh is). ``connect`` starts it and waits until its socket
-    listens; ``stop`` ends it, and with it every session over it."""
+    """The master of one terminal's connection, as the engine sees it: its
+    log, and ``stop``. ``ready`` marks the end of start-up in the log."""
 
-    def __init__(self, session_id: str, target: Target, control_dir: str, env: dict[str, str]) -> None:
-        self._session_id = session_id
-        self._target = target
-        self._env = env
-        self.argv = target.master_argv(control_dir, env)
-        self._log = os.path.join(control_dir, LOG)
-        self._logged_at_ready = 0  # what the log held once the socket listened
-        self._proc: subprocess.Popen[bytes] | None = None
+    def __init__(self, control_dir: str) -> None:
+        self.control_dir = control_dir
+        self.socket = control_path(control_dir)
+        self.log = log_path(control_dir)
+        self._logged_at_ready = 0  # what the log held once the terminal's shell answered
         self._lock = threading.Lock()
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    def connect(self, timeout: float) -> None:
-        """Start the master and wait until its socket listens: ssh runs its
-        ``LocalCommand`` (printing ``MASTER_READY``) once it has. Raises
-        ``TARGET_UNREACHABLE`` with ssh's own words when it exits first or
-        does not get there within ``timeout`` (it is then stopped)."""
-        fd = os.open(self._log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-
-            def go() -> subprocess.Popen[bytes]:
-                return subprocess.Popen(
-                    self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=fd, env=self._env,
-                    start_new_session=True, preexec_fn=child.setup,
-                )
-
-            try:
-                proc = on_spawner(go)
-            except OSError as e:
-                raise TargetUnreachable(
-                    f"cannot start {self.argv[0]!r} for target {self._target}: {e}", session_id=self._session_id,
-                    target=str(self._target),
-                ) from None
-        finally:
-            os.close(fd)
-        with self._lock:
-            self._proc = proc
-        assert proc.stdout is not None
-        ready = _read_line(proc.stdout.fileno(), MASTER_READY.encode(), time.monotonic() + timeout)
-        proc.stdout.close()  # with -N, nothing else is written there
-        if ready:
-            self._logged_at_ready = self._log_size()
-            return
-        if ready is None:
-            self.stop()
-            why = f"{self._target}: no shell answered within {timeout:g}s"
-        else:
-            try:
-                proc.wait(STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                pass
-            self.stop()
-            why = f"{self._target}: the connection ended before a shell was ready (exit code {proc.returncode})"
-        said = self.said()
-        raise TargetUnreachable(
-            why + (f": {said}" if said else ""), session_id=self._session_id, target=str(self._target),
-            exit_code=proc.returncode, output=said,
-        )
+    def ready(self) -> None:
+        """The terminal's shell answered: later words in the log are about
+        the connection (``said(since_ready=True)``)."""
+        self._logged_at_ready = self._log_size()
 
     def said(self, since_ready: bool = False) -> str:
         """ssh's last words in the log (with ``since_ready``, only what it
-        said about the connection after it was up: a timeout, a reset)."""
+        said about the connection after the start: a timeout, a reset)."""
         start = self._logged_at_ready if since_ready else 0
         try:
-            with open(self._log, "rb") as f:
+            with open(self.log, "rb") as f:
                 f.seek(max(start, self._log_size() - 4096))
                 raw = f.read(4096)
         except OSError:
@@ -108,38 +86,111 @@ class ControlMaster:
 
     def _log_size(self) -> int:
         try:
-            return os.path.getsize(self._log)
+            return os.path.getsize(self.log)
         except OSError:
             return 0
 
-    def alive(self) -> bool:
-        proc = self._proc
-        return proc is not None and proc.poll() is None
+    def pid(self) -> int | None:
+        """The master's pid, as it answers on its socket; None when nothing
+        answers there (no master: it never started, or it ended)."""
+        return ask_pid(self.socket, ASK_TIMEOUT_S)
 
     def stop(self) -> None:
-        """End the connection (the server hangs up every session over it)
-        and reap the master; again, nothing."""
+        """End the master (the server hangs up every session over it) and
+        wait until it is gone; again, or with no master, nothing. A master
+        that does not answer on its socket has no session left (the caller
+        ended the terminal's ssh first) and exits ``PERSIST_S`` later."""
         with self._lock:
-            proc = self._proc
-            if proc is not None and proc.poll() is None:  # (a master that ended alone is reaped by poll)
-                proc.terminate()
-                try:
-                    proc.wait(STOP_WAIT_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            pid = self.pid()
+            if pid is None or pid == os.getpid():
+                return
+            pidfd = _pidfd(pid)
+            try:
+                _end(pid, pidfd)
+            finally:
+                if pidfd is not None:
+                    os.close(pidfd)
 
 
-def _read_line(fd: int, line: bytes, deadline: float) -> bool | None:
-    """True once ``line`` came as a line of its own on ``fd``; False at its
-    end; None at the deadline."""
+def _pidfd(pid: int) -> int | None:
+    """A descriptor for the process (Linux): None where there are none, or
+    when it is gone already; it is then signalled by pid."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+
+
+def _end(pid: int, pidfd: int | None) -> None:
+    """SIGTERM (ssh sends the server its disconnect and exits), SIGKILL after
+    ``STOP_WAIT_S``. Through the pidfd when there is one: a pid alone could
+    be reused once the master has exited."""
+
+    def send(sig: signal.Signals) -> None:
+        try:
+            if pidfd is not None:
+                signal.pidfd_send_signal(pidfd, sig)
+            else:
+                os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def gone(timeout: float) -> bool:
+        if pidfd is not None:
+            return bool(fdwait.readable([pidfd], timeout))  # a pidfd reads when its process exited
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.01)
+        return False
+
+    send(signal.SIGTERM)
+    if not gone(STOP_WAIT_S):
+        send(signal.SIGKILL)
+        gone(STOP_WAIT_S)
+
+
+def ask_pid(path: str, timeout: float) -> int | None:
+    """Ask the ssh master listening on ``path`` for its pid (an alive check
+    of the multiplexing protocol, ``ssh -O check`` without starting ssh):
+    one round trip on a local socket. None when nothing answers."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(path)
+            s.sendall(_packet(_MUX_HELLO, _MUX_VERSION) + _packet(_MUX_ALIVE_CHECK, 1))
+            hello = _read_packet(s)
+            if struct.unpack(">I", hello[:4])[0] != _MUX_HELLO:
+                return None
+            answer = _read_packet(s)
+            kind, request, pid = struct.unpack(">III", answer[:12])
+            return pid if kind == _MUX_ALIVE and request == 1 and pid > 0 else None
+    except (OSError, struct.error):
+        return None
+
+
+def _packet(*words: int) -> bytes:
+    body = b"".join(struct.pack(">I", w) for w in words)
+    return struct.pack(">I", len(body)) + body
+
+
+def _read_packet(s: socket.socket) -> bytes:
+    size = struct.unpack(">I", _read_exactly(s, 4))[0]
+    if size > 65536:
+        raise OSError("not an ssh control socket")
+    return _read_exactly(s, size)
+
+
+def _read_exactly(s: socket.socket, n: int) -> bytes:
     buf = b""
-    while (b"\n" + line + b"\n") not in b"\n" + buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not fdwait.readable([fd], left):
-            return None
-        chunk = os.read(fd, 4096)
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
         if not chunk:
-            return False
-        buf = (buf + chunk)[-4096:]
-    return True
+            raise OSError("the control socket closed")
+        buf += chunk
+    return buf

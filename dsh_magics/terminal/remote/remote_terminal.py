@@ -69,11 +69,12 @@ class RemoteTerminal(TerminalBase):
             size=(config.cols, config.rows),
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        # ssh with a side channel: both sessions go over the engine's own connection
+        # ssh with a side channel: the terminal's ssh starts the engine's own
+        # connection, and the side channel's session goes over it
         self.master: ControlMaster | None = None
         if target.kind == "ssh" and side_channel.enabled():
             self.transport.control_dir = side_channel.new_control_dir()
-            self.master = ControlMaster(session_id, target, self.transport.control_dir, self.transport.environment())
+            self.master = ControlMaster(self.transport.control_dir)
         argv = side_channel.probe_argv(target, self.transport.control_dir)
         self.side = side_channel.SideChannel(argv) if argv else None
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
@@ -87,12 +88,6 @@ class RemoteTerminal(TerminalBase):
     # lifecycle
     def _start(self, cwd: str | None) -> None:
         started = time.monotonic()
-        if self.master is not None:
-            try:
-                self.master.connect(self.config.start_timeout)
-            except BaseException:
-                self.close()
-                raise
         self.transport.spawn(
             reader.Handlers(
                 closed=lambda: self.core.closed and self.core.dead,
@@ -125,8 +120,9 @@ class RemoteTerminal(TerminalBase):
             )
         if not ready or core.dead:
             exited = core.dead
+            logged = self.master.said() if self.master is not None else ""  # (its file goes with close)
             self.close()
-            said = last_words(bytes(self.stream.startup_raw))
+            said = " / ".join(w for w in (last_words(bytes(self.stream.startup_raw)), logged) if w)
             if exited and core.failure:
                 why = f"{self.target}: {core.failure}"
             elif exited:
@@ -138,6 +134,8 @@ class RemoteTerminal(TerminalBase):
                 exit_code=core.exit_code, output=said,
             )
         self.stream.started()
+        if self.master is not None:
+            self.master.ready()
         self._check_version()
         self.watch.located(*self.stream.where)
         # The side channel opens at its first probe, not here: a terminal
@@ -217,12 +215,17 @@ class RemoteTerminal(TerminalBase):
         core = self.core
         self.transport.drain(self.stream.on_pty)
         self._reap(2.0)
+        words = ""
+        if self.master is not None:
+            # what the connection's own ssh said after start-up (a timeout, a
+            # reset); then, the remote shell being gone, the rest of the
+            # connection goes, before the job settles and the terminal counts
+            # as dead (tests/remote/test_control_master.py,
+            # tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
+            words = self.master.said(since_ready=True)
+            self._end_connection()
         with core.lock:
-            said = self.stream.client_gone()
-            if self.master is not None:
-                # what the connection's own ssh said after start-up (a timeout, a reset)
-                words = self.master.said(since_ready=True)
-                said = " / ".join(w for w in (said, words) if w)
+            said = " / ".join(w for w in (self.stream.client_gone(), words) if w)
             run = core.running
             if run is not None and not core.closed:  # (closing: settled as "terminal closed")
                 note = f"the connection to {self.target} ended (exit code {core.exit_code})"
@@ -232,10 +235,6 @@ class RemoteTerminal(TerminalBase):
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
         core.deliver()
         self._mark_dead(note="terminal closed" if core.closed else None)
-        if self.master is not None:
-            # ssh: the remote shell is gone, so is the rest of the connection
-            # (tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
-            self._end_connection()
 
     def _on_reader_failed(self, error: BaseException) -> None:
         """Nothing reads the client's PTY any more, so no job could settle:
@@ -259,9 +258,10 @@ class RemoteTerminal(TerminalBase):
 
     def _end_connection(self) -> None:
         """ssh: stop the engine's connection (the server hangs up every
-        session over it), then end the side channel's client, whose session
-        went with it. Ended, not waited for: a client that had not reached
-        the control socket yet would open a connection of its own."""
+        session over it; the terminal's ssh has ended by now), then end the
+        side channel's client, whose session went with it. Ended, not waited
+        for: a client that had not reached the control socket yet would open
+        a connection of its own."""
         assert self.master is not None
         self.master.stop()
         if self.side is not None:

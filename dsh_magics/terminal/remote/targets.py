@@ -27,8 +27,20 @@ CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 10
 ALIVE_COUNT = 3
 
-MASTER_READY = "dsh-magics-control-ready"
-"""What the engine's control master prints once its socket listens."""
+CONTROL_PERSIST_S = 5
+"""``ControlPersist`` of the engine's own connection: the master exits this
+long (give or take a second: ssh counts whole seconds) after its last
+session ended. The bound on how long it can outlive an engine that was
+killed (with the engine alive it is ended at once: control_master.py). Long
+enough that the terminal's ssh, which connects to the master right after
+forking it, is never late for it on a loaded machine."""
+CONTROL_SOCKET = "c"
+"""The control socket's name in the terminal's private directory."""
+CONTROL_LOG = "log"
+"""What the connection's ssh processes log (``-E``), in the private
+directory: why a start failed, and what the master said about the
+connection later (a timeout, a reset). The terminal's PTY still gets ssh's
+``Shared connection to ... closed.``"""
 
 PROBE_OPTION = "--probe="
 """``cmd:--probe=PROBE ARGV``: PROBE starts a POSIX ``sh`` that reads lines on
@@ -68,37 +80,35 @@ class Target:
 
         ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
         own terminal) or ``bash --noprofile --norc -i``. ``control_dir`` (ssh):
-        the session goes over the engine's own control connection there
-        (:meth:`master_argv`), which the side channel shares."""
+        this ssh starts the engine's own connection, the master of a control
+        socket there, which the side channel's session shares; it logs to a
+        file there (``-E``)."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
-            control = control_options(control_dir, master=False) if control_dir is not None else []
+            control = control_options(control_dir, master=True) if control_dir is not None else []
+            log = os.path.join(control_dir, CONTROL_LOG) if control_dir is not None else None
             # The remote side runs this through the user's login shell with
             # -c; `exec` leaves bash alone on the session's terminal.
-            return [*self.ssh_argv("-tt", control, env), "exec " + " ".join(bash)]
+            return [*self.ssh_argv("-tt", control, env, log=log), "exec " + " ".join(bash)]
         if self.kind in ("docker", "podman"):
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
         if self.kind == "kubectl":
             return [*self.kubectl_exec("-it"), "--", *bash]
         return list(self.command)
 
-    def master_argv(self, control_dir: str, environ: Mapping[str, str] | None = None) -> list[str]:
-        """ssh: the engine's own control connection, which runs no session
-        (``-N``) and holds the control socket in ``control_dir``; the
-        terminal's ssh and the side channel's are its clients. Once the
-        socket listens, ssh runs its ``LocalCommand``, which prints
-        ``MASTER_READY`` on its stdout."""
-        ready = ["-o", "PermitLocalCommand=yes", "-o", f"LocalCommand=echo {MASTER_READY}"]
-        return self.ssh_argv("-N", [*control_options(control_dir, master=True), *ready], environ)
-
-    def ssh_argv(self, mode: str, control: list[str], env: Mapping[str, str] | None = None) -> list[str]:
-        """``ssh MODE CONTROL [DSH_MAGICS_SSH_OPTIONS] DEFAULTS [-p] [-l] -- host``
+    def ssh_argv(
+        self, mode: str, control: list[str], env: Mapping[str, str] | None = None, log: str | None = None
+    ) -> list[str]:
+        """``ssh MODE CONTROL [DSH_MAGICS_SSH_OPTIONS] [-E LOG] DEFAULTS [-p] [-l] -- host``
         (a remote command goes after it). The engine's options come first:
-        ssh keeps the first value of each."""
+        ssh keeps the first value of each; ``-E`` comes after the user's, as
+        ssh keeps the last log file it is given."""
         env = os.environ if env is None else env
         extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
         argv = [env.get(ENV_SSH) or "ssh", mode, *control, *extra]
+        if log is not None:
+            argv += ["-E", log]
         argv += [
             "-o", "BatchMode=yes",
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
@@ -126,10 +136,13 @@ class Target:
 def control_options(control_dir: str, master: bool) -> list[str]:
     """ssh options for the engine's own control connection: a socket in a
     private directory (the user's control sockets are never used). They come
-    before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win. The master
-    (:meth:`Target.master_argv`) lives until the engine stops it."""
-    path = os.path.join(control_dir, "c")
-    return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", "ControlPersist=no"]
+    before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win. The
+    terminal's ssh is the ``master``: once authenticated it forks the master
+    into the background (``ControlPersist``) and goes on as its first
+    session; the side channel's ssh is a session over it."""
+    path = os.path.join(control_dir, CONTROL_SOCKET)
+    persist = str(CONTROL_PERSIST_S) if master else "no"
+    return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", f"ControlPersist={persist}"]
 
 
 def enabled_kinds(environ: dict[str, str] | None = None) -> tuple[str, ...]:
