@@ -94,7 +94,7 @@ def handle_signals(*signals: int, chain: bool = True) -> list[int]:
             signal.signal(signum, _on_signal)
             handled.append(signum)
         except (ValueError, OSError):
-            pass
+            pass  # a signal this platform or thread cannot handle: leave it as it was
     return handled
 
 

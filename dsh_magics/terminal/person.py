@@ -149,7 +149,7 @@ class LineFile:
         try:
             os.unlink(self.path)
         except FileNotFoundError:
-            pass
+            pass  # never written (the prompt ended before a line): nothing to remove
 
 
 class LineMarker:

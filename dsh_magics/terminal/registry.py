@@ -409,7 +409,7 @@ class Registry:
             if job_id is not None and is_prompt(self.jobs.get(job_id).label):
                 return
         except NoSuchJob:
-            pass
+            pass  # a job already dropped from the table: its input is recorded as usual
         self._log(sid).add_input(event["input"], job_id)
 
     # -- internals ---------------------------------------------------------

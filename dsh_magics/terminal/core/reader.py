@@ -70,7 +70,7 @@ class WakePipe:
                 try:
                     os.close(fd)
                 except OSError:
-                    pass
+                    pass  # already closed: closing twice is the same as once
         self.r = self.w = None
 
 

@@ -33,7 +33,7 @@ def line_taken(tty_fd: int | None) -> None:
     try:
         p.poll(0)
     except OSError:
-        pass
+        pass  # the terminal is gone: nothing is left to hand over
 
 
 def open_tty(tty: str | None) -> int | None:

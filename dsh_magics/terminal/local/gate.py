@@ -60,7 +60,7 @@ class Gate:
             try:
                 os.write(fd, b"g")
             except OSError:
-                pass
+                pass  # gate closed (terminal closing) or full of unread bytes: no job waits on it
 
     def drain(self) -> None:
         """Drop a begin-gate byte no job took (its line was aborted before
@@ -83,7 +83,7 @@ class Gate:
             try:
                 os.unlink(path)
             except OSError:
-                pass
+                pass  # already gone: the names only had to disappear
 
     def close(self) -> None:
         for i, fd in enumerate(self._fds):
@@ -91,5 +91,5 @@ class Gate:
                 try:
                     os.close(fd)
                 except OSError:
-                    pass
+                    pass  # already closed: closing twice is the same as once
                 self._fds[i] = None

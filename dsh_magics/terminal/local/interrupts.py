@@ -197,4 +197,4 @@ def _killpg(pgrp: int) -> None:
     try:
         os.killpg(pgrp, signal.SIGINT)
     except (ProcessLookupError, PermissionError):
-        pass
+        pass  # the group ended (or is not ours) before the signal: nothing to interrupt

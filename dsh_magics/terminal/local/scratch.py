@@ -47,7 +47,7 @@ class Scratch:
             try:
                 os.ftruncate(self._command_fd, 0)
             except OSError:
-                pass
+                pass  # the file is gone with the scratch directory: nothing left to blank
 
     def write_file(self, name: str, text: str) -> str:
         path = os.path.join(self.dir, name)
@@ -94,7 +94,7 @@ def unlink(path: str) -> None:
     try:
         os.unlink(path)
     except OSError:
-        pass
+        pass  # already gone: the name only had to disappear
 
 
 def close_fd(fd: int | None) -> None:
@@ -102,4 +102,4 @@ def close_fd(fd: int | None) -> None:
         try:
             os.close(fd)
         except OSError:
-            pass
+            pass  # already closed: closing twice is the same as once

@@ -50,7 +50,7 @@ def _send(line: str) -> None:
             proc.stdin.write(line.encode() + b"\n")
             proc.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
-            pass
+            pass  # the watchdog died: this note is lost; the next one starts a new watchdog (_ensure)
 
 
 def watch(token: str, scratch_dir: str | None = None) -> None:

@@ -87,7 +87,7 @@ class Client:
         try:
             self.type(text)
         except ShellExited:
-            pass
+            pass  # the shell is already gone, which is what a quiet line was for
 
     def type_later(self, text: str) -> None:
         """Type from a helper thread (the reader never waits behind typing)."""

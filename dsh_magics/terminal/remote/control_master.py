@@ -133,7 +133,7 @@ def _end(pid: int, pidfd: int | None) -> None:
             else:
                 os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
-            pass
+            pass  # the master already exited (or is not ours): nothing to end
 
     def gone(timeout: float) -> bool:
         if pidfd is not None:

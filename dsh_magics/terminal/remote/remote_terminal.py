@@ -186,7 +186,7 @@ class RemoteTerminal(TerminalBase):
                 with core.out_cond:  # until the reader has seen the client exit (it alone reaps it)
                     core.out_cond.wait_for(lambda: core.dead, timeout=1.0)
             except ShellExited:
-                pass
+                pass  # the shell exited first: kill_tree below ends what is left
         self.transport.kill_tree(grace=0.5)
         self._reap(2.0)
         self._mark_dead(note="terminal closed")

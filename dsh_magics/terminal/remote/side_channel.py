@@ -291,7 +291,7 @@ class SideChannel:
             if proc.stdin is not None:
                 proc.stdin.close()
         except OSError:
-            pass
+            pass  # its shell is already gone: closing its input changes nothing
         try:
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
