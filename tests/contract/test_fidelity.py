@@ -80,11 +80,11 @@ def test_status_after_an_interrupted_job(engine: Engine) -> None:
 def test_fc_lists_the_history_without_itself(engine: Engine, request: pytest.FixtureRequest) -> None:
     """At a prompt, ``fc -l`` leaves its own line out (bash 5.2 in a PTY shows
     the commands before it; ``history`` shows itself)."""
-    if request.node.callspec.params.get("engine") in ("local", "host"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "known gap: the local engine adds each job with `history -s`, and bash's fc "
-            "then lists the running `fc -l` too (docs/engine.md, known limits)"
-        )))
+    request.applymarker(pytest.mark.xfail(strict=True, reason=(
+        "known gap: the engine adds each job with `history -s` (bash's own recording "
+        "is off inside jobs), and bash's fc then lists the running `fc -l` too "
+        "(docs/engine.md, known limits)"
+    )))
     s = "f-fc"
     _done(engine, s, "echo one")
     _done(engine, s, "echo two")

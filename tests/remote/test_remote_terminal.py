@@ -292,13 +292,29 @@ def test_history_lists_the_jobs_as_written_and_nothing_of_the_engine(term):
     entries = [line.split(None, 1)[1] for line in out.splitlines() if line[:6].strip().isdigit()]
     assert entries[-3:] == ["echo one", "for i in 1 2; do", "history"], out
     assert "dsh" not in out and "6973" not in out
-    # as at a bash prompt, `fc -l` lists the history before itself
-    assert run(term, "fc -l").output.splitlines()[-1].split(None, 1)[1] == "history"
+    # As in the local shell (docs/engine.md, "Limits"): bash's own recording
+    # reads off inside a job, the engine adds each job itself (so `fc -l`
+    # lists itself too, and `set +o history` in a job does not stop that),
+    # and a job that turns recording on gets none of the engine's lines
+    # recorded.
+    assert [line.split(None, 1)[1] for line in run(term, "fc -l").output.splitlines()[-2:]] == ["history", "fc -l"]
+    assert run(term, "[[ -o history ]] || echo off").output == "off\n"
     run(term, "set +o history")
-    run(term, "echo hidden")
+    run(term, "echo still-recorded")
     run(term, "set -o history")
-    assert "echo hidden" not in run(term, "history").output
-    assert run(term, "[[ -o history ]] && echo on").output == "on\n"
+    run(term, "echo after")
+    out = run(term, "history 4").output
+    assert [line.split(None, 1)[1] for line in out.splitlines()] == ["echo still-recorded", "set -o history", "echo after", "history 4"], out
+
+
+def test_a_profile_without_history_gets_no_entries(open_remote, tmp_path):
+    """History off in the start-up files: the jobs are not recorded (as in
+    the local shell)."""
+    rc = tmp_path / "rc"
+    rc.write_text("set +o history\n")
+    term = open_remote(f"cmd:--probe=sh bash --noprofile --rcfile {rc} -i")
+    run(term, "echo one")
+    assert run(term, "history; [[ -o history ]] || echo off").output == "off\n"
 
 
 def test_pipestatus_and_a_debug_trap_see_the_prompt_view(term, tmp_path):

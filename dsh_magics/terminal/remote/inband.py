@@ -41,14 +41,22 @@ TRAP_VAR = "__dsh_magics_trap"
 TERM_VAR = "__dsh_magics_term"  # the shell's TERM while a tty job runs with xterm-256color
 
 _STDIN_GUARD = f"\\builtin test -t 0 || \\command exec 0<&{INPUT_FD}"
-# History is on only while a job's command runs (if the user wants it), so
-# bash never records the engine's own lines; after an aborted line this
-# turns it off again before the next line is read.
-_HISTORY_OFF = f"[[ ! -o history ]] || {{ {HIST_VAR}=1; \\builtin set +o history; }}"
-# After a job: remember whether the user left history on, and turn it off.
-_HISTORY_OFF_OR_CLEAR = (
-    f"if [[ -o history ]]; then {HIST_VAR}=1; \\builtin set +o history; else {HIST_VAR}=; fi"
+# Bash's own history recording stays off, also while a job runs (as in the
+# local shell, docs/engine.md "Limits"): each job is added once, as written,
+# with ``history -s`` when the user wants history (``HIST_VAR``). Were it on
+# inside the job's ``eval``, bash would history-expand the command's second
+# and later lines and add them as entries of their own. A job (or an aborted
+# line) that turns it on asks for the following jobs to be recorded: after
+# the job, and before the next line after an abort, ``HIST_OFF_FN`` turns it
+# off again, and drops the capture line (``CAPTURE``) from the history list
+# if bash recorded it (the line the job turned recording on before).
+CAPTURE = f'{LAST_VAR}=("$?" "$_" 1 "${{PIPESTATUS[@]}}")'
+HIST_OFF_FN = "__dsh_magics_hoff"
+_HIST_OFF_DEF = (
+    f"{HIST_OFF_FN}() {{ {HIST_VAR}=1; \\builtin set +o history; "
+    f"[[ -z ${{{LAST_VAR}[2]-}} || $(\\builtin history 1) != *' {CAPTURE}' ]] || \\builtin history -d -1; }}"
 )
+_HISTORY_OFF = f"[[ ! -o history ]] || {HIST_OFF_FN}"
 # Line editing is on while a job's text runs, in the mode the user chose
 # (``MODE_VAR``), and off between jobs: a job's own ``set -o vi`` inside the
 # ``eval`` would otherwise switch bash's input to readline there and lose
@@ -101,18 +109,19 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
     env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
     cd = cd_command(cwd) if cwd else ":"
     lines = [
-        f"{MODE_VAR}=emacs; {MODE_RECORD}; "
+        f"{MODE_VAR}=emacs; {MODE_RECORD}; {HIST_VAR}=; [[ -o history ]] && {HIST_VAR}=1; "
         "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
         "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; \\builtin unset TMOUT 2>/dev/null; "
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
         f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
         "\\builtin command stty echo -echoctl 2>/dev/null; "
-        # `history -s` drops the last entry when bash last recorded a line
-        # itself (here: the first set-up line, read while history was on);
-        # one throwaway entry resets that, or the first job's entry would go.
-        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {_EDIT_BACK}; {LAST_VAR}=(0 ''); "
-        f"\\builtin history -c; \\builtin history -s :; \\builtin history -c; {HIST_VAR}=1 {XTRACE_VAR}= {TRAP_VAR}=",
+        # With recording on, `history -s` drops the last entry when bash last
+        # recorded a line itself (here: the first set-up line, read while
+        # history was on); recording is off when jobs add their entries, and
+        # one throwaway entry resets that too.
+        f"{RESTORE_FN}() {{ \\builtin return \"$1\"; }}; {_EDIT_BACK}; {_HIST_OFF_DEF}; {LAST_VAR}=(0 ''); "
+        f"\\builtin history -c; \\builtin history -s :; \\builtin history -c; {XTRACE_VAR}= {TRAP_VAR}=",
         f"{cd} 2>/dev/null; {LAST_VAR}[0]=$?; \\command exec 1>/dev/null 2>&1; {RESET_PROMPT}",
         ":",
         _where(ready_nonce),
@@ -279,10 +288,10 @@ def job_text(
         restore = f'{RESTORE_FN} 0 "${{{LAST_VAR}[1]-}}"; {stages} && {stages}'
     else:
         restore = f"{call} && {call}"
-    history = f'[[ -z ${HIST_VAR} ]] || {{ \\builtin set -o history; \\builtin history -s -- "${CMD_VAR}"; }}; '
+    history = f'[[ -z ${HIST_VAR} ]] || \\builtin history -s -- "${CMD_VAR}"; '
     prefix = f"'{history}{restore}; '"  # same line: the command's line numbers stay
     capture = (
-        "$'\\n'" + f"'{LAST_VAR}=(\"$?\" \"$_\" 1 \"${{PIPESTATUS[@]}}\")'" if can_capture(command) else ""
+        "$'\\n'" + f"'{CAPTURE}'" if can_capture(command) else ""
     )
     # The terminal echoes all the time, as a terminal window does (the
     # reader drops the echo of these lines: it carries the job's nonce). A
@@ -311,7 +320,7 @@ def job_text(
         f"{stty}{_load(CMD_VAR, command)}; \\builtin export -n {CMD_VAR}; {trap_back}{before}"
         f"{_printf(BEGIN, nonce)}; "
         f'{EDIT_ON}; ! \\builtin eval {prefix}"${CMD_VAR}"{capture} <&{stdin} >&{MARKER_FD} 2>&{MARKER_FD}; '
-        f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF_OR_CLEAR}; "
+        f"{STATUS_VAR}=${{PIPESTATUS[0]}}; {_HISTORY_OFF}; "
         f"[[ ${{{LAST_VAR}[2]-}} ]] || {LAST_VAR}=(\"${STATUS_VAR}\" '' 1 \"${STATUS_VAR}\"); "
         f"{LAST_VAR}[2]=; {MODE_RECORD}; {EDIT_OFF}; {after}\\builtin unset -v {CMD_VAR}; {lift}{end}"
         f"{RESET_PROMPT}\n"
