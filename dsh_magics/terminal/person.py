@@ -94,9 +94,10 @@ def prompt_command(hand_over: str) -> str:
     so ``$?`` is kept for the line."""
     return (
         f"{PROMPT_LABEL}\n"
-        # History off while the prompt runs: a remote shell adds each further line of a
-        # job's command to it (and expands `!` in them) while it is on. The engine put this
-        # job (and maybe this line) in the history list; Up must find the person's lines only.
+        # History off while the prompt runs. The engine keeps it off inside jobs, but a job
+        # may have turned it on, and then bash adds each further line of a job's command to
+        # it (and expands `!` in them). The engine put this job (and maybe this line) in the
+        # history list; Up must find the person's lines only.
         "__dsh_ps=$? __dsh_ho=; [[ ! -o history ]] || { __dsh_ho=1; set +o history; }; "
         "while [[ $(history 1) == *'dsh-magics attach: a person'* ]]; do history -d -1 || break; done\n"
         f"__dsh_pp={shlex.quote(PROMPT)} __dsh_pl= __dsh_tab_at=\n"
