@@ -55,6 +55,9 @@ def test_ctrl_c_during_terminal_start_leaves_no_shell() -> None:
         """
         import os, signal, threading, time
         from dsh_magics.terminal import Registry
+        # Python's Ctrl-C handler even when this suite runs with SIGINT ignored
+        # (started in the background by a script): the SIGINT below must land
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         reg = Registry(login=False)
         # Ctrl-C half-way through the shell's start-up
         threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT)).start()

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -17,8 +19,19 @@ from tests.processes import ps_matching
 PROMPT = re.compile(r"In \[\d+\]: ")
 
 
-@pytest.fixture
-def ipython(tmp_path):
+def _default_ctrl_c() -> None:
+    """Between fork and exec: SIGINT and SIGQUIT at their default action, as a
+    terminal emulator starts its programs. A suite started in the background
+    by a non-interactive shell (``pytest &`` in a script, ``nohup``) runs with
+    both ignored, an ignored signal stays ignored across ``exec``, and a Python
+    started with SIGINT ignored installs no KeyboardInterrupt handler: the
+    PTY echoes ``^C`` and nothing else happens (issue 32: the prompt never
+    came back after the Ctrl-C below)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def _spawn_ipython(tmp_path: Path) -> pexpect.spawn:
     env = dict(os.environ, TERM="dumb", IPYTHONDIR=str(tmp_path / "ipdir"), PYTHONUNBUFFERED="1")
     env.pop("JPY_SESSION_NAME", None)
     child = pexpect.spawn(
@@ -36,14 +49,25 @@ def ipython(tmp_path):
         encoding="utf-8",
         timeout=30,
         dimensions=(40, 200),
+        preexec_fn=_default_ctrl_c,
     )
     child.expect(PROMPT)
-    yield child
+    return child
+
+
+def _leave(child: pexpect.spawn) -> None:
     if child.isalive():  # a failed test: exit cleanly so no shell is orphaned
         child.sendintr()
         child.sendline("exit")
         child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=10)
         child.terminate(force=True)
+
+
+@pytest.fixture
+def ipython(tmp_path):
+    child = _spawn_ipython(tmp_path)
+    yield child
+    _leave(child)
 
 
 def _run(child: pexpect.spawn, line: str) -> str:
@@ -99,3 +123,22 @@ def test_plain_ipython_streams_interrupts_and_cleans_up(ipython, gate: Gate) -> 
         return not ps_matching(f"sleep {mark}2", f"sleep {mark}3") and pid not in live_pids()
 
     wait_until(gone, 10, msg="shell or job processes survived IPython's exit")
+
+
+def test_ctrl_c_reaches_ipython_when_the_suite_ignores_sigint(tmp_path: Path) -> None:
+    """The pytest process started with SIGINT ignored (as under ``pytest &`` in
+    a script): the IPython the tests spawn still gets Ctrl-C, as from a
+    terminal. Without ``_default_ctrl_c`` the sleep below runs on."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child = _spawn_ipython(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        child.sendline("import time; print('slee' + 'ping'); time.sleep(600)")
+        child.expect("sleeping")  # the output, not the echo of the typed line
+        child.sendintr()
+        child.expect("KeyboardInterrupt")
+        child.expect(PROMPT)
+    finally:
+        _leave(child)
