@@ -100,6 +100,24 @@ def test_the_owed_run_is_taken_off_and_the_output_after_it_kept():
         assert tail.feed(ECHO[cut:] + b"out\r\n") == b"out\r\n" and tail.done
 
 
+def test_an_echo_cut_between_cr_and_lf():
+    """The owed run starts with LF, whose one byte alone also ends the echo:
+    all of the run is taken off, also when it comes in pieces."""
+    n = len(ECHO)
+    cuts = [i for i in range(n - ECHO_BUFFER, n) if ECHO[i - 1 : i + 1] == b"\r\n"]
+    assert len(cuts) >= 3  # the typed lines' ends within the echo buffer
+    for cut in cuts:
+        tail = EchoTail.after(ECHO[:cut], ECHO)
+        assert tail is not None
+        assert tail.feed(ECHO[cut:] + b"out\r\n") == b"out\r\n", cut
+        if cut == n - 1:
+            continue  # the LF is all that is owed: nothing comes in pieces
+        tail = EchoTail.after(ECHO[:cut], ECHO)
+        assert tail is not None
+        assert tail.feed(ECHO[cut : cut + 1]) == b"" and not tail.done, cut
+        assert tail.feed(ECHO[cut + 1 :] + b"out") == b"out", cut
+
+
 def test_a_run_cut_by_the_reads_is_held_until_it_is_whole():
     tail = EchoTail.after(ECHO[:4000], ECHO)
     assert tail is not None

@@ -74,6 +74,14 @@ class EchoTail:
         if self.done:
             return data
         buf = self._held + data
+        # Most often the run is exactly the rest of the echo after what arrived
+        # (nothing dropped): whole, or its start with the rest to come.
+        exact = self._echo[self._lo :]
+        if buf.startswith(exact):
+            return self._finish(buf[len(exact) :])
+        if exact.startswith(buf):
+            self._held = buf
+            return b""
         j = self._run_end(buf)
         if j is not None:
             return self._finish(buf[j:])
@@ -89,21 +97,26 @@ class EchoTail:
 
     def _run_end(self, buf: bytes) -> int | None:
         """The length of the owed run at the start of ``buf``, if all of it
-        is there: the shortest start of ``buf`` that ends the echo and begins
-        at or after the run's earliest start."""
+        is there: the longest start of ``buf`` that ends the echo and begins
+        at or after the run's earliest start. The longest, because the run
+        begins where the echo that arrived stopped unless the line
+        discipline dropped bytes between: an echo cut between CR and LF owes
+        ``\n...\r\n``, whose first byte alone also ends the echo
+        (tests/remote/test_echo_tail.py::test_an_echo_cut_between_cr_and_lf)."""
         echo, n = self._echo, len(self._echo)
         longest = min(len(buf), n - self._lo)
+        best = None
         end = echo[-min(16, n) :]
         for j in range(1, min(len(end), longest) + 1):  # a short run: compared whole
             if echo.endswith(buf[:j]):
-                return j
+                best = j
         i = buf.find(end)
         while 0 <= i and i + len(end) <= longest:
             j = i + len(end)
             if echo.endswith(buf[:j]):
-                return j
+                best = j
             i = buf.find(end, i + 1)
-        return None
+        return best
 
     def _finish(self, out: bytes) -> bytes:
         self._held = b""
