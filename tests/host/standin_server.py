@@ -33,7 +33,12 @@ def main() -> None:
         req = json.loads(line)
         try:
             if req["cmd"] == "start":
-                km = KernelManager(kernel_name="python3")
+                # The connection file in the test's directory, as a server keeps
+                # it in its runtime directory: the tests kill this process and
+                # its kernels, so jupyter_client's own clean-up never runs, and
+                # a file in /tmp would be left behind (151 were, over a day).
+                conn = os.path.join(cwd, f"kernel-{req['name']}-{len(kernels)}.json")
+                km = KernelManager(kernel_name="python3", connection_file=conn)
                 km.kernel_spec.argv[0] = sys.executable
                 env = dict(os.environ, JPY_SESSION_NAME=req["notebook"])
                 km.start_kernel(env=env, cwd=cwd)
