@@ -111,17 +111,22 @@ def follow(
         while not job.done:
             if stop is not None and stop.is_set():
                 return job.done
+            # None: no limit (no deadline, or one that is never). Not "or 0.0":
+            # a never-deadline's None read as 0 made this loop redraw without
+            # pause (tests/magics/test_following.py).
+            left = None if deadline is None else deadline.left_s()
             timeout = heartbeat
-            if deadline is not None:
-                if deadline.passed():
+            if left is not None:
+                if left <= 0:
                     break
-                timeout = min(timeout, deadline.left_s() or 0.0)
+                timeout = min(timeout, left)
             wake.wait(timeout)
             since = time.monotonic() - last
             if since < min_interval and not job.done:
                 pause = min_interval - since
-                if deadline is not None:
-                    pause = min(pause, deadline.left_s() or 0.0)
+                left = None if deadline is None else deadline.left_s()
+                if left is not None:
+                    pause = min(pause, left)
                 job.wait(pause)  # returns at once if the job settles
             wake.clear()
             if closing.is_set() or (stop is not None and stop.is_set()):
