@@ -4,7 +4,7 @@ whatever kind of deadline it is given."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -32,16 +32,17 @@ def reg() -> Iterator[Registry]:
 
 
 @pytest.mark.parametrize(
-    "deadline",
-    [None, Deadline(None), Deadline.after_ms(60_000)],
+    "make_deadline",
+    [lambda: None, lambda: Deadline(None), lambda: Deadline.after_ms(60_000)],
     ids=["none", "never", "a-minute"],
 )
-def test_redraws_are_paced_by_min_interval(reg: Registry, deadline: Deadline | None) -> None:
+def test_redraws_are_paced_by_min_interval(reg: Registry, make_deadline: Callable[[], Deadline | None]) -> None:
     """A job printing a line every 20 ms for about a second, followed with
     ``min_interval`` 0.2 s: a handful of redraws. A never-deadline once read as
     zero seconds left, and the loop redrew without pause (thousands of display
     updates for a cell; tests/magics/test_kernel.py::test_a_quick_wait_is_drawn_once_final
     hung in CI on the flood)."""
+    deadline = make_deadline()  # made now: one made at collection may have passed when the test runs
     signals = fol.OutputSignals(reg)
     try:
         job = reg.exec("f", "for i in $(seq 50); do echo $i; sleep 0.02; done")
