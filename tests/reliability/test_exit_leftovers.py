@@ -33,44 +33,70 @@ ENDINGS = {
 
 SCRIPT = textwrap.dedent(
     """
-    import os, signal, sys
+    import os, signal, sys, time
     from dsh_magics import terminal
+    if sys.argv[2] == "slow-watchdog":
+        # A watchdog slow to start (its Popen on a busy machine): the
+        # terminal's note reaches it a second after the spawn.
+        from dsh_magics.terminal.local import watchdog
+        _ensure = watchdog._ensure
+        def _late():
+            time.sleep(1.0)
+            return _ensure()
+        watchdog._ensure = _late
     if sys.argv[1] == "own-registry-never-closed":
         reg = terminal.Registry(login=False)
     else:
         reg = terminal.default_registry()
     res = reg.exec("leftovers", "sleep 300 & echo up", wait_ms=20_000)
     assert res.output.endswith("up\\n"), res
-    print(os.listdir(os.environ["XDG_RUNTIME_DIR"]), flush=True)
+    print(os.getpid(), os.listdir(os.environ["XDG_RUNTIME_DIR"]), flush=True)
     {ending}
     """
 )
 
+def _watchdogs_of(owner: int) -> list[int]:
+    """The owner's watchdog processes (the watchdog names its owner in its argv)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if b"dsh_magics.terminal.local.watchdog" in argv and str(owner).encode() in argv:
+                found.append(int(entry))
+    return found
+
+
 @pytest.mark.parametrize(
-    "ending",
+    "ending,watchdog",
     [
-        "default-registry-atexit",
-        "own-registry-never-closed",
-        "os._exit",
-        "SIGKILL",
+        ("default-registry-atexit", ""),
+        ("own-registry-never-closed", ""),
+        ("os._exit", ""),
+        ("os._exit", "slow-watchdog"),
+        ("SIGKILL", ""),
     ],
+    ids=lambda v: v or None,
 )
-def test_nothing_left_when_the_owner_goes(tmp_path: Path, ending: str) -> None:
+def test_nothing_left_when_the_owner_goes(tmp_path: Path, ending: str, watchdog: str) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     mark = f"leftovers-{os.getpid()}-{ending}"
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark)
     code = SCRIPT.replace("{ending}", ENDINGS[ending])
     proc = subprocess.run(
-        [sys.executable, "-c", code, ending], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code, ending, watchdog or "-"], env=env, capture_output=True, text=True, timeout=60
     )
     assert "dsh-magics-" in proc.stdout, (proc.stdout, proc.stderr)  # the terminal was there
+    owner = int(proc.stdout.split()[0])
     wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of the terminal gone")
-    wait_until(
-        lambda: not [p for p in runtime.iterdir() if p.name.startswith("dsh-magics-")],
-        2,
-        msg=f"scratch dirs removed (left: {sorted(p.name for p in runtime.iterdir())})",
-    )
+    # The watchdog removes the scratch directories last, then exits.
+    wait_until(lambda: _watchdogs_of(owner) == [], 30, msg="the owner's watchdog finished")
+    left = sorted(p.name for p in runtime.iterdir() if p.name.startswith("dsh-magics-"))
+    assert left == [], f"scratch dirs left: {left}"
 
 
 class _OneLookLate:

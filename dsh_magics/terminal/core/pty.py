@@ -81,10 +81,11 @@ def on_spawner(start: Callable[[], T]) -> T:
     return _spawner.submit(start).result()
 
 
-def housekeeping(fn: Callable[..., Any], *args: Any) -> None:
+def housekeeping(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """Run ``fn(*args)`` on the spawner thread without waiting, in order
-    with the spawns (the local watchdog's bookkeeping)."""
-    _spawner.submit(fn, *args)
+    with the spawns (the local watchdog's bookkeeping); the future says
+    when it ran."""
+    return _spawner.submit(fn, *args)
 
 
 class Pty:

@@ -87,7 +87,7 @@ class Terminal(TerminalBase):
                 except Exception:
                     self._scratch.remove()
                     raise
-                pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
+                watched = pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
                 self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
                 self._ready_nonce = new_nonce()
                 self.transport.gate = Gate(self._tmpdir)
@@ -130,6 +130,11 @@ class Terminal(TerminalBase):
                 )
             raise ShellExited(why, session_id=self.session_id)
         unlink(setup)
+        # The watchdog knows of the terminal before its first job: an owner
+        # that died right after a job, the note still queued behind a slow
+        # spawner thread, left its scratch directory (tests/reliability/
+        # test_exit_leftovers.py::test_nothing_left_when_the_owner_goes[os._exit-slow-watchdog]).
+        watched.result()
         self.transport.identity = procs.LAYER.identity(self.transport.proc.pid)
         self.transport.gate.unlink()  # the shell has both gates open by now
         self.transport.tty = tty_state.tty_path(self.transport.proc.pid)

@@ -28,7 +28,9 @@ def _ensure() -> subprocess.Popen | None:
         env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
     try:
         _proc = subprocess.Popen(
-            [sys.executable, "-m", "dsh_magics.terminal.local.watchdog"],
+            # The owner's pid only names it in ``ps`` (and for the tests,
+            # which wait for its watchdog to finish).
+            [sys.executable, "-m", "dsh_magics.terminal.local.watchdog", str(os.getpid())],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
