@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dsh_magics.terminal.core.procs import alive
 from tests.conftest import wait_until
-from tests.remote.conftest import connection_processes, open_remote, sshd  # noqa: F401 - fixtures
+from tests.remote.conftest import connection_processes, open_remote  # noqa: F401 - fixtures
 
 
 def test_the_side_channel_opens_at_its_first_probe(open_remote) -> None:  # noqa: F811
