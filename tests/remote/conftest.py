@@ -5,8 +5,14 @@ shared by every test directory from tests/conftest.py (tests/sshd.py)."""
 from __future__ import annotations
 
 import os
+import select
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
@@ -81,3 +87,58 @@ def run(term: RemoteTerminal, command: str, timeout: float = 20.0):
     assert job.wait(timeout), f"job did not finish within {timeout}s: {command[:80]!r}: {term.snapshot(job)}"
     return job.result
 
+
+_ENGINE = """
+import sys
+from dsh_magics import jobs
+from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+term = RemoteTerminal(sys.argv[2], TerminalConfig(login=False), parse_target(sys.argv[1]), job_table=jobs.JobTable())
+job = term.exec("read -p 'x? ' x", tty=True)
+while term.info().awaiting_input is None:  # (the test's deadline is on its read of this process's line)
+    term.wait_output(term.output_seq, 1.0)
+shell, _ = term.stream.where
+print(term.transport.control_dir, term.pid, term.side.pid, term.master.pid(), shell, term.watch.probes, flush=True)
+sys.stdin.read()
+"""
+
+
+@dataclass
+class Engine:
+    """Another Python process with one ssh terminal whose job waits at a
+    prompt, seen through the side channel (so its session is open too)."""
+
+    proc: subprocess.Popen
+    control: str  # the terminal's private control directory (in its ssh processes' argv)
+    client: int  # the terminal's ssh
+    side: int  # the side channel's ssh
+    master: int | None  # the pid that answers on the control socket
+    shell: int  # the remote bash (on this machine: the sshd is local)
+    probes: int
+
+
+@contextmanager
+def engine_with_a_prompt(target: str, session: str) -> Iterator[Engine]:
+    """Start the engine process and read its one line (60 s deadline); at the
+    end it is killed if the test did not, and its private directory removed
+    (a killed engine leaves it)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ENGINE, target, session], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    control = ""
+    try:
+        assert proc.stdout is not None
+        assert select.select([proc.stdout], [], [], 60)[0], "the engine did not start its terminal"
+        control, *pids = proc.stdout.readline().split()
+        assert control.startswith("/") and len(pids) == 5, "the engine did not start its terminal"
+        client, side, master, shell, probes = pids
+        yield Engine(proc, control, int(client), int(side), None if master == "None" else int(master), int(shell), int(probes))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        for stream in (proc.stdout, proc.stdin):
+            if stream is not None:
+                stream.close()
+        if control.startswith("/"):
+            shutil.rmtree(control, ignore_errors=True)
