@@ -4,6 +4,7 @@ and parallel-ssh on the same 16 targets, in one run.
 
     python benchmarks/bench_fanout.py [--quick] [--json PATH] [--max-targets 64]
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
+    python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -23,7 +24,12 @@ every contender makes N real ssh connections to N "hosts". Measured:
 
 ``--first-only`` measures the first command alone (``--first-rounds``
 rounds, each: new terminals, pdsh, new terminals with the side channel off,
-in turn), for the first-command target.
+the two groups taking turns at going first), for the first-command target. With ``--ab DIR`` each round runs
+the group's first command in a new Python process of this tree and of
+another one (``git archive REV | tar -x -C DIR``: its ``dsh_magics``), the
+two taking turns at going first, and pdsh between them: a before/after
+under the same load. The time is taken inside the process, from the
+group's start to its report (imports and Python's start are not in it).
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
@@ -95,20 +101,25 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict
     the side channel off, which opens at a job's first quiet spell only, so
     a quick command never opens it (the two should be alike)."""
     firsts: dict[str, list[float]] = {"ours_first": [], "ours_first_side_channel_off": [], "pdsh_first_round": []}
-    for _ in range(rounds):
-        fresh = Ours(TARGETS)
+
+    def group(side_channel: bool) -> None:
+        if not side_channel:
+            os.environ[ENV_SIDE_CHANNEL] = "0"
+        terms = Ours(TARGETS)
         try:
-            firsts["ours_first"].append(_timed(fresh.once))
+            firsts["ours_first" if side_channel else "ours_first_side_channel_off"].append(_timed(terms.once))
         finally:
-            fresh.close()
+            terms.close()
+            os.environ.pop(ENV_SIDE_CHANNEL, None)
+
+    for i in range(rounds):
+        # The two groups take turns at going first: what one group's close
+        # leaves the machine to do (sshd ending 16 sessions) falls on
+        # whatever runs next, and pdsh runs between them.
+        first = i % 2 == 0
+        group(first)
         firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
-        os.environ[ENV_SIDE_CHANNEL] = "0"
-        bare = Ours(TARGETS)
-        try:
-            firsts["ours_first_side_channel_off"].append(_timed(bare.once))
-        finally:
-            bare.close()
-            del os.environ[ENV_SIDE_CHANNEL]
+        group(not first)
     res: dict = {"first_rounds": firsts, "first_median_s": {k: statistics.median(v) for k, v in firsts.items()}}
     med = res["first_median_s"]
     res["first_vs_pdsh"] = med["ours_first"] / med["pdsh_first_round"]
@@ -116,6 +127,57 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict
     # each round's own ratio: the load moves all three of a round together
     res["first_vs_pdsh_per_round"] = [a / b for a, b in zip(firsts["ours_first"], firsts["pdsh_first_round"], strict=True)]
     return res
+
+
+_CHILD = """
+import sys, time
+from dsh_magics import fanout
+from dsh_magics.terminal import Registry, TerminalConfig
+n, command = int(sys.argv[1]), sys.argv[2]
+reg = Registry(TerminalConfig(login=False, max_sessions=max(16, n), max_lines=1000))
+targets = [f"ssh://bh{i:02d}" for i in range(1, n + 1)]
+try:
+    started = time.perf_counter()
+    group = fanout.start(reg, targets, command, book=fanout.GroupBook({}, []))
+    assert group.wait(timeout_ms=600_000), "group did not finish"
+    rep = fanout.report(group)
+    took = time.perf_counter() - started
+    assert rep.counts() == {"completed": n}, rep.table()
+finally:
+    reg.close_all()
+print(took)
+"""
+
+
+def _first_in(tree: str) -> float:
+    """One group's first command in a new process running ``tree``'s package."""
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = _run([sys.executable, "-c", _CHILD, str(TARGETS), COMMAND], env=env)
+    return float(out.strip().splitlines()[-1])
+
+
+def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: str) -> dict:
+    """The first command of this tree and of ``before``, pdsh between them,
+    the trees taking turns at going first."""
+    here = str(Path(__file__).resolve().parent.parent)
+    firsts: dict[str, list[float]] = {"after": [], "before": [], "pdsh_first_round": []}
+    for i in range(rounds):
+        order = [("after", here), ("before", before)]
+        if i % 2:
+            order.reverse()
+        firsts[order[0][0]].append(_first_in(order[0][1]))
+        firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
+        firsts[order[1][0]].append(_first_in(order[1][1]))
+    med = {k: statistics.median(v) for k, v in firsts.items()}
+    per_round = [a / b for a, b in zip(firsts["after"], firsts["before"], strict=True)]
+    return {
+        "first_rounds": firsts, "first_median_s": med,
+        "after_vs_before": med["after"] / med["before"],
+        "after_vs_before_per_round": per_round,
+        "after_faster_rounds": sum(r < 1 for r in per_round),
+        "after_vs_pdsh": med["after"] / med["pdsh_first_round"],
+        "before_vs_pdsh": med["before"] / med["pdsh_first_round"],
+    }
 
 
 def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
@@ -216,9 +278,10 @@ def main() -> None:
     ap.add_argument("--max-targets", type=int, default=64)
     ap.add_argument("--first-only", action="store_true", help="only the first command against pdsh, interleaved")
     ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
+    ap.add_argument("--ab", metavar="DIR", help="with --first-only: another tree's first command in turn (before/after)")
     args = ap.parse_args()
     from tests.fanout.fleet import ssh_aliases
-    from tests.remote.conftest import start_sshd
+    from tests.sshd import start_sshd
 
     server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-fanout-")))
     try:
@@ -228,7 +291,10 @@ def main() -> None:
         cfg = options.split(" ", 1)[1]
         if args.first_only:
             res = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
-            res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))
+            if args.ab:
+                res.update(ab_rounds(*pdsh_setup(cfg), args.first_rounds, os.path.abspath(args.ab)))
+            else:
+                res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))
             res["load_after"] = _load()
         else:
             res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)

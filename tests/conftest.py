@@ -18,6 +18,7 @@ import pytest
 
 from tests.containers import docker_name_for_podman, podman_box  # noqa: F401  (session fixtures)
 from tests.processes import live_pids, pids_with_env, ps_lines  # noqa: F401  (imported from here by many tests)
+from tests.sshd import sshd  # noqa: F401  (the session's one sshd: imported here only)
 
 # Shells in tests start without the machine's login profile unless a test asks
 # for one (the engine's own profile tests use a private HOME). A real profile

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.containers import TOOLS, _copy_with_libs, podman, unusable
-from tests.remote.conftest import Sshd, _free_port
+from tests.sshd import Sshd, _free_port
 
 BOX_PREFIX = "fanout-"
 

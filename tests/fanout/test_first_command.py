@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from dsh_magics.terminal.core.procs import alive
 from tests.conftest import wait_until
-from tests.remote.conftest import connection_processes, open_remote, sshd  # noqa: F401 - fixtures
+from tests.remote.conftest import connection_processes, open_remote  # noqa: F401 - fixtures
 
 
 def test_the_side_channel_opens_at_its_first_probe(open_remote) -> None:  # noqa: F811
     term = open_remote(session="lazy")
     assert term.side is not None and term.side.pid is None, "no side channel before a probe needs it"
-    assert len(connection_processes(term)) == 2  # the control master and the terminal's ssh
+    assert connection_processes(term) == [term.pid]  # the terminal's ssh, the connection's master
     job = term.exec("read -s -p 'Password: ' pw; echo \"len ${#pw}\"", tty=True)
     wait_until(lambda: term.info().awaiting_input is not None or job.done, timeout=60)
     seen = term.info().awaiting_input
     assert seen is not None and seen["secret"] is True, term.snapshot(job)
     assert term.side.pid is not None and alive(term.side.pid) and term.watch.probes >= 1
-    assert len(connection_processes(term)) == 3  # ... and now the side channel's
+    assert sorted(connection_processes(term)) == sorted([term.pid, term.side.pid])  # ... and now the side channel's
     term.send("hunter2", secret=True)
     assert job.wait(30) and job.result.output.endswith("len 7\n")
 

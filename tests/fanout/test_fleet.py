@@ -15,7 +15,6 @@ from dsh_magics.terminal import Registry, TerminalConfig
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import wait_until
 from tests.fanout.fleet import Boxes, ssh_aliases, start_boxes
-from tests.remote.conftest import sshd  # noqa: F401 - fixture
 
 ALIASES = [f"fanhost{n}" for n in range(1, 9)]
 CMDS = ["cmd:bash --noprofile --norc -i", "cmd:env FANOUT_CMD=2 bash --noprofile --norc -i"]

@@ -23,7 +23,6 @@ from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import Gate, ps_lines, wait_until
 from tests.fanout.fleet import ssh_aliases, start_boxes
 from tests.magics.kernel_support import Execution, Kernel
-from tests.remote.conftest import sshd  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.kernel
 

@@ -25,7 +25,6 @@ from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 from tests.conftest import pids_with_env, wait_until
 from tests.fanout.fleet import ssh_aliases
 from tests.notebooks.outputs import cell_text
-from tests.remote.conftest import sshd  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.kernel
 

@@ -1,181 +1,27 @@
-"""A real OpenSSH server on 127.0.0.1 for the remote terminal tests.
-
-Throwaway host and user keys live in a temp dir; ssh reads only the config
-files written there (``-F``, passed through ``DSH_MAGICS_SSH_OPTIONS``), so
-nothing of the machine's ~/.ssh is read or written. Skipped only when
-``/usr/sbin/sshd`` (or ``ssh``/``ssh-keygen``) is missing.
-"""
+"""Fixtures and helpers of the remote terminal tests. The real OpenSSH
+server on 127.0.0.1 they reach, ``sshd``, is one for the whole session,
+shared by every test directory from tests/conftest.py (tests/sshd.py)."""
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
-import signal
-import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from dsh_magics import jobs
 from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.core.procs import alive, descendants
+from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
-from tests.conftest import wait_until
-
-SSHD = "/usr/sbin/sshd"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _keygen(path: Path) -> str:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
-    return path.with_suffix(".pub").read_text().strip()
-
-
-@dataclass
-class Sshd:
-    """One sshd and the files a client needs to reach it."""
-
-    dir: Path
-    port: int
-    proc: subprocess.Popen
-    host_pub: str
-
-    @property
-    def target(self) -> str:
-        return f"ssh://{os.environ.get('USER') or 'root'}@127.0.0.1:{self.port}"
-
-    def client_config(self, name: str, *, key: str = "id_user", known: str | None = None) -> str:
-        """Write a client config; ``known`` is the known_hosts text (default:
-        the server's real host key). Returns ssh options selecting it."""
-        known_path = self.dir / f"known_{name}"
-        text = f"[127.0.0.1]:{self.port} {self.host_pub}\n" if known is None else known
-        known_path.write_text(text)
-        cfg = self.dir / f"ssh_config_{name}"
-        cfg.write_text(
-            "Host *\n"
-            f"  UserKnownHostsFile {known_path}\n"
-            "  GlobalKnownHostsFile /dev/null\n"
-            f"  IdentityFile {self.dir / key}\n"
-            "  IdentitiesOnly yes\n"
-            "  IdentityAgent none\n"
-            "  StrictHostKeyChecking yes\n"
-            "  ControlMaster no\n"
-            "  ControlPath none\n"
-        )
-        return f"-F {cfg}"
-
-    def connections(self) -> list[int]:
-        """The per-connection sshd processes (children of the listener)."""
-        return [p for p in descendants(self.proc.pid) if _comm(p).startswith("sshd")]
-
-    def stop(self) -> None:
-        """Hang up first, kill later: a session may still be in ~/.bashrc
-        (sshd's bash reads it), and a SIGKILL there can leave pyenv's rehash
-        lock behind (tests/conftest.py checks that none is left)."""
-        tree = [self.proc.pid, *descendants(self.proc.pid)]
-        for pid in tree:
-            # the listener would re-exec on SIGHUP; it ends on SIGTERM
-            for sig in (signal.SIGCONT, signal.SIGTERM if pid == self.proc.pid else signal.SIGHUP):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-        try:
-            wait_until(lambda: not any(alive(p) for p in tree), timeout=3, msg="sshd tree hung up")
-        except AssertionError:
-            for pid in tree:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        wait_until(lambda: not any(alive(p) for p in tree), timeout=10, msg="sshd tree did not die")
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def start_sshd(base: Path, env: dict[str, str] | None = None) -> Sshd:
-    """A new sshd; ``env``: more variables for its sessions (``SetEnv``,
-    which wins over sshd's own: ``HOME`` gives them a private home)."""
-    for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
-        if not tool or not os.access(tool, os.X_OK):
-            pytest.skip(f"OpenSSH is not installed ({tool or 'ssh/ssh-keygen'} missing)")
-    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
-    base.mkdir(parents=True, exist_ok=True)
-    host_pub = _keygen(base / "host_key")
-    user_pub = _keygen(base / "id_user")
-    _keygen(base / "id_other")
-    (base / "authorized_keys").write_text(user_pub + "\n")
-    port = _free_port()
-    cfg = base / "sshd_config"
-    cfg.write_text(
-        f"Port {port}\n"
-        "ListenAddress 127.0.0.1\n"
-        f"HostKey {base / 'host_key'}\n"
-        f"AuthorizedKeysFile {base / 'authorized_keys'}\n"
-        "StrictModes no\n"
-        "UsePAM no\n"
-        "PidFile none\n"
-        "PermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-        "PrintMotd no\n"
-        "PrintLastLog no\n"
-        "MaxStartups 100\n"
-        "MaxSessions 100\n"
-        "LogLevel ERROR\n"
-        # sshd runs every session through the user's shell with -c, and bash
-        # then reads ~/.bashrc; here that runs `pyenv init`, whose rehash
-        # waits 60 s on a lock file a killed shell left behind (see
-        # tests/conftest.py). Sessions get the tests' short timeout.
-        f"SetEnv PYENV_REHASH_TIMEOUT={os.environ.get('PYENV_REHASH_TIMEOUT', '1')}"
-        + "".join(f" {k}={v}" for k, v in (env or {}).items())
-        + "\n"
-    )
-    log = open(base / "sshd.log", "wb")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
-
-    def listening() -> bool:
-        if proc.poll() is not None:
-            raise AssertionError(f"sshd exited: {(base / 'sshd.log').read_text()}")
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
-
-    wait_until(listening, timeout=10, msg="sshd did not listen")
-    return Sshd(base, port, proc, host_pub)
-
-
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory) -> Iterator[Sshd]:
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    old = os.environ.get(ENV_SSH_OPTIONS)
-    os.environ[ENV_SSH_OPTIONS] = server.client_config("default")
-    yield server
-    if old is None:
-        os.environ.pop(ENV_SSH_OPTIONS, None)
-    else:
-        os.environ[ENV_SSH_OPTIONS] = old
-    server.stop()
+from tests.sshd import Sshd, _free_port, start_sshd  # noqa: F401 - imported from here by other tests
 
 
 @pytest.fixture
@@ -240,3 +86,59 @@ def run(term: RemoteTerminal, command: str, timeout: float = 20.0):
     job = term.exec(command)
     assert job.wait(timeout), f"job did not finish within {timeout}s: {command[:80]!r}: {term.snapshot(job)}"
     return job.result
+
+
+_ENGINE = """
+import sys
+from dsh_magics import jobs
+from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+term = RemoteTerminal(sys.argv[2], TerminalConfig(login=False), parse_target(sys.argv[1]), job_table=jobs.JobTable())
+job = term.exec("read -p 'x? ' x", tty=True)
+while term.info().awaiting_input is None:  # (the test's deadline is on its read of this process's line)
+    term.wait_output(term.output_seq, 1.0)
+shell, _ = term.stream.where
+print(term.transport.control_dir, term.pid, term.side.pid, term.master.pid(), shell, term.watch.probes, flush=True)
+sys.stdin.read()
+"""
+
+
+@dataclass
+class Engine:
+    """Another Python process with one ssh terminal whose job waits at a
+    prompt, seen through the side channel (so its session is open too)."""
+
+    proc: subprocess.Popen
+    control: str  # the terminal's private control directory (in its ssh processes' argv)
+    client: int  # the terminal's ssh
+    side: int  # the side channel's ssh
+    master: int | None  # the pid that answers on the control socket
+    shell: int  # the remote bash (on this machine: the sshd is local)
+    probes: int
+
+
+@contextmanager
+def engine_with_a_prompt(target: str, session: str) -> Iterator[Engine]:
+    """Start the engine process and read its one line (60 s deadline); at the
+    end it is killed if the test did not, and its private directory removed
+    (a killed engine leaves it)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ENGINE, target, session], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    control = ""
+    try:
+        assert proc.stdout is not None
+        assert select.select([proc.stdout], [], [], 60)[0], "the engine did not start its terminal"
+        control, *pids = proc.stdout.readline().split()
+        assert control.startswith("/") and len(pids) == 5, "the engine did not start its terminal"
+        client, side, master, shell, probes = pids
+        yield Engine(proc, control, int(client), int(side), None if master == "None" else int(master), int(shell), int(probes))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        for stream in (proc.stdout, proc.stdin):
+            if stream is not None:
+                stream.close()
+        if control.startswith("/"):
+            shutil.rmtree(control, ignore_errors=True)

@@ -13,9 +13,15 @@ from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
-from dsh_magics.terminal.remote.targets import CONTROL_PERSIST_S
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import CONFIG, connection_processes, processes_with_arg, run, start_sshd
+from tests.remote.conftest import (
+    CONFIG,
+    connection_processes,
+    engine_with_a_prompt,
+    processes_with_arg,
+    run,
+    start_sshd,
+)
 
 
 def _unreachable(target: str, session: str) -> TargetUnreachable:
@@ -107,59 +113,19 @@ def test_network_drop_mid_job(open_remote, sshd, ssh_options):
                 pass
 
 
-_ENGINE = """
-import sys
-from dsh_magics import jobs
-from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.remote import RemoteTerminal, parse_target
-term = RemoteTerminal("killed-engine", TerminalConfig(login=False), parse_target(sys.argv[1]), job_table=jobs.JobTable())
-job = term.exec("read -p 'x? ' x", tty=True)
-while term.info().awaiting_input is None:  # (the test's deadline is on its read below)
-    term.wait_output(term.output_seq, 1.0)
-assert term.side is not None and term.side.pid is not None and term.watch.probes > 0
-print(term.transport.control_dir, flush=True)
-sys.stdin.read()
-"""
-
-
-def test_a_killed_engine_leaves_no_ssh_process(sshd):
-    """The engine's process dies (SIGKILL) with a job waiting for input: the
-    kernel hangs up the terminal's ssh (its child with PR_SET_PDEATHSIG), the
-    side channel's ``sh`` reads the end of its input, and the control master
-    (ssh's daemon) exits ``ControlPersist`` seconds after its last session
-    (tests/remote/test_control_master.py). Only the private directory is
+def test_a_killed_engine_leaves_no_remote_shell(sshd):
+    """The engine's process dies (SIGKILL) with a job waiting for input, seen
+    through the side channel: its connection goes with it
+    (tests/remote/test_control_master.py), so sshd hangs up the session and
+    the remote shell ends, its job with it. Only the private directory is
     left (nothing runs to remove it)."""
-    import select
-    import shutil
-    import subprocess
-    import sys
-
-    engine = subprocess.Popen(
-        [sys.executable, "-c", _ENGINE, sshd.target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    control = ""
-    try:
-        assert engine.stdout is not None
-        assert select.select([engine.stdout], [], [], 60)[0], "the engine did not start its terminal"
-        control = engine.stdout.readline().strip()
-        assert control.startswith("/"), "the engine did not start its terminal"
-
-        assert len(processes_with_arg(control)) == 3  # the connection, the terminal's ssh, the side channel's
-        engine.kill()
-        engine.wait(10)
-        wait_until(
-            lambda: not processes_with_arg(control), timeout=CONTROL_PERSIST_S + 10, msg="ssh processes outlived the engine"
-        )
-    finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait(10)
-        if engine.stdout is not None:
-            engine.stdout.close()
-        if engine.stdin is not None:
-            engine.stdin.close()
-        if control.startswith("/"):
-            shutil.rmtree(control, ignore_errors=True)
+    with engine_with_a_prompt(sshd.target, "killed-engine") as engine:
+        assert engine.probes > 0 and alive(engine.shell)  # (the sshd is on this machine)
+        engine.proc.kill()
+        engine.proc.wait(10)
+        wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
+        wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
+        assert os.path.isdir(engine.control)
 
 
 @pytest.mark.parametrize(

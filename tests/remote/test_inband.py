@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 
 import pytest
@@ -84,3 +85,66 @@ def test_cwd_round_trips_through_printf_q(path):
 def test_capture_is_left_out_where_it_would_join_the_command(command, ok):
     assert inband.can_capture(command) is ok
     assert ('__dsh_magics_last=("$?"' in inband.job_text(NONCE, command)) is ok
+
+
+def _wrapper_output(inner: str) -> tuple[int, bytes]:
+    """What the ssh terminal's wrapper prints around a command that stands in
+    for bash (run here by a real ``sh``), and how it ends (negative: a signal)."""
+    script = inband.wrapped_shell([inner])
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], capture_output=True, timeout=30)
+    assert proc.stderr == b"", proc.stderr  # the wrapper itself says nothing (no "Killed")
+    return proc.returncode, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "inner, ends",
+    [("echo out; exit 3", 3), ("echo out; kill -9 $$", -9), ("echo out; kill -HUP $$", -1), ("echo out", 0)],
+)
+def test_the_wrapper_says_when_bash_ended_and_ends_as_it_did(inner, ends):
+    code, out = _wrapper_output(f"bash --noprofile --norc -c {shlex.quote(inner)}")
+    s = inband.Scanner()
+    ended = []
+    s.on_end = lambda: ended.append(True)
+    pieces = s.feed(out)
+    assert b"".join(p for p in pieces if isinstance(p, bytes)) == b"out\n"  # both markers taken out
+    assert not any(isinstance(p, Marker) for p in pieces)
+    assert s.key is not None and len(s.key) == 16 and ended == [True]
+    assert code == ends
+
+
+def test_the_wrappers_nonce_is_new_each_time_and_in_no_argv():
+    keys = set()
+    for _ in range(3):
+        _, out = _wrapper_output("bash --noprofile --norc -c 'cat /proc/$PPID/cmdline /proc/$PPID/environ'")
+        s = inband.Scanner()
+        data = b"".join(p for p in s.feed(out) if isinstance(p, bytes))
+        assert s.key is not None and s.key.encode() not in data  # the wrapper's argv and environment
+        keys.add(s.key)
+    assert len(keys) == 3
+
+
+def test_only_the_first_key_before_the_seal_counts():
+    key, other = "a" * 16, "b" * 16
+    s = inband.Scanner()
+    ended = []
+    s.on_end = lambda: ended.append(True)
+    marker = "\x1b]6973;{};{}\x07".format
+    stream = (marker("K", key) + "x" + marker("K", other) + marker("Z", other) + "y").encode()
+    for cut in range(1, len(stream)):  # split anywhere
+        s = inband.Scanner()
+        s.on_end = lambda: ended.append(True)
+        pieces = s.feed(stream[:cut]) + s.feed(stream[cut:])
+        assert b"".join(p for p in pieces if isinstance(p, bytes)) == b"xy"
+        assert s.key == key and ended == []
+    # a job prints a key of its own once the shell is ready: sealed, it does not count
+    s = inband.Scanner()
+    s.on_end = lambda: ended.append(True)
+    s.seal()
+    assert s.feed(marker("K", other).encode() + marker("Z", other).encode()) == [] and s.key is None
+    assert ended == []
+    # the real end, once; a second is dropped too
+    s = inband.Scanner()
+    s.on_end = lambda: ended.append(True)
+    s.feed(marker("K", key).encode())
+    s.seal()
+    assert s.feed((marker("Z", key) + marker("Z", key)).encode()) == [] and ended == [True]

@@ -14,7 +14,7 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import SecretInput
 from dsh_magics.terminal.core.procs import alive, descendants
-from dsh_magics.terminal.remote import RemoteTerminal, parse_target, side_channel
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, side_channel
 from tests.conftest import pids_with_env, wait_until
 from tests.containers import Box
 from tests.remote.conftest import connection_processes
@@ -106,7 +106,9 @@ def test_cmd_without_a_probe_says_unavailable_and_needs_allow_unknown_prompt(ope
 def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
     target = parse_target("ssh://me@example.org:2222")
     assert target is not None
-    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", "-o ControlMaster=auto -o ControlPath=~/.ssh/cm-%r@%h -E /tmp/mine")
+    monkeypatch.setenv(
+        "DSH_MAGICS_SSH_OPTIONS", "-o ControlMaster=auto -o ControlPath=~/.ssh/cm-%r@%h -o ControlPersist=yes -E /tmp/mine"
+    )
     main = target.argv(login=False, control_dir="/tmp/dsh-ssh-x")
     probe = side_channel.probe_argv(target, "/tmp/dsh-ssh-x")
     assert probe is not None
@@ -114,19 +116,34 @@ def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
     for argv, mode in ((main, "yes"), (probe, "no")):
         assert argv.index("ControlPath=/tmp/dsh-ssh-x/c") < argv.index("ControlPath=~/.ssh/cm-%r@%h")
         assert argv.index(f"ControlMaster={mode}") < argv.index("ControlMaster=auto")
-    # the terminal's ssh starts the master and logs to the private directory (ssh keeps the last -E)
-    assert "ControlPersist=5" in main and main[-1] == "exec bash --noprofile --norc -i"
+        # never a daemon master, whatever the user's options say
+        assert argv.index("ControlPersist=no") < argv.index("ControlPersist=yes")
+    # the terminal's ssh is the master and logs to the private directory (ssh keeps the last -E);
+    # its bash runs under the wrapper that says when it has ended
+    assert main[-1] == inband.wrapped_shell(["bash", "--noprofile", "--norc", "-i"])
+    assert main[-1].startswith("exec sh -c ") and "bash --noprofile --norc -i 2>&3" in main[-1]
     last_log = max(i for i, arg in enumerate(main) if arg == "-E")
     assert main[last_log + 1] == "/tmp/dsh-ssh-x/log"
     # the side channel's session has no terminal
     assert probe[-1] == "exec sh" and "-T" in probe and "-tt" not in probe
 
 
-def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote) -> None:
-    """The side channel's session stays open, and yet `exit` in the terminal
-    ends it at once: the terminal's ssh is a client of the engine's own
-    connection, not its master, so no other session keeps it up; the side
-    channel and the connection go with it, before any close()."""
+@pytest.mark.parametrize(
+    "ending, code, output",
+    [
+        ("exit 3", 3, "exit\n"),
+        # a user's EXIT trap runs inside bash, before the wrapper's marker
+        ("trap 'echo on-exit' EXIT; exit 5", 5, "exit\non-exit\n"),
+        # killed: ssh says 255, as for a bash killed under no wrapper
+        ("kill -9 $$", 255, ""),
+    ],
+)
+def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote, ending, code, output) -> None:
+    """The side channel's session stays open, and yet the remote shell's
+    end ends the terminal at once. The terminal's ssh is the connection's
+    master, which stays up while any session over it is open: the wrapper's
+    end-of-shell marker tells the engine to close the side channel, and the
+    master then exits, before any close()."""
     term = open_remote(session="exit")
     job = term.exec("read -p 'n? ' n; echo got $n", tty=True)
     _awaiting(term, job)
@@ -134,9 +151,12 @@ def test_ssh_exit_ends_the_terminal_with_the_side_channel_open(open_remote) -> N
     term.send("1")
     assert job.wait(20)
     control = term.transport.control_dir
-    assert control is not None and len(connection_processes(term)) == 3  # master, terminal, side channel
-    job = term.exec("exit 3")
-    assert job.wait(20) and job.result.status == "shell_exited" and job.result.exit_code == 3
+    assert control is not None and len(connection_processes(term)) == 2  # the terminal's ssh (the master), the side channel's
+    job = term.exec(ending)
+    assert job.wait(20), term.snapshot(job)
+    assert (job.result.status, job.result.exit_code) == ("shell_exited", code), job.result
+    # then ssh's own "Connection to ... closed." (and no marker of the wrapper)
+    assert job.result.output.startswith(output) and "\x1b" not in job.result.output, job.result
     # no keep-alive timeout, no close(): it ended because its remote shell did
     wait_until(lambda: term.dead, timeout=20, msg="the terminal did not end with its remote shell")
     wait_until(lambda: not connection_processes(term), timeout=20, msg="ssh processes of the terminal left")
@@ -159,6 +179,14 @@ def _stat(pid: int) -> tuple[str, int | None]:
         return "", None
 
 
+def _argv(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[:-1]
+    except OSError:
+        return []
+
+
 def test_ssh_side_channel_is_one_long_lived_session(open_remote, sshd) -> None:
     """Over a job that goes quiet several times, every probe goes to the same
     `sh`, in one session over the terminal's one connection."""
@@ -174,8 +202,8 @@ def test_ssh_side_channel_is_one_long_lived_session(open_remote, sshd) -> None:
     while not job.done:
         probes = term.watch.probes
         wait_until(lambda n=probes: term.watch.probes > n or job.done, timeout=20)
-        # the remote end of the side channel (sshd's sessions run here)
-        shells = tuple(p for p in descendants(sshd.proc.pid) if _stat(p)[0] == "sh")
+        # the remote end of the side channel (sshd's sessions run here), not the terminal's wrapper (sh -c)
+        shells = tuple(p for p in descendants(sshd.proc.pid) if _stat(p)[0] == "sh" and _argv(p) == [b"sh"])
         seen.add((side.pid, shells))
     assert job.wait(20) and job.result.exit_code == 0
     assert term.watch.probes - before >= 3, "several probes"

@@ -72,7 +72,7 @@ class Client:
 
     def environment(self) -> dict[str, str]:
         """The environment of the terminal's local processes: its token marks them (cmd: targets'
-        descendants, the ssh control master)."""
+        descendants, the ssh terminal's own ssh, which is its control master)."""
         env = dict(os.environ)
         env["TERM"] = "dumb"
         env["DSH_MAGICS_TOKEN"] = self.token

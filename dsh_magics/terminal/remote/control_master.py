@@ -1,43 +1,45 @@
 """The engine's own ssh connection of one ``ssh://`` terminal: a control
-master holding a socket in a private directory, which the terminal's own
-ssh starts (``ControlMaster=yes`` with ``ControlPersist``). Once it has
-authenticated, that ssh forks the master into the background and goes on as
-the first session over it (a mux client); the side channel's ``sh`` is a
-second session, so the terminal's ssh ends when its remote shell does,
-whatever the side channel's session does, and a probe is one round trip on
-a session that is already open (docs/remote.md, "Prompts and passwords").
+master holding a socket in a private directory. The terminal's own ssh is
+that master (``ControlMaster=yes``, ``ControlPersist=no``): it connects,
+authenticates, listens on the socket and carries the terminal's session
+itself, with no daemon and no mux hop for the terminal's bytes. The side
+channel's ``sh`` is a second session over it, so a probe is one round trip
+on a session that is already open (docs/remote.md, "Prompts and
+passwords").
 
-Who owns the master: ssh does (it is a daemon, not a child of this
-process). The engine ends it whenever the terminal ends (``stop``: its pid,
-asked on its own socket, then a signal); if the engine's process dies
-instead, the terminal's ssh is hung up with it and the side channel's ``sh``
-reads the end of its input, so the master has no session left and exits
-``PERSIST_S`` seconds later (tests/remote/test_control_master.py).
+Who owns the master: the engine does (it is the terminal's ssh, a child on
+the terminal's PTY), so it ends with the terminal (``close``, the reader's
+failure) and with the engine's process (``PR_SET_PDEATHSIG`` and the PTY's
+hang-up), and nothing of it outlives a killed engine
+(tests/remote/test_control_master.py).
 
-Before (session 32 and earlier) the engine started the master itself
-(``ssh -N`` with a ``LocalCommand`` saying when its socket listened) and the
-terminal's ssh after it: a second local ssh and a wait on every first
-command, about half of a terminal's start (benchmarks/README.md,
+An ssh master stays up while any session over it is open, also once its own
+session (the terminal's) has ended. So the remote bash runs under a wrapper
+that prints an in-band end-of-shell marker when bash returns
+(``inband.wrapped_shell``), and the engine then closes the side channel:
+the master has no session left and exits, and the terminal ends as any
+client's end (remote_terminal.py). Limits: docs/remote.md ("The engine's ssh
+connection").
+
+Before: in session 33 the terminal's ssh started a daemon master
+(``ControlPersist=5``) and went on as a mux client of it, a fork and one more
+process hop on every byte, and up to 5 s a master could outlive a killed
+engine; in session 32 and earlier the engine started the master itself
+(``ssh -N``) and the terminal's ssh after it (benchmarks/README.md,
 ``bench_fanout.py``). Before that, the terminal's own ssh was the master
-without ``ControlPersist``; while any other session was open it outlived
-the remote shell (tests/remote/test_remote_prompts.py::
+with no end-of-shell marker; while the side channel's session was open it
+outlived the remote shell (tests/remote/test_remote_prompts.py::
 test_ssh_exit_ends_the_terminal_with_the_side_channel_open)."""
 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import struct
-import threading
-import time
 
-from ..core import fdwait
 from .connection import last_words
-from .targets import CONTROL_LOG, CONTROL_PERSIST_S, CONTROL_SOCKET
+from .targets import CONTROL_LOG, CONTROL_SOCKET
 
-PERSIST_S = CONTROL_PERSIST_S
-STOP_WAIT_S = 2.0
 ASK_TIMEOUT_S = 2.0
 
 # ssh's multiplexing protocol (OpenSSH's PROTOCOL.mux): a hello each way,
@@ -58,14 +60,14 @@ def log_path(control_dir: str) -> str:
 
 class ControlMaster:
     """The master of one terminal's connection, as the engine sees it: its
-    log, and ``stop``. ``ready`` marks the end of start-up in the log."""
+    log, and its pid as it answers on its socket. ``ready`` marks the end of
+    start-up in the log."""
 
     def __init__(self, control_dir: str) -> None:
         self.control_dir = control_dir
         self.socket = control_path(control_dir)
         self.log = log_path(control_dir)
         self._logged_at_ready = 0  # what the log held once the terminal's shell answered
-        self._lock = threading.Lock()
 
     def ready(self) -> None:
         """The terminal's shell answered: later words in the log are about
@@ -94,63 +96,6 @@ class ControlMaster:
         """The master's pid, as it answers on its socket; None when nothing
         answers there (no master: it never started, or it ended)."""
         return ask_pid(self.socket, ASK_TIMEOUT_S)
-
-    def stop(self) -> None:
-        """End the master (the server hangs up every session over it) and
-        wait until it is gone; again, or with no master, nothing. A master
-        that does not answer on its socket has no session left (the caller
-        ended the terminal's ssh first) and exits ``PERSIST_S`` later."""
-        with self._lock:
-            pid = self.pid()
-            if pid is None or pid == os.getpid():
-                return
-            pidfd = _pidfd(pid)
-            try:
-                _end(pid, pidfd)
-            finally:
-                if pidfd is not None:
-                    os.close(pidfd)
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor for the process (Linux): None where there are none, or
-    when it is gone already; it is then signalled by pid."""
-    try:
-        return os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return None
-
-
-def _end(pid: int, pidfd: int | None) -> None:
-    """SIGTERM (ssh sends the server its disconnect and exits), SIGKILL after
-    ``STOP_WAIT_S``. Through the pidfd when there is one: a pid alone could
-    be reused once the master has exited."""
-
-    def send(sig: signal.Signals) -> None:
-        try:
-            if pidfd is not None:
-                signal.pidfd_send_signal(pidfd, sig)
-            else:
-                os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass  # the master already exited (or is not ours): nothing to end
-
-    def gone(timeout: float) -> bool:
-        if pidfd is not None:
-            return bool(fdwait.readable([pidfd], timeout))  # a pidfd reads when its process exited
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return True
-            time.sleep(0.01)
-        return False
-
-    send(signal.SIGTERM)
-    if not gone(STOP_WAIT_S):
-        send(signal.SIGKILL)
-        gone(STOP_WAIT_S)
 
 
 def ask_pid(path: str, timeout: float) -> int | None:

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from ..core.environment import QUIET_ENV
 from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
 
-__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
+__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line", "wrapped_shell"]
 
 BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
 WHERE = "Y"  # at start-up: the shell's pid and its terminal, for the side channel
 LINE = "L"  # a person's line from their prompt (terminal/person.py), %q-quoted where a cwd goes
+KEY, SHELL_END = "K", "Z"  # ssh: the wrapper's nonce, before bash starts; the same nonce once bash has ended
 INPUT_FD = 210
 NULL_FD = 211
 CMD_VAR = "__dsh_magics_cmd"
@@ -29,7 +31,7 @@ PIECE_BYTES = 1024
 _MAX_CWD = 16384
 _MAX_PIPESTATUS = 32
 _VALID = re.compile(
-    rb"\x1b\]6973;(?:(?P<kind>[BESTUYL]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
+    rb"\x1b\]6973;(?:(?P<kind>[BESTUYLKZ]);(?P<nonce>[0-9a-f]{16})(?:;(?P<status>[0-9]{1,3}))?"
     rb"(?:;(?P<codes>[0-9 ]{1,%d}))?(?:;(?P<cwd>[^\x07\x1b]{1,%d}))?|(?P<prompt>P))\x07"
     % (4 * _MAX_PIPESTATUS, _MAX_CWD)
 )
@@ -375,10 +377,78 @@ def _ansi_c(body: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def Scanner() -> MarkerScanner:  # noqa: N802 - the remote grammar's scanner
+def wrapped_shell(bash: list[str]) -> str:
+    """The remote command of an ssh terminal whose ssh is its connection's
+    control master: ``bash`` under a small ``sh`` that says when it has
+    ended. An ssh master outlives its own session while another session over
+    it is open (the side channel's), so the engine must learn that the
+    remote shell ended and close the side channel itself.
+
+    The wrapper draws a nonce of its own (64 random bits: from a new
+    ``/proc/sys/kernel/random/uuid``, read with no process started, else 8
+    bytes of ``/dev/urandom`` through ``od``; in no argv or environment a
+    job could read), prints it in a ``KEY`` marker
+    before bash starts, and the same nonce in a ``SHELL_END`` marker once
+    bash has returned, however it ended (``exit``, a signal, a user's EXIT
+    trap: that runs inside bash, before). Then it ends as bash did: with its
+    status, or by the same signal (ssh then says 255, as for a bash killed
+    by a signal; so an ``exit 130`` also reads as one). ``sh`` runs it
+    whatever the user's login shell is; it reads no start-up file for ``-c``,
+    and its own stderr is /dev/null (it would report a killed bash there,
+    into the job's output); bash gets the session's.
+    """
+    script = (
+        "exec 3>&2 2>/dev/null; "
+        "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
+        "else n=$(od -An -N8 -tx8 /dev/urandom); n=${n##* }; fi; "
+        f'printf "\\033]6973;{KEY};%s\\007" "$n"; '
+        f"({' '.join(bash)} 2>&3 3>&-); s=$?; "
+        f'printf "\\033]6973;{SHELL_END};%s\\007" "$n"; '
+        '[ "$s" -gt 128 ] && [ "$s" -le 192 ] && kill -$((s-128)) $$; exit "$s"'
+    )
+    return "exec sh -c " + shlex.quote(script)
+
+
+class ShellScanner(MarkerScanner):
+    """The remote grammar's scanner. It also takes the ssh wrapper's markers
+    (:func:`wrapped_shell`) out of the stream: the first ``KEY`` before
+    :meth:`seal` (the wrapper's: it prints it before bash starts) sets the
+    nonce, and a ``SHELL_END`` with that nonce calls ``on_end`` once (on the
+    reader's thread, under the terminal's lock: it must not block). Other
+    ``KEY`` and ``SHELL_END`` markers are dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(GRAMMAR)
+        self.key: str | None = None
+        self.ended = False
+        self.on_end: Callable[[], None] = lambda: None
+        self._sealed = False
+
+    def seal(self) -> None:
+        """The shell is ready: no ``KEY`` counts any more (a job could print one)."""
+        self._sealed = True
+
+    def feed(self, data: bytes) -> list[bytes | Marker]:
+        out = super().feed(data)
+        if not any(isinstance(p, Marker) and p.kind in (KEY, SHELL_END) for p in out):
+            return out
+        kept: list[bytes | Marker] = []
+        for p in out:
+            if not isinstance(p, Marker) or p.kind not in (KEY, SHELL_END):
+                kept.append(p)
+            elif p.kind == KEY:
+                if self.key is None and not self._sealed:
+                    self.key = p.nonce
+            elif p.nonce == self.key and not self.ended:
+                self.ended = True
+                self.on_end()
+        return kept
+
+
+def Scanner() -> ShellScanner:  # noqa: N802 - the remote grammar's scanner
     """Split the PTY byte stream into data and markers (the shared scanner,
     with the remote marker format: status, PIPESTATUS and the shell's cwd)."""
-    return MarkerScanner(GRAMMAR)
+    return ShellScanner()
 
 
 GRAMMAR = Grammar(_VALID, MAX_MARKER_LEN, decode_cwd)

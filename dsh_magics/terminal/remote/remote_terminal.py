@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import threading
 import time
 
 from ... import jobs
@@ -59,17 +60,18 @@ class RemoteTerminal(TerminalBase):
     ) -> None:
         self.target = target
         super().__init__(session_id, config)
+        self.scanner = inband.Scanner()
         self.core = JobCore(
             session_id,
             config.max_lines,
             job_table=job_table,
             emit=emit,
-            scanner=inband.Scanner(),
+            scanner=self.scanner,
             cwd=cwd,
             size=(config.cols, config.rows),
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        # ssh with a side channel: the terminal's ssh starts the engine's own
+        # ssh with a side channel: the terminal's ssh is the engine's own
         # connection, and the side channel's session goes over it
         self.master: ControlMaster | None = None
         if target.kind == "ssh" and side_channel.enabled():
@@ -77,6 +79,8 @@ class RemoteTerminal(TerminalBase):
             self.master = ControlMaster(self.transport.control_dir)
         argv = side_channel.probe_argv(target, self.transport.control_dir)
         self.side = side_channel.SideChannel(argv) if argv else None
+        if self.master is not None:
+            self.scanner.on_end = self._on_shell_end
         self.watch = PromptWatch(self.core, self.side, self.transport.poke)
         self.stream = InbandStream(
             self.core, self.transport.type_later, self.watch.job_output, self.watch.confirm_prompt
@@ -134,8 +138,17 @@ class RemoteTerminal(TerminalBase):
                 exit_code=core.exit_code, output=said,
             )
         self.stream.started()
+        self.scanner.seal()
         if self.master is not None:
             self.master.ready()
+            if self.scanner.key is None and self.side is not None:
+                # The wrapper drew no nonce (no uuid file, no od there): its
+                # end would go unseen, and the side channel's session would
+                # keep the connection up after the shell. No side channel, then.
+                why = "the remote wrapper drew no nonce (no /proc/sys/kernel/random/uuid, no od there), so no side channel"
+                log.warning("session %s: %s: %s", self.session_id, self.target, why)
+                self.side.close(grace=0.0)
+                self.watch.why_unavailable = why
         self._check_version()
         self.watch.located(*self.stream.where)
         # The side channel opens at its first probe, not here: a terminal
@@ -217,10 +230,10 @@ class RemoteTerminal(TerminalBase):
         self._reap(2.0)
         words = ""
         if self.master is not None:
-            # what the connection's own ssh said after start-up (a timeout, a
-            # reset); then, the remote shell being gone, the rest of the
-            # connection goes, before the job settles and the terminal counts
-            # as dead (tests/remote/test_control_master.py,
+            # what the connection's ssh said after start-up (a timeout, a
+            # reset); then the side channel's client, whose session went with
+            # the connection, is reaped before the job settles and the
+            # terminal counts as dead (tests/remote/test_control_master.py,
             # tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
             words = self.master.said(since_ready=True)
             self._end_connection()
@@ -256,14 +269,22 @@ class RemoteTerminal(TerminalBase):
         if self.master is not None:
             self._end_connection()
 
+    def _on_shell_end(self) -> None:
+        """ssh: the wrapper says the remote bash has ended (on the reader's
+        thread, under the terminal's lock). The side channel's session is
+        all that keeps the connection (the terminal's ssh) up now: it is
+        closed from a helper thread, and the terminal then ends as at any
+        client's end (``_on_client_gone``). A side channel not started yet
+        never starts."""
+        if self.side is not None:
+            threading.Thread(target=self.side.close, name=f"dsh-side-end-{self.session_id}", daemon=True).start()
+
     def _end_connection(self) -> None:
-        """ssh: stop the engine's connection (the server hangs up every
-        session over it; the terminal's ssh has ended by now), then end the
-        side channel's client, whose session went with it. Ended, not waited
-        for: a client that had not reached the control socket yet would open
-        a connection of its own."""
-        assert self.master is not None
-        self.master.stop()
+        """ssh: the terminal's ssh, the connection's master, has ended (the
+        server hung up every session over it): end the side channel's
+        client, whose session went with it. Ended, not waited for: a client
+        that had not reached the control socket yet would open a connection
+        of its own."""
         if self.side is not None:
             self.side.close(grace=0.0)
 

@@ -46,7 +46,8 @@ _TTY = re.compile(r"^/dev/(?:pts/[0-9]{1,6}|tty[A-Za-z0-9]{1,8})$")
 # close-on-exec copies of its terminal it holds besides its own fd 255:
 # bash keeps fd 0 aside that way while a redirection is in force, which is
 # all the time a job's command runs and never at its prompt); then one line
-# per member of the foreground group: pid state wchan copy comm, where copy
+# per member of the foreground group (in the shell's session, which an ssh
+# terminal's wrapper leads, not the shell): pid state wchan copy comm, where copy
 # is 1 for a forked copy of the shell that has not exec-ed yet (the shell's
 # executable and argv).
 _PROBE = (
@@ -55,7 +56,7 @@ _PROBE = (
     "e=echo; case \" $f \" in *' -echo '*) e=-echo;; esac; "
     "c=icanon; case \" $f \" in *' -icanon '*) c=-icanon;; esac; "
     "[ -n \"$f\" ] || e=unknown; echo \"F $e $c\"; "
-    "l=; read -r l </proc/$s/stat 2>/dev/null; r=${{l##*) }}; set -- $r; g=${{6:-0}}; a=${{1:-?}}; "
+    "l=; read -r l </proc/$s/stat 2>/dev/null; r=${{l##*) }}; set -- $r; g=${{6:-0}}; a=${{1:-?}}; h=${{4:-}}; "
     "w=; read -r w </proc/$s/wchan 2>/dev/null; k=0; "
     "for x in /proc/$s/fd/*; do n=${{x##*/}}; [ \"$n\" != 255 ] && [ \"$x\" -ef \"$t\" ] || continue; "
     "o=; while read -r y z; do [ \"$y\" = flags: ] && o=$z; done </proc/$s/fdinfo/$n 2>/dev/null; "
@@ -63,7 +64,7 @@ _PROBE = (
     "[ -e /proc/$s/fd/0 ] || k=-1; echo \"S $a ${{w:-0}} $g $k\"; v=; "
     "for d in /proc/[0-9]*; do l=; read -r l <$d/stat 2>/dev/null || continue; "
     "n=${{l#*\\(}}; n=${{n%\\)*}}; r=${{l##*) }}; set -- $r; "
-    "[ \"${{3:-}}\" = \"$g\" ] && [ \"${{4:-}}\" = \"$s\" ] || continue; "
+    "[ \"${{3:-}}\" = \"$g\" ] && [ \"${{4:-}}\" = \"$h\" ] || continue; "
     "w=; read -r w <$d/wchan 2>/dev/null; p=0; "
     "if [ \"$d\" != /proc/$s ] && [ $d/exe -ef /proc/$s/exe ]; then "
     "[ -n \"$v\" ] || v=$(tr '\\000' ' ' </proc/$s/cmdline 2>/dev/null); "

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ...errors import InvalidArgument
 from .. import validation as V
+from .inband import wrapped_shell
 
 KINDS = ("ssh", "docker", "podman", "kubectl", "cmd")
 ENV_TARGETS = "DSH_MAGICS_TARGETS"
@@ -27,20 +28,13 @@ CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 10
 ALIVE_COUNT = 3
 
-CONTROL_PERSIST_S = 5
-"""``ControlPersist`` of the engine's own connection: the master exits this
-long (give or take a second: ssh counts whole seconds) after its last
-session ended. The bound on how long it can outlive an engine that was
-killed (with the engine alive it is ended at once: control_master.py). Long
-enough that the terminal's ssh, which connects to the master right after
-forking it, is never late for it on a loaded machine."""
 CONTROL_SOCKET = "c"
 """The control socket's name in the terminal's private directory."""
 CONTROL_LOG = "log"
 """What the connection's ssh processes log (``-E``), in the private
 directory: why a start failed, and what the master said about the
 connection later (a timeout, a reset). The terminal's PTY still gets ssh's
-``Shared connection to ... closed.``"""
+``Connection to ... closed.``"""
 
 PROBE_OPTION = "--probe="
 """``cmd:--probe=PROBE ARGV``: PROBE starts a POSIX ``sh`` that reads lines on
@@ -80,17 +74,19 @@ class Target:
 
         ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
         own terminal) or ``bash --noprofile --norc -i``. ``control_dir`` (ssh):
-        this ssh starts the engine's own connection, the master of a control
+        this ssh is the engine's own connection, the master of a control
         socket there, which the side channel's session shares; it logs to a
-        file there (``-E``)."""
+        file there (``-E``), and bash runs under a wrapper that says when it
+        has ended (``inband.wrapped_shell``)."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
             control = control_options(control_dir, master=True) if control_dir is not None else []
             log = os.path.join(control_dir, CONTROL_LOG) if control_dir is not None else None
             # The remote side runs this through the user's login shell with
-            # -c; `exec` leaves bash alone on the session's terminal.
-            return [*self.ssh_argv("-tt", control, env, log=log), "exec " + " ".join(bash)]
+            # -c; `exec` leaves bash (or the wrapper) alone on the session's terminal.
+            remote = wrapped_shell(bash) if control_dir is not None else "exec " + " ".join(bash)
+            return [*self.ssh_argv("-tt", control, env, log=log), remote]
         if self.kind in ("docker", "podman"):
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
         if self.kind == "kubectl":
@@ -137,12 +133,11 @@ def control_options(control_dir: str, master: bool) -> list[str]:
     """ssh options for the engine's own control connection: a socket in a
     private directory (the user's control sockets are never used). They come
     before DSH_MAGICS_SSH_OPTIONS' and the config's, so they win. The
-    terminal's ssh is the ``master``: once authenticated it forks the master
-    into the background (``ControlPersist``) and goes on as its first
-    session; the side channel's ssh is a session over it."""
+    terminal's ssh is the ``master`` itself, without ``ControlPersist``: no
+    daemon, no mux hop for the terminal's bytes, and nothing of it outlives
+    that ssh; the side channel's ssh is a session over it."""
     path = os.path.join(control_dir, CONTROL_SOCKET)
-    persist = str(CONTROL_PERSIST_S) if master else "no"
-    return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", f"ControlPersist={persist}"]
+    return ["-o", f"ControlMaster={'yes' if master else 'no'}", "-o", f"ControlPath={path}", "-o", "ControlPersist=no"]
 
 
 def enabled_kinds(environ: dict[str, str] | None = None) -> tuple[str, ...]:

@@ -1,0 +1,183 @@
+"""A real OpenSSH server on 127.0.0.1 for the tests that reach ssh targets.
+
+Throwaway host and user keys live in a temp dir; ssh reads only the config
+files written there (``-F``, passed through ``DSH_MAGICS_SSH_OPTIONS``), so
+nothing of the machine's ~/.ssh is read or written. Skipped only when
+``/usr/sbin/sshd`` (or ``ssh``/``ssh-keygen``) is missing.
+
+The ``sshd`` fixture is one server for the whole session: tests/conftest.py
+imports it, and no other module may (a second import is a second fixture of
+the same name, so a second server, and the last one started would own
+``DSH_MAGICS_SSH_OPTIONS``). Tests that need a server of their own (a
+private HOME, one to stop) call :func:`start_sshd`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dsh_magics.terminal.core.procs import alive, descendants
+from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
+
+SSHD = "/usr/sbin/sshd"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _keygen(path: Path) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path.with_suffix(".pub").read_text().strip()
+
+
+@dataclass
+class Sshd:
+    """One sshd and the files a client needs to reach it."""
+
+    dir: Path
+    port: int
+    proc: subprocess.Popen
+    host_pub: str
+
+    @property
+    def target(self) -> str:
+        return f"ssh://{os.environ.get('USER') or 'root'}@127.0.0.1:{self.port}"
+
+    def client_config(self, name: str, *, key: str = "id_user", known: str | None = None) -> str:
+        """Write a client config; ``known`` is the known_hosts text (default:
+        the server's real host key). Returns ssh options selecting it."""
+        known_path = self.dir / f"known_{name}"
+        text = f"[127.0.0.1]:{self.port} {self.host_pub}\n" if known is None else known
+        known_path.write_text(text)
+        cfg = self.dir / f"ssh_config_{name}"
+        cfg.write_text(
+            "Host *\n"
+            f"  UserKnownHostsFile {known_path}\n"
+            "  GlobalKnownHostsFile /dev/null\n"
+            f"  IdentityFile {self.dir / key}\n"
+            "  IdentitiesOnly yes\n"
+            "  IdentityAgent none\n"
+            "  StrictHostKeyChecking yes\n"
+            "  ControlMaster no\n"
+            "  ControlPath none\n"
+        )
+        return f"-F {cfg}"
+
+    def connections(self) -> list[int]:
+        """The per-connection sshd processes (children of the listener)."""
+        return [p for p in descendants(self.proc.pid) if _comm(p).startswith("sshd")]
+
+    def stop(self) -> None:
+        """Hang up first, kill later: a session may still be in ~/.bashrc
+        (sshd's bash reads it), and a SIGKILL there can leave pyenv's rehash
+        lock behind (tests/conftest.py checks that none is left)."""
+        from tests.conftest import wait_until  # (tests/conftest.py imports this module)
+
+        tree = [self.proc.pid, *descendants(self.proc.pid)]
+        for pid in tree:
+            # the listener would re-exec on SIGHUP; it ends on SIGTERM
+            for sig in (signal.SIGCONT, signal.SIGTERM if pid == self.proc.pid else signal.SIGHUP):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        try:
+            wait_until(lambda: not any(alive(p) for p in tree), timeout=3, msg="sshd tree hung up")
+        except AssertionError:
+            for pid in tree:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        wait_until(lambda: not any(alive(p) for p in tree), timeout=10, msg="sshd tree did not die")
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def start_sshd(base: Path, env: dict[str, str] | None = None) -> Sshd:
+    """A new sshd; ``env``: more variables for its sessions (``SetEnv``,
+    which wins over sshd's own: ``HOME`` gives them a private home)."""
+    from tests.conftest import wait_until  # (tests/conftest.py imports this module)
+
+    for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
+        if not tool or not os.access(tool, os.X_OK):
+            pytest.skip(f"OpenSSH is not installed ({tool or 'ssh/ssh-keygen'} missing)")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
+    base.mkdir(parents=True, exist_ok=True)
+    host_pub = _keygen(base / "host_key")
+    user_pub = _keygen(base / "id_user")
+    _keygen(base / "id_other")
+    (base / "authorized_keys").write_text(user_pub + "\n")
+    port = _free_port()
+    cfg = base / "sshd_config"
+    cfg.write_text(
+        f"Port {port}\n"
+        "ListenAddress 127.0.0.1\n"
+        f"HostKey {base / 'host_key'}\n"
+        f"AuthorizedKeysFile {base / 'authorized_keys'}\n"
+        "StrictModes no\n"
+        "UsePAM no\n"
+        "PidFile none\n"
+        "PermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "PrintMotd no\n"
+        "PrintLastLog no\n"
+        "MaxStartups 100\n"
+        "MaxSessions 100\n"
+        "LogLevel ERROR\n"
+        # sshd runs every session through the user's shell with -c, and bash
+        # then reads ~/.bashrc; here that runs `pyenv init`, whose rehash
+        # waits 60 s on a lock file a killed shell left behind (see
+        # tests/conftest.py). Sessions get the tests' short timeout.
+        f"SetEnv PYENV_REHASH_TIMEOUT={os.environ.get('PYENV_REHASH_TIMEOUT', '1')}"
+        + "".join(f" {k}={v}" for k, v in (env or {}).items())
+        + "\n"
+    )
+    log = open(base / "sshd.log", "wb")
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+
+    def listening() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"sshd exited: {(base / 'sshd.log').read_text()}")
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    wait_until(listening, timeout=10, msg="sshd did not listen")
+    return Sshd(base, port, proc, host_pub)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory) -> Iterator[Sshd]:
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    old = os.environ.get(ENV_SSH_OPTIONS)
+    os.environ[ENV_SSH_OPTIONS] = server.client_config("default")
+    yield server
+    if old is None:
+        os.environ.pop(ENV_SSH_OPTIONS, None)
+    else:
+        os.environ[ENV_SSH_OPTIONS] = old
+    server.stop()
