@@ -1,6 +1,6 @@
 """What a person at ``dsh-magics attach`` feels, against ``tmux attach`` in the same run.
 
-    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR] [--floor] [--json]
+    python benchmarks/bench_attach.py [--keys N] [--rounds R] [--baseline DIR]... [--floor] [--json]
 
 Both clients run in a PTY of this script (100x30), the way a terminal emulator
 runs them:
@@ -20,7 +20,7 @@ runs them:
 ``--baseline DIR`` also measures the attach client and host of another
 checkout (DIR holds its ``dsh_magics``; e.g. ``git archive REV dsh_magics |
 tar -x -C DIR``) in the same turns, for before/after figures under the same
-load. ``--floor`` adds a bare Python relay of the same shape (:data:`_FLOOR_HOST`):
+load; given again, a third checkout (``baseline2``) and so on. ``--floor`` adds a bare Python relay of the same shape (:data:`_FLOOR_HOST`):
 what the five wake-ups cost a Python program that does nothing else.
 
 The host runs in a private runtime directory and is stopped at the end, as
@@ -249,11 +249,14 @@ class Floor:
 class Attach:
     """``dsh-magics attach`` and its host, both from the checkout at ``tree``."""
 
+    #: Put on PYTHONPATH after ``tree`` (trace_attach.py's sitecustomize).
+    extra_path = ""
+
     def __init__(self, name: str, tree: str, env: dict[str, str]) -> None:
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="dshb-", dir="/tmp")
         os.chmod(self.dir, 0o700)
-        env = dict(env, PYTHONPATH=tree)
+        env = dict(env, PYTHONPATH=tree + (os.pathsep + self.extra_path if self.extra_path else ""))
         # Run from ``tree``: ``python -c`` and ``-m`` put the current directory
         # first on sys.path, so from a checkout's root they would import that
         # checkout's dsh_magics whatever PYTHONPATH says.
@@ -326,7 +329,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--baseline", metavar="DIR", help="another checkout's dsh_magics to measure in the same turns")
+    ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
+                    help="another checkout's dsh_magics to measure in the same turns (again for more: baseline2, ...)")
     ap.add_argument("--floor", action="store_true", help="also a bare Python relay of the same shape (the floor)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -340,8 +344,8 @@ def main() -> int:
         clients.append(Tmux(env))
         if args.floor:
             clients.append(Floor(env))
-        if args.baseline:
-            clients.append(Attach("baseline", os.path.abspath(args.baseline), env))
+        for i, tree in enumerate(args.baseline):
+            clients.append(Attach("baseline" + (str(i + 1) if i else ""), os.path.abspath(tree), env))
         clients.append(Attach("attach", here, env))
         for _ in range(args.rounds):
             rounds.append(one_round(clients, args.keys))

@@ -408,7 +408,11 @@ class Attacher:
 
     def _on_bytes(self, data: bytes) -> None:
         with self._cond:
-            if self._live and self.tty.size() == self._screen_size:
+            # Live, and no resize since: the window is the terminal's size (a
+            # resize's SIGWINCH is noted by its handler before this runs, on
+            # this thread; the loop then stops going live until the new
+            # screen). Every key's echo comes here: no ioctl to ask the size.
+            if self._live and signal.SIGWINCH not in self._signals.pending:
                 self._painter.invalidate()  # the window no longer holds the painter's last frame
                 if not self._stopping:
                     try:

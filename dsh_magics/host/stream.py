@@ -17,7 +17,9 @@ Events on the connection: ``{"type": "screen", "session_id", "screen"}``
 (``Engine.screen(vt=True)``) and ``{"type": "bytes", "session_id", "data"}``
 (base64). Pieces come from the terminal's reader thread under its lock: they
 are queued here, and written by that same thread when the socket takes them
-at once (``Connection.wake``), else by the connection's sender thread.
+at once (``Connection.wake``), else by the connection's sender thread; the
+reader is told (``reader.handed_to_viewer``), so it parses its screen only
+after a moment of quiet and the woken viewer draws first.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..terminal.core import reader
 from . import protocol as P
 
 #: Bytes queued for one viewer before they are replaced by one screen.
@@ -97,6 +100,7 @@ class ViewerStream:
                 self._queue.append({"type": "bytes", "session_id": self.session_id, "data": piece})
                 self._queued += len(piece)
         self._wake()
+        reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
 
     def take(self) -> bytes:
         """What is queued, as wire lines (consecutive bytes joined into one event)."""

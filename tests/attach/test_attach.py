@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,47 +137,55 @@ def test_vim_is_driven_detached_and_reattached(
 
 
 def test_resizing_tmux_changes_stty_size(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    engine.attach("a-size")
-    t = _attach(tmuxes, "a-size", attach_dir, cols=100, rows=30)
-    _attached(engine, "a-size")
-    wait_until(lambda: engine.screen("a-size")["cols"] == 100 and engine.screen("a-size")["rows"] == 30, T)
-    t.resize(73, 21)
-    wait_until(lambda: engine.screen("a-size")["cols"] == 73 and engine.screen("a-size")["rows"] == 21, T)
-    t.text("stty size")
-    t.keys("Enter")
-    wait_until(lambda: [j for j in _person_jobs(engine, "a-size") if j.done], T, msg=t.screen())
-    (job,) = _person_jobs(engine, "a-size")
-    assert isinstance(job.result, Result) and job.result.output == "21 73\n"
-    t.wait_for("21 73")
+    sid = f"a-size-{time.monotonic_ns()}"  # a fresh terminal each run (tests/rerun.py runs it again in one host)
+    try:
+        engine.attach(sid)
+        t = _attach(tmuxes, sid, attach_dir, cols=100, rows=30)
+        _attached(engine, sid)
+        wait_until(lambda: engine.screen(sid)["cols"] == 100 and engine.screen(sid)["rows"] == 30, T)
+        t.resize(73, 21)
+        wait_until(lambda: engine.screen(sid)["cols"] == 73 and engine.screen(sid)["rows"] == 21, T)
+        t.text("stty size")
+        t.keys("Enter")
+        wait_until(lambda: [j for j in _person_jobs(engine, sid) if j.done], T, msg=t.screen())
+        (job,) = _person_jobs(engine, sid)
+        assert isinstance(job.result, Result) and job.result.output == "21 73\n"
+        t.wait_for("21 73")
+    finally:
+        engine.close(sid)  # a run leaves no terminal behind (max_sessions)
 
 
 def test_a_read_only_viewers_keys_change_nothing(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    job = engine.exec("a-ro", "read -r -p 'Answer? ' x; echo \"got [$x]\"", tty=True)
-    assert isinstance(job, jobs.Job)
-    t = _attach(tmuxes, "a-ro", attach_dir, "--read-only")
-    t.wait_for("Answer?")
-    _attached(engine, "a-ro")
-    t.text("typed by a viewer")
-    t.keys("Enter", "C-c", "C-]")
-    # The client reads its keys in order: once it has left, any it would have sent went first.
-    t.wait_for("TTY-RESTORED")
-    assert not job.done and engine.info("a-ro").awaiting_input is not None
-    assert [r for r in engine.inputs("a-ro") if r["kind"] != "command"] == []
-    assert "typed by a viewer" not in "\n".join(engine.screen("a-ro")["lines"])
-    # And the host refuses writes on a read-only viewer's connection.
-    paths = HostPaths.for_name("att", attach_dir)
-    conn = Conn(paths, {"pid": os.getpid(), "purpose": "attach", "session": "a-ro", "read_only": True})
+    sid = f"a-ro-{time.monotonic_ns()}"  # a fresh terminal each run (tests/rerun.py runs it again in one host)
     try:
-        with pytest.raises(InvalidArgument, match="read-only"):
-            conn.call("type_keys", {"session_id": "a-ro", "data": "x\r"})
-        with pytest.raises(InvalidArgument, match="read-only"):
-            conn.call("interrupt", {"session_id": "a-ro"})
-        assert conn.call("screen", {"session_id": "a-ro"})["lines"][0].startswith("Answer?")
+        job = engine.exec(sid, "read -r -p 'Answer? ' x; echo \"got [$x]\"", tty=True)
+        assert isinstance(job, jobs.Job)
+        t = _attach(tmuxes, sid, attach_dir, "--read-only")
+        t.wait_for("Answer?")
+        _attached(engine, sid)
+        t.text("typed by a viewer")
+        t.keys("Enter", "C-c", "C-]")
+        # The client reads its keys in order: once it has left, any it would have sent went first.
+        t.wait_for("TTY-RESTORED")
+        assert not job.done and engine.info(sid).awaiting_input is not None
+        assert [r for r in engine.inputs(sid) if r["kind"] != "command"] == []
+        assert "typed by a viewer" not in "\n".join(engine.screen(sid)["lines"])
+        # And the host refuses writes on a read-only viewer's connection.
+        paths = HostPaths.for_name("att", attach_dir)
+        conn = Conn(paths, {"pid": os.getpid(), "purpose": "attach", "session": sid, "read_only": True})
+        try:
+            with pytest.raises(InvalidArgument, match="read-only"):
+                conn.call("type_keys", {"session_id": sid, "data": "x\r"})
+            with pytest.raises(InvalidArgument, match="read-only"):
+                conn.call("interrupt", {"session_id": sid})
+            assert conn.call("screen", {"session_id": sid})["lines"][0].startswith("Answer?")
+        finally:
+            conn.close()
+        assert not job.done and [r for r in engine.inputs(sid) if r["kind"] != "command"] == []
+        engine.send(sid, "fine", wait_ms=20_000, source="notebook")
+        assert job.wait(T) and "got [fine]" in job.result.output
     finally:
-        conn.close()
-    assert not job.done and [r for r in engine.inputs("a-ro") if r["kind"] != "command"] == []
-    engine.send("a-ro", "fine", wait_ms=20_000, source="notebook")
-    assert job.wait(T) and "got [fine]" in job.result.output
+        engine.close(sid)  # a run leaves no terminal behind (max_sessions)
 
 
 def test_two_viewers_see_the_same_screen(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:

@@ -1,10 +1,19 @@
 """The reader thread's loop: it blocks in ``select`` on the PTY, a wake-up
-pipe and the shell's pidfd (no polling, so an idle terminal costs no CPU)."""
+pipe and the shell's pidfd (no polling, so an idle terminal costs no CPU).
+
+When output it read went to an attached viewer (host/stream.py, which says
+so with :func:`handed_to_viewer`), the screen's idle parse (``on_idle``)
+waits for :data:`IDLE_S` of quiet instead of running at once: the viewer
+woken by that output then gets a core while the reader waits, instead of
+waiting behind the parse (a key's echo in vim: benchmarks/README.md,
+``bench_attach.py``).
+"""
 
 from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +39,19 @@ class Handlers:
 
 #: ``WakePipe.armed`` while the reader is between two waits (its deadline not yet known).
 UNKNOWN = -1.0
+
+#: Quiet after output handed to a viewer before the screen's idle parse (seconds).
+IDLE_S = 0.002
+
+_local = threading.local()  # ``viewer``: this reader's output went to a viewer since its last wait
+
+
+def handed_to_viewer() -> None:
+    """Output this thread read went to an attached viewer: if it is a
+    terminal's reader, its idle parse waits for a moment of quiet (module
+    docstring). Elsewhere nothing."""
+    if getattr(_local, "viewer", None) is not None:
+        _local.viewer = True
 
 
 class WakePipe:
@@ -103,6 +125,14 @@ def failure(error: BaseException) -> str:
 
 
 def _loop(proc: Any, pidfd: int | None, pipe: int | WakePipe, h: Handlers) -> None:
+    _local.viewer = False
+    try:
+        _read(proc, pidfd, pipe, h)
+    finally:
+        _local.viewer = None
+
+
+def _read(proc: Any, pidfd: int | None, pipe: int | WakePipe, h: Handlers) -> None:
     fd = proc.fd
     arm: Any = pipe if isinstance(pipe, WakePipe) else SimpleNamespace(armed=None)  # a bare fd: nobody to tell
     wake = pipe.r if isinstance(pipe, WakePipe) else pipe
@@ -115,10 +145,19 @@ def _loop(proc: Any, pidfd: int | None, pipe: int | WakePipe, h: Handlers) -> No
         arm.armed = due
         timeout = max(0.0, due - time.monotonic()) if due is not None else (None if pidfd is not None else 0.5)
         try:
-            readable = fdwait.readable(watch, 0.0 if fresh else timeout)
-            if fresh and not readable:
-                fresh = False
-                h.on_idle()  # e.g. parse the screen before anybody looks
+            if fresh:
+                first = 0.0
+                if _local.viewer:  # a viewer has output to draw: let it, parse later
+                    _local.viewer = False
+                    first = IDLE_S if timeout is None else min(IDLE_S, timeout)
+                readable = fdwait.readable(watch, first)
+                if not readable:
+                    fresh = False
+                    h.on_idle()  # e.g. parse the screen before anybody looks
+                    if due is not None:
+                        timeout = max(0.0, due - time.monotonic())
+                    readable = fdwait.readable(watch, timeout)
+            else:
                 readable = fdwait.readable(watch, timeout)
         except (OSError, ValueError):
             if h.closed():
