@@ -277,7 +277,12 @@ async def _one_backend(server_args: list[str], direct: Any, rounds: int, n: int)
     }
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+def _on_both_backends(
+    one: Callable[[list[str], Any, int, int], Awaitable[dict[str, Any]]], quick: bool
+) -> dict[str, Any]:
+    """``one(server_args, direct_engine, rounds, n)`` against an in-process
+    registry, then against a private terminal host (started here, stopped and
+    removed afterwards); the load average after both."""
     rounds = 5 if quick else 20
     n = 150 if quick else 1000
     out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
@@ -286,11 +291,9 @@ def measure(quick: bool = False) -> dict[str, Any]:
     local = Registry()
     client = HostClient(HostPaths.for_name("bench-mcp", tmp))
     try:
-        out["in_process"] = anyio.run(_one_backend, ["--in-process"], local, rounds, n)
+        out["in_process"] = anyio.run(one, ["--in-process"], local, rounds, n)
         client.connect()
-        out["host"] = anyio.run(
-            _one_backend, ["--host", "bench-mcp", "--host-dir", tmp], client, rounds, n
-        )
+        out["host"] = anyio.run(one, ["--host", "bench-mcp", "--host-dir", tmp], client, rounds, n)
     finally:
         local.close_all()
         try:
@@ -298,11 +301,21 @@ def measure(quick: bool = False) -> dict[str, Any]:
         finally:
             client.detach()
             shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        out["loadavg"] = os.getloadavg()
-    except OSError:
-        pass
+    load = _loadavg()
+    if load is not None:
+        out["loadavg"] = load
     return out
+
+
+def _loadavg() -> tuple[float, float, float] | None:
+    try:
+        return os.getloadavg()
+    except OSError:
+        return None
+
+
+def measure(quick: bool = False) -> dict[str, Any]:
+    return _on_both_backends(_one_backend, quick)
 
 
 # -- both eras against a bare server (issue 33) ---------------------------------
@@ -426,32 +439,10 @@ async def _eras_backend(server_args: list[str], direct: Any, rounds: int, n: int
 
 
 def measure_eras(quick: bool = False) -> dict[str, Any]:
-    rounds = 5 if quick else 20
-    n = 150 if quick else 1000
-    out: dict[str, Any] = {"calls_per_figure": n, "rounds": rounds}
-    try:
-        out["loadavg_before"] = os.getloadavg()
-    except OSError:
-        pass
-    tmp = tempfile.mkdtemp(prefix="dsh-bench-", dir="/tmp")
-    os.chmod(tmp, 0o700)
-    local = Registry()
-    client = HostClient(HostPaths.for_name("bench-mcp", tmp))
-    try:
-        out["in_process"] = anyio.run(_eras_backend, ["--in-process"], local, rounds, n)
-        client.connect()
-        out["host"] = anyio.run(_eras_backend, ["--host", "bench-mcp", "--host-dir", tmp], client, rounds, n)
-    finally:
-        local.close_all()
-        try:
-            stop_host(client.paths)
-        finally:
-            client.detach()
-            shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        out["loadavg"] = os.getloadavg()
-    except OSError:
-        pass
+    before = _loadavg()
+    out = _on_both_backends(_eras_backend, quick)
+    if before is not None:
+        out["loadavg_before"] = before
     return out
 
 

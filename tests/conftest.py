@@ -56,6 +56,16 @@ def wait_until(
         time.sleep(interval)
 
 
+def done(engine: Any, session: str, command: str, wait_ms: int = 20_000) -> Any:
+    """``command``'s Result on ``session`` of ``engine`` (a Registry or a
+    HostClient), which must settle within ``wait_ms``."""
+    from dsh_magics.terminal import Result
+
+    out = engine.exec(session, command, wait_ms=wait_ms)
+    assert isinstance(out, Result), f"{command!r} did not settle within {wait_ms} ms"
+    return out
+
+
 class Calls(list[str]):
     """What :func:`calls_of` saw: the calling thread's name per call, in order;
     :meth:`of` those of one of the functions watched."""

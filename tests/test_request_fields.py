@@ -17,10 +17,12 @@ import pytest
 
 from dsh_magics import tools
 from dsh_magics.host import protocol as P
+from dsh_magics.host.client import HostClient
 from dsh_magics.notebook import magic_args
 from dsh_magics.notebook.magic_args import MAGIC_ONLY, OPTION_FIELDS
 from dsh_magics.terminal import requests as R
 from dsh_magics.terminal.api import Engine
+from dsh_magics.terminal.registry import Registry
 
 #: Python annotations a row's JSON type may have in the Engine's signatures.
 _PY_TYPES = {"string": "str", "integer": "int", "boolean": "bool", "array": "list[str]"}
@@ -63,6 +65,28 @@ def engine_problems(engine: type = Engine) -> list[str]:
     for name, cls in R.REQUESTS.items():
         if name not in dict(_methods(engine)):
             out.append(f"request {cls.__name__}: Engine has no method {name}")
+    return out
+
+
+def backend_problems(backend: type) -> list[str]:
+    """A backend subclasses Engine and takes its keyword methods (``exec``, ``wait``,
+    ``send``: the one place their signatures are written) without writing them again;
+    every other Engine method it writes takes the Engine's parameters, defaults included."""
+    if Engine not in backend.__mro__:  # (issubclass refuses a protocol with properties)
+        return [f"{backend.__name__}: not a subclass of Engine"]
+    out = []
+    for name in R.REQUESTS:
+        if name in vars(backend):
+            out.append(f"{backend.__name__}.{name}: written again; Engine.{name} builds the request")
+    for method, params in _methods(Engine):
+        want = [(p.name, p.default) for p in params]
+        got = [
+            (p.name, p.default)
+            for p in inspect.signature(getattr(backend, method)).parameters.values()
+            if p.name != "self"
+        ]
+        if got != want:
+            out.append(f"{backend.__name__}.{method}{got}: Engine.{method} takes {want}")
     return out
 
 
@@ -168,6 +192,11 @@ def test_the_engine_signatures_follow_the_table() -> None:
     assert engine_problems() == []
 
 
+def test_the_backends_take_the_engines_signatures() -> None:
+    assert backend_problems(Registry) == []
+    assert backend_problems(HostClient) == []
+
+
 def test_the_tool_schemas_follow_the_table() -> None:
     assert tool_problems(tools.schemas(bounds=True)) == []
 
@@ -219,6 +248,27 @@ def _schemas_with(tool: str, arg: str, change: Callable[[dict[str, Any]], None])
         if s["name"] == tool:
             change(s["parameters"]["properties"].setdefault(arg, {"type": "string"}))
     return schemas
+
+
+def test_a_backend_that_drifts_is_caught() -> None:
+    class Again(Registry):
+        def exec(self, session_id: str, command: str, wait_ms: int | None = 5) -> Any: ...  # type: ignore[override]
+
+    class Other(Registry):
+        def read(self, session_id: str, since: int | None = 0, last: int | None = None) -> Any: ...
+
+    class Apart:
+        def exec(self, session_id: str, command: str) -> Any: ...
+
+    assert backend_problems(Again) == [
+        "Again.exec: written again; Engine.exec builds the request",
+        "Again.exec[('session_id', <class 'inspect._empty'>), ('command', <class 'inspect._empty'>), "
+        "('wait_ms', 5)]: Engine.exec takes [('session_id', <class 'inspect._empty'>), "
+        "('command', <class 'inspect._empty'>), ('wait_ms', None), ('tty', False), ('source', None), "
+        "('caller', None)]",
+    ]
+    assert [p.split("[")[0] for p in backend_problems(Other)] == ["Other.read"]
+    assert backend_problems(Apart) == ["Apart: not a subclass of Engine"]
 
 
 @pytest.mark.parametrize(

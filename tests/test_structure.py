@@ -212,6 +212,55 @@ def field_writes(tree: ast.AST, core_fields: set[str], run_fields: set[str] | No
     return sorted(bad, key=lambda b: int(b.split()[1].rstrip(":")))
 
 
+def run_state_fields() -> set[str]:
+    """The fields of a running job's interrupt and quiet-check state
+    (``run_state.InterruptState``, ``QuietState``): only ``terminal/core/``
+    assigns them; transports call their methods."""
+    tree = ast.parse((PACKAGE / "terminal" / "core" / "run_state.py").read_text())
+    return class_fields(tree, "InterruptState") | class_fields(tree, "QuietState")
+
+
+STATE_ATTRS = {"intr", "quiet"}  # the running job's fields that hold it
+STATE_CLASSES = {"InterruptState", "QuietState"}
+
+
+def state_writes(tree: ast.AST, fields: set[str]) -> list[str]:
+    """Assignments to a field of a running job's interrupt or quiet state:
+    through the job (``run.intr.due = ...``, ``core.running.quiet.at = ...``)
+    or through a name that holds the state (``st = run.intr``, a parameter
+    annotated ``QuietState``), also ``setattr``."""
+    holders: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _holds_state(node.value, set()):
+            holders |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            ann = ast.unparse(node.annotation).strip("'\"").rsplit(".", 1)[-1]
+            if ann in STATE_CLASSES:
+                holders.add(node.arg)
+    bad = []
+    for node in ast.walk(tree):
+        for t in _targets(node):
+            if t.attr in fields and _holds_state(t.value, holders):
+                bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in fields
+            and _holds_state(node.args[0], holders)
+        ):
+            bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return sorted(bad, key=lambda b: int(b.split()[1].rstrip(":")))
+
+
+def _holds_state(node: ast.AST, holders: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in holders
+    return isinstance(node, ast.Attribute) and node.attr in STATE_ATTRS and _names_a_job(node.value)
+
+
 JOB_NAMES = {"run", "running", "job", "_run", "_job"}
 
 
@@ -307,6 +356,18 @@ def test_no_transport_assigns_a_field_of_the_job_core() -> None:
     assert not found, f"call a JobCore or Running method instead (docs/internals.md): {found}"
 
 
+def test_no_transport_assigns_a_field_of_a_jobs_run_state() -> None:
+    fields = run_state_fields()
+    assert {"requested", "pending", "due", "phase", "at", "tries", "reader", "unsent_sigint"} <= fields, fields
+    found = {}
+    for name, p in _sources().items():
+        if not name.startswith("dsh_magics/terminal/core/"):
+            bad = state_writes(ast.parse(p.read_text(), name), fields)
+            if bad:
+                found[name] = bad
+    assert not found, f"call an InterruptState or QuietState method (terminal/core/run_state.py): {found}"
+
+
 def test_one_pty_owner_spawns_and_writes() -> None:
     found = {}
     for name, p in _sources().items():
@@ -386,7 +447,7 @@ def test_a_transport_assigning_a_core_field_is_found() -> None:
         "self.closed = True\n"  # the transport's own field of that name
         "core.running.awaiting = None\n"  # 5: the job's input state
         "setattr(run, 'awaiting', None)\n"  # 6: the same, spelt otherwise
-        "run.quiet.at = 0.0\n"  # the quiet check's own bookkeeping (run_state.QuietState)
+        "run.quiet.at = 0.0\n"  # the quiet check's (the next test's: run_state)
         "self.transport.saw_begin = 1\n"  # another object's field of the same name
         "run.job.result = None\n"  # 9: the job's
     )
@@ -397,6 +458,30 @@ def test_a_transport_assigning_a_core_field_is_found() -> None:
         "line 5: core.running.awaiting =",
         "line 6: setattr(run, 'awaiting', None)",
         "line 9: run.job.result =",
+    ]
+
+
+def test_a_transport_assigning_a_run_state_field_is_found() -> None:
+    fields = {"due", "pending", "at", "tries", "reader"}
+    code = (
+        "run.intr.due = 1.0\n"  # 1: through the running job
+        "core.running.quiet.at, x = None, 2\n"  # 2: in a tuple, through the core
+        "st = run.intr\n"
+        "st.pending += 1\n"  # 4: through a name that holds it
+        "def check(state: QuietState, other: Seen):\n"
+        "    state.tries = 0\n"  # 6: a parameter that holds it
+        "    other.reader = None\n"  # another object's field of that name
+        "setattr(self._run.quiet, 'reader', None)\n"  # 8: spelt otherwise
+        "self.quiet.at = 0.0\n"  # an object's own field of that name
+        "run.intr.due_taken()\n"  # a method: what transports do
+        "n = run.intr.pending\n"  # a read
+    )
+    assert state_writes(ast.parse(code), fields) == [
+        "line 1: run.intr.due =",
+        "line 2: core.running.quiet.at =",
+        "line 4: st.pending =",
+        "line 6: state.tries =",
+        "line 8: setattr(self._run.quiet, 'reader', None)",
     ]
 
 

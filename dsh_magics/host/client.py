@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from .. import shutdown
 from ..errors import DshError, HostUnavailable, NoSuchJob
 from ..jobs import Job
-from ..terminal import interaction, waits
 from ..terminal import validation as V
-from ..terminal.api import Listener
+from ..terminal import waits
+from ..terminal.api import Engine, Listener
 from ..terminal.config import TerminalConfig
 from ..terminal.deadline import Deadline, settled_within
 from ..terminal.requests import ExecRequest, SendRequest, WaitRequest
@@ -35,7 +35,6 @@ from .transport import CONNECTED, DETACHED, Link, Transport
 
 if TYPE_CHECKING:
     from ..answer.page import SecretPrompt
-    from ..terminal.api import Engine
     from ..terminal.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -69,8 +68,9 @@ class _JobsView:
         return len(self._client._call("jobs", {"results": False}))  # no proxies needed to count
 
 
-class HostClient:
-    """The engine API, served by the terminal host named by ``paths``.
+class HostClient(Engine):
+    """The engine API, served by the terminal host named by ``paths``. The
+    keyword methods ``exec``, ``wait`` and ``send`` are :class:`Engine`'s.
 
     ``watch_pid`` is handed to a host this client has to start (the Jupyter
     server whose life the host follows); ``autostart=False`` only joins.
@@ -234,18 +234,6 @@ class HostClient:
             return False
         return bool(self._op("exists", session_id=session_id))
 
-    def exec(  # noqa: A003
-        self,
-        session_id: str,
-        command: str,
-        wait_ms: int | None = None,
-        tty: bool = False,
-        source: str | None = None,
-        caller: str | None = None,
-    ) -> Job | Result:
-        """As in-process (the request is built and checked here, once)."""
-        return self.run_exec(ExecRequest.of(locals()))
-
     def run_exec(self, request: ExecRequest) -> Job | Result:
         """``wait_ms`` is handled here alone: the deadline is taken once, the
         host waits up to its cap (the table row's ``block``) and a job it
@@ -275,16 +263,9 @@ class HostClient:
             return job.result  # type: ignore[no-any-return]
         return job
 
-    def wait(
-        self,
-        job_id: str,
-        timeout: float | None = None,
-        until: str | None = None,
-        idle_ms: int | None = None,
-        on_input: bool = True,
-        until_screen: str | None = None,
-    ) -> Result:
-        """Runs here, over ``job``/``info``/``read``/``wait_output`` (see
+    def run_wait(self, request: WaitRequest) -> Result:
+        """:meth:`wait` with a checked request. Runs here, over
+        ``job``/``info``/``read``/``wait_output`` (see
         :mod:`dsh_magics.terminal.waits`): the local job proxy is settled by
         the host's ``job_done`` event, so no request blocks a host thread for
         longer than a ``wait_output`` slice.
@@ -294,10 +275,6 @@ class HostClient:
         saw it first and settled the job; another caller took the loss's
         report and a lookup here met the fresh host); a later lookup of the
         job is NO_SUCH_JOB."""
-        return self.run_wait(WaitRequest.of(locals()))
-
-    def run_wait(self, request: WaitRequest) -> Result:
-        """:meth:`wait` with a checked request."""
         job_id = request.job_id
         lost_before = self._proxies.was_lost(job_id)
         try:
@@ -317,26 +294,10 @@ class HostClient:
             or "the terminal host is gone: its terminals and their jobs are lost. The next call starts a fresh host."
         )
 
-    def send(
-        self,
-        session_id: str,
-        text: str | None = None,
-        key: str | None = None,
-        enter: bool = True,
-        wait_ms: int | None = interaction.DEFAULT_SEND_WAIT_MS,
-        source: str = interaction.PERSON,
-        caller: str | None = None,
-        secret: bool = False,
-        allow_secret: bool = True,
-        allow_unknown_prompt: bool = False,
-        keys: builtins.list[str] | None = None,
-    ) -> Result:
-        """As in-process; the host waits at most its cap
-        (:data:`protocol.MAX_BLOCK_SECONDS`) for the job to react."""
-        return self.run_send(SendRequest.of(locals()))
-
     def run_send(self, request: SendRequest) -> Result:
-        """:meth:`send` with a checked request: on the wire as it is."""
+        """:meth:`send` with a checked request: on the wire as it is; the
+        host waits at most its cap (:data:`protocol.MAX_BLOCK_SECONDS`) for
+        the job to react."""
         r = request
         value = self._send_checked(
             "send",

@@ -1,6 +1,9 @@
 """The engine contract: what every backend offers and every adapter may use.
 
-Adapters are typed against :class:`Engine`; ``Registry`` and ``HostClient`` satisfy it.
+Adapters are typed against :class:`Engine`; ``Registry`` and ``HostClient`` subclass it,
+so the keyword methods ``exec``, ``wait`` and ``send`` are written once, here: each
+builds its request and hands it to the backend's ``run_exec``, ``run_wait`` or
+``run_send`` (tests/test_request_fields.py checks them against the table).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..jobs import Job
 from .config import TerminalConfig
+from .interaction import DEFAULT_SEND_WAIT_MS, PERSON
 from .requests import ExecRequest, SendRequest, WaitRequest
 from .result import ReadResult, Result, TerminalInfo
 
@@ -48,6 +52,8 @@ class Engine(Protocol):
     ``exec``, ``wait`` and ``send`` build a typed request (checked once, there)
     and hand it to ``run_exec``, ``run_wait`` and ``run_send``; an adapter that
     built the request itself (a tool call) calls those, and nothing is checked twice.
+    A backend subclasses this class and writes the ``run_`` methods: the keyword
+    methods, their signatures and defaults exist once, here.
     """
 
     @property
@@ -101,11 +107,13 @@ class Engine(Protocol):
     ) -> Job | Result:
         """Start ``command`` (SESSION_BUSY if a job runs, or while a person
         types at the session's prompt); its Job at once,
-        or its Result if it settled within ``wait_ms`` milliseconds. Its
+        or its Result if it settled within ``wait_ms`` milliseconds. A dead
+        shell is replaced by a fresh one first (the Result says
+        ``fresh_shell=True``). Its
         stdin is /dev/null, or the terminal with ``tty=True`` (REPLs, y/N).
         ``source`` (``notebook``, ``agent``, ...) and ``caller`` go into the
         job's ``source`` and the terminal's input record."""
-        ...
+        return self.run_exec(ExecRequest.of(locals()))
 
     def run_exec(self, request: ExecRequest) -> Job | Result:
         """:meth:`exec` with its request built (and checked) by the caller."""
@@ -127,8 +135,8 @@ class Engine(Protocol):
         the job waits for typed input (``on_input``), or ``timeout`` seconds passed (``timed_out=True``);
         ``reason`` names which. ``until_screen`` is a regex over the screen's
         rows (``matched``, the row in ``match_text``). A bad regex is
-        INVALID_ARGUMENT."""
-        ...
+        INVALID_ARGUMENT (see :mod:`.waits`)."""
+        return self.run_wait(WaitRequest.of(locals()))
 
     def run_wait(self, request: WaitRequest) -> Result:
         """:meth:`wait` with its request built (and checked) by the caller."""
@@ -140,8 +148,8 @@ class Engine(Protocol):
         text: str | None = None,
         key: str | None = None,
         enter: bool = True,
-        wait_ms: int | None = 2000,
-        source: str = "person",
+        wait_ms: int | None = DEFAULT_SEND_WAIT_MS,
+        source: str = PERSON,
         caller: str | None = None,
         secret: bool = False,
         allow_secret: bool = True,
@@ -157,8 +165,10 @@ class Engine(Protocol):
         ``output`` is what the terminal showed after the input. Text while
         the job asks for hidden entry is SECRET_INPUT unless ``allow_secret``;
         without ``allow_secret``, text to a remote job whose prompt cannot be
-        seen (no side channel) is SECRET_INPUT too unless ``allow_unknown_prompt``."""
-        ...
+        seen (no side channel) is SECRET_INPUT too unless ``allow_unknown_prompt``.
+        ``secret=True`` keeps the text out of the job's input record (as does
+        a terminal with echo off)."""
+        return self.run_send(SendRequest.of(locals()))
 
     def run_send(self, request: SendRequest) -> Result:
         """:meth:`send` with its request built (and checked) by the caller."""

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import jobs
 from ..errors import (
     InvalidArgument,
     NoSuchJob,
@@ -20,8 +19,10 @@ from ..errors import (
     SessionBusy,
     TooManySessions,
 )
+from ..jobs import Job, JobTable
 from . import interaction, waits
 from . import validation as V
+from .api import Engine
 from .config import TerminalConfig
 from .core.input_record import InputLog
 from .deadline import settled_within
@@ -40,23 +41,32 @@ AnyTerminal = Terminal | RemoteTerminal
 validate_session_id = V.session_id
 
 
-class Registry:
-    """Terminals by session id, with the jobs they produced."""
+class Registry(Engine):
+    """Terminals by session id, with the jobs they produced. The keyword
+    methods ``exec``, ``wait`` and ``send`` are :class:`.api.Engine`'s."""
 
     def __init__(self, config: TerminalConfig | None = None, *, target: str | None = None, **overrides: Any) -> None:
-        self.config = config if config is not None else TerminalConfig.from_env(**overrides)
+        self._config = config if config is not None else TerminalConfig.from_env(**overrides)
         if config is not None and overrides:
-            self.config = config.with_(**overrides)
+            self._config = config.with_(**overrides)
         #: Where sessions opened without a target run (None: this machine).
         self.target: Target | None = parse_target(target)
         self._terms: dict[str, AnyTerminal] = {}
         self._lock = threading.RLock()
         self._starting: set[str] = set()
         self._started = threading.Condition(self._lock)
-        self.jobs = jobs.JobTable()
+        self._jobs = JobTable()
         self._listeners = Listeners()
         self._inputs: dict[str, InputLog] = {}
         self._person = PersonPrompts(self._exec_person)
+
+    @property
+    def config(self) -> TerminalConfig:
+        return self._config
+
+    @property
+    def jobs(self) -> JobTable:
+        return self._jobs
 
     # -- terminals ---------------------------------------------------------
     def attach(
@@ -122,36 +132,23 @@ class Registry:
                 raise InvalidArgument(f"cwd {cwd!r} is not a directory on {want}", field="cwd", cwd=cwd)
         return self._terms[session_id].info()
 
-    def exec(
-        self,
-        session_id: str,
-        command: str,
-        wait_ms: int | None = None,
-        tty: bool = False,
-        source: str | None = None,
-        caller: str | None = None,
-    ) -> jobs.Job | Result:
-        """Start ``command``; return its Job at once, or its Result if it
-        finished within ``wait_ms`` milliseconds. A dead shell is replaced by a
+    def run_exec(self, request: ExecRequest) -> Job | Result:
+        """:meth:`exec` with a checked request. A dead shell is replaced by a
         fresh one first (the Result says ``fresh_shell=True``). SESSION_BUSY
         also while a person types at the session's prompt (:mod:`.person`)."""
-        return self.run_exec(ExecRequest.of(locals()))
-
-    def run_exec(self, request: ExecRequest) -> jobs.Job | Result:
-        """:meth:`exec` with a checked request."""
         self._person.check(request.session_id)
         job = self._start_job(request.session_id, request.command, request.tty, request.source, request.caller)
         if settled_within(job, request.wait_ms):
             return job.result  # type: ignore[no-any-return]
         return job
 
-    def _exec_person(self, session_id: str, command: str, caller: str | None) -> jobs.Job:
+    def _exec_person(self, session_id: str, command: str, caller: str | None) -> Job:
         """A person's prompt or line (:class:`.person.PersonPrompts`): past the reservation."""
         return self._start_job(session_id, command, True, interaction.PERSON, caller)
 
     def _start_job(
         self, session_id: str, command: str, tty: bool, source: str | None, caller: str | None
-    ) -> jobs.Job:
+    ) -> Job:
         term = self._terms.get(session_id)
         fresh = False
         if term is None:
@@ -169,7 +166,7 @@ class Registry:
         V.keys_data(data)
         V.caller(caller)
         term = self._term(session_id)
-        first: jobs.Job | None = None
+        first: Job | None = None
         rest = data
         for _ in range(len(data) + 3):  # each turn types at least one line or ends
             if not rest:
@@ -200,7 +197,7 @@ class Registry:
         return {"job_id": first.id, "prompt": is_prompt(first.label)}
 
     @staticmethod
-    def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:
+    def _await_prompt(term: AnyTerminal, job: Job, timeout: float = 5.0) -> None:
         """Until readline has drawn the person's prompt: it takes the terminal
         out of echo first, so keys typed from then on are not echoed twice."""
         deadline = time.monotonic() + timeout
@@ -226,58 +223,16 @@ class Registry:
                 log = self._inputs[session_id] = InputLog()
             return log
 
-    def wait(
-        self,
-        job_id: str,
-        timeout: float | None = None,
-        until: str | None = None,
-        idle_ms: int | None = None,
-        on_input: bool = True,
-        until_screen: str | None = None,
-    ) -> Result:
-        """The job's result once settled, or a snapshot (the command keeps
-        running) when the first of these comes: output matching ``until``,
-        ``idle_ms`` without output, the job waiting for typed input
-        (``on_input``), or ``timeout`` seconds (``timed_out=True``).
-        ``reason`` says which (see :mod:`.waits`)."""
-        return self.run_wait(WaitRequest.of(locals()))
-
     def run_wait(self, request: WaitRequest) -> Result:
-        """:meth:`wait` with a checked request."""
+        """:meth:`wait` with a checked request: the first of its conditions
+        to come (see :mod:`.waits`)."""
         return waits.run(self, request)
 
-    def send(
-        self,
-        session_id: str,
-        text: str | None = None,
-        key: str | None = None,
-        enter: bool = True,
-        wait_ms: int | None = interaction.DEFAULT_SEND_WAIT_MS,
-        source: str = interaction.PERSON,
-        caller: str | None = None,
-        secret: bool = False,
-        allow_secret: bool = True,
-        allow_unknown_prompt: bool = False,
-        keys: list[str] | None = None,
-    ) -> Result:
-        """Type ``text`` (then Enter, unless ``enter=False``) or one named
-        ``key``, or several ``keys`` in order, into the session's running job
-        (keys as an xterm in the screen's current modes sends them); see
-        :mod:`.interaction`.
-
-        Waits up to ``wait_ms`` for the job to settle or wait for input
-        again, and returns its result with ``output`` holding only what the
-        terminal showed after the input (``start_line`` is its first line).
-        NOT_RUNNING with no job running; SECRET_INPUT for text while the job
-        asks for hidden entry and ``allow_secret`` is false (agent tools), and
-        then also for a remote job whose prompt cannot be seen unless
-        ``allow_unknown_prompt``.
-        ``secret=True`` keeps the text out of the job's input record (as does
-        a terminal with echo off)."""
-        return self.run_send(SendRequest.of(locals()))
-
     def run_send(self, request: SendRequest) -> Result:
-        """:meth:`send` with a checked request."""
+        """:meth:`send` with a checked request: waits up to ``wait_ms`` for
+        the job to settle or wait for input again; ``output`` holds only what
+        the terminal showed after the input (``start_line`` is its first
+        line). See :mod:`.interaction`."""
         r = request
         term = self._term(r.session_id)
         job, start_line, prompt = term.send(
@@ -303,10 +258,10 @@ class Registry:
             raise NoSuchJob(f"job {job_id!r} belongs to a closed session", job_id=job_id)
         return tail_of(term.snapshot(job), tail_lines)
 
-    def job(self, job_id: str) -> jobs.Job:
+    def job(self, job_id: str) -> Job:
         return self.jobs.get(V.job_id(job_id))
 
-    def latest_job(self, session_id: str | None = None) -> jobs.Job | None:
+    def latest_job(self, session_id: str | None = None) -> Job | None:
         if session_id is not None:
             V.session_id(session_id)
         return self.jobs.latest(session_id)
@@ -316,7 +271,7 @@ class Registry:
         V.count(last, "last")
         return self._term(session_id).read(since=since, last=last)
 
-    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> jobs.Job | None:
+    def interrupt(self, session_id: str, source: str | None = None, caller: str | None = None) -> Job | None:
         V.source(source)
         V.caller(caller)
         job = self._term(session_id).interrupt()

@@ -13,7 +13,6 @@ adding a fixture named ``<name>_engine`` and its name to :data:`BACKENDS`.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -22,7 +21,7 @@ from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.terminal import Engine, Registry
 
 from ..containers import Box
-from ..host.conftest import new_dir, stop_everything
+from ..host.conftest import private_host_dir
 
 BACKENDS = ["local", "host", "ssh", "podman"]
 REMOTE_BACKENDS = {"ssh", "podman"}
@@ -83,12 +82,8 @@ def local_engine(_plain_shells: None) -> Iterator[Registry]:
 
 @pytest.fixture(scope="module")
 def contract_host_dir() -> Iterator[str]:
-    d = new_dir()
-    try:
+    with private_host_dir() as d:
         yield d
-    finally:
-        stop_everything(d)
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
-from dsh_magics.terminal import INTERRUPTED, Registry, Result
+from dsh_magics.terminal import INTERRUPTED, Registry
 from dsh_magics.terminal.core.procs import alive
-from tests.conftest import wait_until
+from tests.conftest import done, wait_until
 from tests.containers import PREFIX, RUN_OPTIONS, Box, leftovers, podman, sweep_dead_runs
 
 
@@ -22,12 +22,6 @@ def reg():
     r = Registry(login=False)
     yield r
     r.close_all()
-
-
-def _done(reg: Registry, session: str, command: str) -> Result:
-    out = reg.exec(session, command, wait_ms=20_000)
-    assert isinstance(out, Result), command
-    return out
 
 
 def _in_box(box: Box) -> list[str]:
@@ -53,11 +47,11 @@ def _closes_cleanly(reg: Registry, session: str, box: Box, before: list[str]) ->
 def test_a_podman_terminal_runs_in_the_container(reg, podman_box, tmp_path):
     info = reg.attach("p1", target=podman_box.target, cwd=str(tmp_path))
     assert info.target == podman_box.target and info.cwd == str(tmp_path)
-    assert _done(reg, "p1", "pwd").output == f"{tmp_path}\n"
+    assert done(reg, "p1", "pwd").output == f"{tmp_path}\n"
     # its own pid namespace: pid 1 is the container's sleep
-    assert _done(reg, "p1", "tr '\\0' ' ' </proc/1/cmdline").output == "sleep infinity "
-    _done(reg, "p1", "cd /tmp; X=42")
-    res = _done(reg, "p1", "echo $PWD $X; (exit 7)")
+    assert done(reg, "p1", "tr '\\0' ' ' </proc/1/cmdline").output == "sleep infinity "
+    done(reg, "p1", "cd /tmp; X=42")
+    res = done(reg, "p1", "echo $PWD $X; (exit 7)")
     assert (res.output, res.exit_code) == ("/tmp 42\n", 7)
     assert reg.info("p1").cwd == "/tmp"
 
@@ -70,7 +64,7 @@ def test_a_podman_job_streams_and_is_interrupted(reg, podman_box):
     reg.interrupt("p2")
     res = reg.wait(job.id, timeout=20)
     assert res.status == INTERRUPTED and res.exit_code == 130, res
-    assert _done(reg, "p2", "echo alive").output == "alive\n"
+    assert done(reg, "p2", "echo alive").output == "alive\n"
     _closes_cleanly(reg, "p2", podman_box, before)
 
 
@@ -84,8 +78,8 @@ def test_a_docker_terminal_through_a_docker_name_for_podman(reg, podman_box, doc
         argv = f.read().split(b"\0")
     # docker's argv, found on PATH, with podman behind the name
     assert argv[0] == os.path.join(docker_name_for_podman, "docker").encode() and argv[1:3] == [b"exec", b"-it"]
-    _done(reg, "d1", "cd /tmp; Y=docker")
-    assert _done(reg, "d1", "echo $PWD $Y; tr '\\0' ' ' </proc/1/cmdline").output == "/tmp docker\nsleep infinity "
+    done(reg, "d1", "cd /tmp; Y=docker")
+    assert done(reg, "d1", "echo $PWD $Y; tr '\\0' ' ' </proc/1/cmdline").output == "/tmp docker\nsleep infinity "
     job = reg.exec("d1", "sleep 30")
     reg.interrupt("d1")
     assert reg.wait(job.id, timeout=20).status == INTERRUPTED

@@ -11,7 +11,7 @@ import pytest
 
 from dsh_magics.errors import InvalidArgument, TargetUnreachable
 from dsh_magics.terminal import Registry, Result
-from tests.conftest import wait_until
+from tests.conftest import done, wait_until
 
 
 @pytest.fixture
@@ -21,19 +21,13 @@ def reg(sshd):
     r.close_all()
 
 
-def _done(reg: Registry, session: str, command: str) -> Result:
-    out = reg.exec(session, command, wait_ms=20_000)
-    assert isinstance(out, Result), command
-    return out
-
-
 def test_attach_with_a_target_and_list_shows_it(reg, sshd, tmp_path):
     info = reg.attach("r1", target=sshd.target, cwd=str(tmp_path))
     assert info.target == sshd.target and info.cwd == str(tmp_path) and info.status == "idle"
     reg.attach("l1")
     rows = {i.session_id: i.target for i in reg.list()}
     assert rows == {"r1": sshd.target, "l1": "local"}
-    assert _done(reg, "r1", "pwd").output == f"{tmp_path}\n"
+    assert done(reg, "r1", "pwd").output == f"{tmp_path}\n"
     # attach again: same terminal, cd on the remote side
     (tmp_path / "sub").mkdir()
     again = reg.attach("r1", cwd="sub")
@@ -45,10 +39,10 @@ def test_attach_with_a_target_and_list_shows_it(reg, sshd, tmp_path):
 
 def test_a_dead_connection_is_replaced_by_the_next_command(reg, sshd):
     reg.attach("r2", target=sshd.target)
-    shell = int(_done(reg, "r2", "cd /tmp; echo $$").output)
+    shell = int(done(reg, "r2", "cd /tmp; echo $$").output)
     os.kill(shell, signal.SIGKILL)
     wait_until(lambda: reg.info("r2").status == "dead", timeout=10)
-    res = _done(reg, "r2", "pwd; echo $$")
+    res = done(reg, "r2", "pwd; echo $$")
     assert res.fresh_shell and res.output.split()[0] == "/tmp"
     assert int(res.output.split()[1]) != shell
     assert reg.info("r2").target == sshd.target
@@ -84,7 +78,7 @@ def test_unreachable_target_opens_nothing(reg, sshd, ssh_options):
 def test_a_registry_with_a_default_target(sshd):
     reg = Registry(login=False, target=sshd.target)
     try:
-        res = _done(reg, "d1", "echo $DSH_MAGICS_SESSION")
+        res = done(reg, "d1", "echo $DSH_MAGICS_SESSION")
         assert res.output == "d1\n"
         assert reg.info("d1").target == sshd.target
         assert reg.attach("d2", target="local").target == "local"

@@ -1,5 +1,17 @@
 """SGR (``ESC [ ... m``) parameters to a pen: the colours and attributes of the
-text that follows. The ring keeps them beside its plain lines (core/ring.py)."""
+text that follows. The ring keeps them beside its plain lines (core/ring.py).
+
+Why our own reader when the emulator we depend on has one (libghostty-vt's
+``ghostty_sgr_*``, reachable through pyghostty's raw binding): it reads every
+well-formed sequence as this one does (tests/terminal/test_sgr_agrees.py holds
+them together), but through cffi it costs 1.6 to 14 times as much per sequence
+(benchmarks/bench_sgr.py; a result works out its last 1,000 lines' colours when
+it is built), its first use in a process parses C types (90 to 150 ms on a
+loaded test machine), and its attributes still need mapping onto a pen here, so no code goes away.
+Malformed sequences are read differently: an unknown colour kind after 38/48
+(``38;7``) is skipped here with the 38, where the emulator reads it as an
+attribute of its own, and a 256-colour index past 255 is no colour here where
+the emulator wraps it."""
 
 from __future__ import annotations
 

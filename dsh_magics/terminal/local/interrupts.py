@@ -42,7 +42,7 @@ class Interrupter:
     def request(self, run: _Run) -> None:
         """``interrupt()`` was called for ``run``."""
         st = run.intr
-        st.requested = True
+        st.asked()
         if run.saw_begin or self._foreground_is_command():
             self._send_when_launched(run)
         else:
@@ -60,7 +60,7 @@ class Interrupter:
     def step(self, run: _Run) -> None:
         """The reader's call once ``run.intr.due`` has passed."""
         st = run.intr
-        st.due = None
+        st.due_taken()
         if st.phase is Phase.HOLD:
             launched, checked = self._launched()
             if launched is not False or time.monotonic() >= (st.hold_until or 0.0):
@@ -73,7 +73,7 @@ class Interrupter:
             else:
                 self._schedule(st, Phase.AWAIT_BEGIN, VERIFY_AFTER_S)
         elif st.phase is Phase.VERIFY:
-            st.phase = Phase.SENT
+            st.delivered()  # looked at once more: nothing after this
             try:
                 pgrp = os.tcgetpgrp(self._fd)
             except OSError:
@@ -98,7 +98,7 @@ class Interrupter:
         if launched is not False:
             self._send(run, checked)
             return
-        run.intr.hold_until = time.monotonic() + LAUNCH_GRACE_S
+        run.intr.launch_held(time.monotonic() + LAUNCH_GRACE_S)
         self._schedule(run.intr, Phase.HOLD, LAUNCH_POLL_S)
 
     def _send(self, run: _Run, checked: int | None) -> None:
@@ -128,19 +128,18 @@ class Interrupter:
             pgrp = self._pid
         if pgrp == checked:
             _killpg(pgrp)
-            st.phase, st.due = Phase.SENT, None
+            st.delivered()
             return
         # Looked at before the kill: a copy of the shell then runs bash's
         # handlers, and if it ``exec``-s after taking the signal, the signal
         # is lost (the command it became never saw it).
-        st.copies = tuple(procs.LAYER.shell_copies(self._pid, pgrp))
+        copies = tuple(procs.LAYER.shell_copies(self._pid, pgrp))
         _killpg(pgrp)
         now = time.monotonic()
-        st.sent_pgrp = pgrp
         # Looked at after the kill: a member seen then as a copy of the shell,
         # or without a handler, had not caught it when it was sent.
-        st.taken = procs.LAYER.sigint_taken(self._pid, pgrp, st.copies)
-        st.early = not run.saw_begin or now - (run.begin_at or now) < EARLY_S
+        taken = procs.LAYER.sigint_taken(self._pid, pgrp, copies)
+        st.sent(pgrp, copies, taken, early=not run.saw_begin or now - (run.begin_at or now) < EARLY_S)
         self._schedule(st, Phase.VERIFY, VERIFY_AFTER_S)
 
     def _exec_ed_since(self, copies: tuple[int, ...], pgrp: int) -> bool:
@@ -163,7 +162,7 @@ class Interrupter:
         return False
 
     def _schedule(self, st: InterruptState, phase: Phase, after: float) -> None:
-        st.phase, st.due = phase, time.monotonic() + after
+        st.scheduled(phase, time.monotonic() + after)
         self._poke()
 
     def _launched(self) -> tuple[bool | None, int | None]:

@@ -37,15 +37,14 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
         hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
         if not typing.keyed and hidden and not typing.allow_secret:
             raise interaction.hidden_entry_refused(core.session_id, run.job.id)
-        run.prompt_left()
-        run.quiet.reader = None
+        # What it waited for is answered: look again once the program has
+        # had a moment with the input.
+        run.answered(None)
+        due = run.quiet.look_in(quiet.QUIET_S)
         if key == "ctrl-c":
-            run.intr.requested = True  # the line it aborts was ours to abort
+            run.intr.asked()  # the line it aborts was ours to abort
         start_line, prompt = core.ring.next_line, core.ring.partial
         transport.typed = True
-        # Look again once the program has had a moment with the input.
-        due = run.quiet.at = time.monotonic() + quiet.QUIET_S
-        run.quiet.tries = 0
         job = run.job
     typed = Typed(core.session_id, job.id, typing.record(hidden), run.inputs.append, core.emit)
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
@@ -152,7 +151,7 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
             # 1 run in a loaded suite). The remote prompt watch looks the same way.
             return
         if transport.send_lock.locked():  # typed bytes on their way: look once they are written
-            run.quiet.at = now + quiet.QUIET_S
+            run.quiet.look_in(quiet.QUIET_S)
             return
         transport.quiet_checks += 1
         pid = transport.proc.pid
@@ -164,7 +163,7 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
         elif verdict is quiet.Verdict.ABORTED:
             # The shell waits for a line although the job never reported:
             # its line was aborted. A probe (no signal) confirms it.
-            run.quiet.unsent_sigint = True
+            run.quiet.line_abandoned()
             nonce = core.resync(run)
             before_typing(transport)
             shell.quiet_tty(transport.proc.fd)
@@ -175,8 +174,7 @@ def quiet_check(core: JobCore, transport: LocalShell) -> None:
                 # arrival would clear the note at once), or a line typed to it
                 # is not taken yet. Decide after that.
                 verdict = quiet.Verdict.LATER
-                run.quiet.reader = None
-                run.quiet.again_later()
+                run.quiet.reader_unsure()
             elif run.awaiting is None:
                 note_awaiting(core, transport, run)
         elif verdict is quiet.Verdict.REPLACED:

@@ -48,7 +48,7 @@ def check(
     through another file (``read x </dev/tty``) is a job waiting for input,
     never fed a probe (tests/terminal/test_quiet_check.py).
     """
-    state.at = None
+    state.looking()
     if identity is not None:
         now_is = procs.LAYER.identity(shell_pid)
         if now_is is not None and now_is != identity:
@@ -64,7 +64,7 @@ def check(
         reader = tty_state.foreground_reader(shell_pid, pty_fd, tty)
         return Verdict.LATER if reader is None else _waiting(state, reader)
     verdict = procs.LAYER.input_state(shell_pid)
-    state.verdict = verdict
+    state.judged(verdict)
     if verdict == procs.BUSY_OR_UNKNOWN:
         return Verdict.LATER
     if verdict != procs.TOP_LEVEL:
@@ -73,6 +73,5 @@ def check(
 
 
 def _waiting(state: QuietState, reader: int) -> Verdict:
-    first = state.reader is None
-    state.reader = (reader, procs.LAYER.command_name(reader))
+    first = state.reader_seen(reader, procs.LAYER.command_name(reader))
     return Verdict.WAITING if first else Verdict.STILL_WAITING

@@ -262,7 +262,7 @@ class Terminal(TerminalBase):
             self._interrupter.request(run)
             # No probe is typed here (a program reading the terminal would take
             # it as input): the quiet check types one once the shell reads.
-            run.quiet.at = time.monotonic() + quiet.AFTER_INTERRUPT_S
+            run.quiet.look_in(quiet.AFTER_INTERRUPT_S)
             self.transport.poke()
             return run.job
 

@@ -187,7 +187,7 @@ class InbandStream:
             if core.running is not run or run.sync_nonce is not None or core.dead:
                 return
             if not run.intr.requested:
-                run.quiet.unsent_sigint = True
+                run.quiet.line_abandoned()
             nonce = core.resync(run)
             if self._echo_nonce is None:  # its echo is held until its answer (or any marker of the job)
                 self._echo_nonce = nonce
@@ -242,8 +242,7 @@ class InbandStream:
             return
         if m.kind == BEGIN:
             now = core.job_began(run)
-            if run.intr.pending:  # Ctrl-Cs held for the begin marker: go (RemoteKeyboard.send_held_interrupts)
-                run.intr.due = now
+            run.intr.begin_came(now)  # Ctrl-Cs held for it go (RemoteKeyboard.send_held_interrupts)
             self._on_job_output(run)
         elif m.kind == END:
             self._pipestatus = m.pipestatus

@@ -47,17 +47,15 @@ class RemoteKeyboard:
             run = core.running
             if run is None or core.dead:
                 return None
-            run.intr.requested = True
-            run.intr.pending += 1
+            run.intr.press_held()
             self._watch.interrupted(run)
             if not run.saw_begin:
-                if run.intr.due is None:
-                    run.intr.due = time.monotonic() + BEGIN_WAIT_S
+                run.intr.begin_awaited(time.monotonic() + BEGIN_WAIT_S)
                 self._client.poke()
                 return run.job
             if run.intr.phase is Phase.HOLD:  # a launch check is on its way: it sends this one too
                 return run.job
-            run.intr.phase = Phase.HOLD
+            run.intr.launch_checked()
             known = self._watch.launched_known(run)
         if known:  # seen launched since the job last printed: no new look
             self._send_pending(run, at_once=True)
@@ -75,8 +73,7 @@ class RemoteKeyboard:
 
     def _send_pending(self, run: Running, at_once: bool) -> None:
         with self._core.lock:
-            count, run.intr.pending = run.intr.pending, 0
-            run.intr.phase, run.intr.due = Phase.IDLE, None
+            count = run.intr.presses_taken()
             if self._core.running is not run:
                 return
         if count:
@@ -100,10 +97,10 @@ class RemoteKeyboard:
             deadline = run.intr.due
             if deadline is None or time.monotonic() < deadline:
                 return
-            run.intr.due = None
+            run.intr.due_taken()
             if not run.intr.pending or run.intr.phase is Phase.HOLD:
                 return
-            run.intr.phase = Phase.HOLD
+            run.intr.launch_checked()
             launch_check = run.saw_begin
         if launch_check:
             self._release(run, at_once=False)

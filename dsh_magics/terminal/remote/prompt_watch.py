@@ -98,9 +98,9 @@ class PromptWatch:
             if run is None or run.quiet.at is None or time.monotonic() < run.quiet.at or core.dead:
                 return
             if self._busy:  # a probe is on its way: look again after it
-                run.quiet.at = time.monotonic() + QUIET_S
+                run.quiet.look_in(QUIET_S)
                 return
-            run.quiet.at = None
+            run.quiet.looking()
             self._busy = True
         threading.Thread(target=self._check, args=(run,), name="dsh-remote-probe", daemon=True).start()
 
@@ -124,9 +124,7 @@ class PromptWatch:
                 self._saw_launch(run, seen, before)
                 reader = seen.reader()
                 if reader is None:
-                    if run.quiet.tries < len(RETRY_S):
-                        run.quiet.at = time.monotonic() + RETRY_S[run.quiet.tries]
-                        run.quiet.tries += 1
+                    run.quiet.retried(RETRY_S)
                     return
                 first = run.awaiting is None
                 self._note(run, seen, reader)
