@@ -49,6 +49,7 @@ class Job:
         canceller: Callable[[Job], None] | None = None,
         job_id: str | None = None,
         source: str | None = None,
+        created_at: float | None = None,
     ) -> None:
         self.id = job_id or new_job_id(kind)
         #: Who started it (``person``, ``agent``, ``notebook``...; None: not said).
@@ -56,7 +57,8 @@ class Job:
         self.kind = kind
         self.owner = owner
         self.label = label
-        self.created_at = time.time()
+        #: When it started (``time.time()``); a proxy takes its job's.
+        self.created_at = time.time() if created_at is None else created_at
         self.settled_at: float | None = None
         self.status = RUNNING
         self.result: Any = None

@@ -133,9 +133,8 @@ class JobProxies:
                     job_id=jid,
                     canceller=lambda j: self._interrupt(j.owner),
                     source=wire.get("source") if isinstance(wire.get("source"), str) else None,
+                    created_at=float(wire["created_at"]) if isinstance(wire.get("created_at"), (int, float)) else None,
                 )
-                if isinstance(wire.get("created_at"), (int, float)):
-                    job.created_at = float(wire["created_at"])
                 self._proxies[jid] = job
                 self._trim()
             finished = str(wire.get("status") or jobs.RUNNING) != jobs.RUNNING
