@@ -47,24 +47,6 @@ def _mark_seen(job_id: str, line: int) -> None:
             _SEEN.popitem(last=False)
 
 
-def wait(
-    engine: Any,
-    job_id: str,
-    timeout: float | None = None,
-    *,
-    until: str | None = None,
-    idle_ms: int | None = None,
-    on_input: bool = True,
-    until_screen: str | None = None,
-) -> Result:
-    """:func:`run` with the Engine's keywords (``timeout`` in seconds): the request
-    is built, and checked, here."""
-    request = WaitRequest.build(
-        job_id=job_id, timeout=timeout, until=until, idle_ms=idle_ms, on_input=on_input, until_screen=until_screen
-    )
-    return run(engine, request)
-
-
 def run(engine: Any, request: WaitRequest) -> Result:
     """The job's result when the first of the events above happens; its
     ``reason`` names the event. A result that is not ``settled`` is a
@@ -216,5 +198,4 @@ __all__ = [
     "SETTLED",
     "TIMEOUT",
     "run",
-    "wait",
 ]

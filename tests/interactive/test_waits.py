@@ -15,7 +15,14 @@ import pytest
 
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.terminal import Registry, waits
+from dsh_magics.terminal.requests import WaitRequest
 from tests.conftest import Gate, wait_until
+
+
+def _wait(engine: Any, job_id: str, timeout: float, **options: Any) -> Any:
+    """The wait itself (waits.run) on ``engine``, which may be a spy around
+    the registry; the request is built, and checked, as the engine builds it."""
+    return waits.run(engine, WaitRequest.build(job_id=job_id, timeout=timeout, **options))
 
 
 class _Started:
@@ -39,7 +46,7 @@ class _Started:
 def test_http_server_port_from_the_matched_line(reg: Registry, sid: str) -> None:
     job = reg.exec(sid, "python3 -m http.server 0 --bind 127.0.0.1")
     try:
-        res = waits.wait(reg, job.id, 30, until=r"Serving HTTP")
+        res = _wait(reg, job.id, 30, until=r"Serving HTTP")
         assert res.reason == "matched", res
         assert res.status == "running" and not res.timed_out
         port = int(re.search(r"port (\d+)", res.match_text).group(1))  # type: ignore[union-attr]
@@ -60,7 +67,7 @@ def test_a_late_first_wait_still_matches(reg: Registry, sid: str) -> None:
     looks at all of its output."""
     job = reg.exec(sid, "echo Serving on port 4321; sleep 30")
     wait_until(lambda: "Serving" in reg.read(sid).text, 10)
-    res = waits.wait(reg, job.id, 10, until=r"port (\d+)")
+    res = _wait(reg, job.id, 10, until=r"port (\d+)")
     assert res.reason == "matched" and res.match_text == "Serving on port 4321"
     reg.interrupt(sid)
     reg.wait(job.id, 15)
@@ -68,14 +75,14 @@ def test_a_late_first_wait_still_matches(reg: Registry, sid: str) -> None:
 
 def test_a_later_wait_never_returns_the_same_line(reg: Registry, sid: str, gate: Gate) -> None:
     job = reg.exec(sid, f"echo ready-1; {gate.shell}; echo ready-2; sleep 30")
-    first = waits.wait(reg, job.id, 10, until="ready")
+    first = _wait(reg, job.id, 10, until="ready")
     assert first.reason == "matched" and first.match_text == "ready-1"
     # ready-1 was returned: a second wait does not match it again.
-    again = waits.wait(reg, job.id, 0.3, until="ready")
+    again = _wait(reg, job.id, 0.3, until="ready")
     assert again.reason == "timeout" and again.timed_out and again.match_line is None
     spy = _Started(reg)
     out: list[Any] = []
-    t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"ready-\d")))
+    t = threading.Thread(target=lambda: out.append(_wait(spy, job.id, 30, until=r"ready-\d")))
     t.start()
     assert spy.began.wait(10)
     gate.open()
@@ -93,7 +100,7 @@ def test_unfinished_line_can_match(reg: Registry, sid: str, gate: Gate) -> None:
     job = reg.exec(sid, f"{gate.shell}; printf 'Password for x: '; sleep 30")
     spy = _Started(reg)
     out: list[Any] = []
-    t = threading.Thread(target=lambda: out.append(waits.wait(spy, job.id, 30, until=r"Password.*: $")))
+    t = threading.Thread(target=lambda: out.append(_wait(spy, job.id, 30, until=r"Password.*: $")))
     t.start()
     assert spy.began.wait(10)
     gate.open()
@@ -105,14 +112,14 @@ def test_unfinished_line_can_match(reg: Registry, sid: str, gate: Gate) -> None:
 
 def test_settled_before_anything_else(reg: Registry, sid: str) -> None:
     job = reg.exec(sid, "echo done; exit 3")
-    res = waits.wait(reg, job.id, 30, until="never-printed", idle_ms=60_000)
+    res = _wait(reg, job.id, 30, until="never-printed", idle_ms=60_000)
     assert res.reason == "settled" and res.done and not res.timed_out
     assert res.exit_code == 3
 
 
 def test_idle_after_output_stops(reg: Registry, sid: str) -> None:
     job = reg.exec(sid, "for i in 1 2 3; do echo $i; done; sleep 30")
-    res = waits.wait(reg, job.id, 30, idle_ms=300)
+    res = _wait(reg, job.id, 30, idle_ms=300)
     assert res.reason == "idle" and res.status == "running" and not res.timed_out
     assert "3" in reg.read(sid).text
     reg.interrupt(sid)
@@ -121,7 +128,7 @@ def test_idle_after_output_stops(reg: Registry, sid: str) -> None:
 
 def test_timeout_when_nothing_happens(reg: Registry, sid: str) -> None:
     job = reg.exec(sid, "sleep 30")
-    res = waits.wait(reg, job.id, 0.2, until="x")
+    res = _wait(reg, job.id, 0.2, until="x")
     assert res.reason == "timeout" and res.timed_out and res.status == "running"
     reg.interrupt(sid)
     reg.wait(job.id, 15)
@@ -141,7 +148,7 @@ def test_timeout_when_nothing_happens(reg: Registry, sid: str) -> None:
 def test_bad_options_are_invalid_argument(reg: Registry, sid: str, kwargs: dict, field: str) -> None:
     job = reg.exec(sid, "true", wait_ms=10_000)
     with pytest.raises(InvalidArgument) as e:
-        waits.wait(reg, job.job_id, 1, **kwargs)
+        _wait(reg, job.job_id, 1, **kwargs)
     assert e.value.code == "INVALID_ARGUMENT" and e.value.details["field"] == field
 
 
@@ -154,7 +161,7 @@ def test_a_wait_on_a_job_of_a_closed_terminal(sid: str) -> None:
     try:
         job = reg.exec(sid, "sleep 30")
         reg.close(sid)
-        res = waits.wait(reg, job.id, 5, until="x", idle_ms=100)
+        res = _wait(reg, job.id, 5, until="x", idle_ms=100)
         assert res.reason == "settled" and res.done and res.status == "shell_exited"
     finally:
         reg.close_all()
