@@ -299,9 +299,18 @@ def test_stty(reg: Registry, sid: str, tmp_path: Path, command: str, code: int) 
         res = run(reg, sid, command)
     assert (res.status, res.exit_code) == ("completed", code), res.to_dict()
     # With "min 0 time 0" a read of the idle terminal returns at once with
-    # nothing, which bash takes for end of input: the idle shell may exit
-    # before the engine next types. Then the next result must say so.
+    # nothing, which bash takes for end of input: the idle shell exits at its
+    # next prompt. If that came before the engine next types, the next result
+    # says fresh_shell; if the engine typed as the shell was exiting, that job
+    # settles shell_exited with nothing run (the shell's code), and the one
+    # after gets the fresh shell (docs/engine.md, the fault table; CI dry run
+    # of session 34, under two hogs, met the second case).
     first = run(reg, sid, "echo usable-$((6 * 7))")
+    if first.status == "shell_exited":
+        assert "min 0" in command, "the shell died after a harmless stty"
+        assert first.output == "" and first.exit_code == 0, first.to_dict()
+        first = run(reg, sid, "echo usable-$((6 * 7))")
+        assert first.fresh_shell, first.to_dict()
     assert (first.status, first.exit_code, first.output) == ("completed", 0, "usable-42\n"), first.to_dict()
     if first.fresh_shell:
         assert "min 0" in command, "the shell died after a harmless stty"
