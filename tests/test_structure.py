@@ -189,6 +189,20 @@ def _targets(node: ast.AST) -> list[ast.Attribute]:
     return found
 
 
+def _setattr_of(node: ast.AST) -> tuple[ast.expr, object] | None:
+    """``(object, name)`` of a ``setattr(object, "name", ...)`` call with a
+    literal name, else None: both field checks read it."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "setattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+    ):
+        return node.args[0], node.args[1].value
+    return None
+
+
 def field_writes(tree: ast.AST, core_fields: set[str], run_fields: set[str] | None = None) -> list[str]:
     """Assignments in a transport to a field of another object that the core
     owns: a ``JobCore`` field or a field of the running job or its ``Job``
@@ -200,14 +214,8 @@ def field_writes(tree: ast.AST, core_fields: set[str], run_fields: set[str] | No
             own = isinstance(t.value, ast.Name) and t.value.id == "self"
             if (t.attr in core_fields and not own) or (t.attr in run_fields and _names_a_job(t.value)):
                 bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "setattr"
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and (node.args[1].value in core_fields or node.args[1].value in run_fields and _names_a_job(node.args[0]))
-        ):
+        set_ = _setattr_of(node)
+        if set_ and (set_[1] in core_fields or set_[1] in run_fields and _names_a_job(set_[0])):
             bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
     return sorted(bad, key=lambda b: int(b.split()[1].rstrip(":")))
 
@@ -242,15 +250,8 @@ def state_writes(tree: ast.AST, fields: set[str]) -> list[str]:
         for t in _targets(node):
             if t.attr in fields and _holds_state(t.value, holders):
                 bad.append(f"line {t.lineno}: {ast.unparse(t)} =")
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "setattr"
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value in fields
-            and _holds_state(node.args[0], holders)
-        ):
+        set_ = _setattr_of(node)
+        if set_ and set_[1] in fields and _holds_state(set_[0], holders):
             bad.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
     return sorted(bad, key=lambda b: int(b.split()[1].rstrip(":")))
 
