@@ -27,6 +27,7 @@ import pytest
 
 from dsh_magics.terminal.core.procs import alive, descendants
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
+from tests.procinfo import comm
 
 SSHD = "/usr/sbin/sshd"
 
@@ -77,7 +78,7 @@ class Sshd:
 
     def connections(self) -> list[int]:
         """The per-connection sshd processes (children of the listener)."""
-        return [p for p in descendants(self.proc.pid) if _comm(p).startswith("sshd")]
+        return [p for p in descendants(self.proc.pid) if comm(p).startswith("sshd")]
 
     def stop(self) -> None:
         """Hang up first, kill later: a session may still be in ~/.bashrc
@@ -106,14 +107,6 @@ class Sshd:
         except subprocess.TimeoutExpired:
             pass
         wait_until(lambda: not any(alive(p) for p in tree), timeout=10, msg="sshd tree did not die")
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 def start_sshd(base: Path, env: dict[str, str] | None = None) -> Sshd:

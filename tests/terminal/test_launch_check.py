@@ -16,16 +16,9 @@ import pytest
 from dsh_magics.terminal import Registry
 from dsh_magics.terminal.core.proclayer import procfs
 from tests.conftest import wait_until
+from tests.procinfo import comm
 
 pytestmark = pytest.mark.skipif(procfs._WAIT4_NR is None, reason="no syscall table for this machine")
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 @pytest.fixture(params=["procfs", "portable"])
@@ -51,7 +44,7 @@ def test_a_stage_that_is_a_copy_of_the_shell_counts_as_launched_once_it_waits(
         assert shell is not None
         job = reg.exec("launch", command)
         sleep = wait_until(
-            lambda: next((p for p in procfs.descendants(shell) if _comm(p) == "sleep"), None), timeout=20
+            lambda: next((p for p in procfs.descendants(shell) if comm(p) == "sleep"), None), timeout=20
         )
         pgrp = os.getpgid(sleep)
         wait_until(
@@ -77,10 +70,10 @@ def test_both_layers_name_the_same_copies_of_the_shell(layer: ModuleType) -> Non
         assert shell is not None
         job = reg.exec("copies", "(sleep 30; echo never) | cat")
         sleep = wait_until(
-            lambda: next((p for p in procfs.descendants(shell) if _comm(p) == "sleep"), None), timeout=20
+            lambda: next((p for p in procfs.descendants(shell) if comm(p) == "sleep"), None), timeout=20
         )
         pgrp = os.getpgid(sleep)
-        subshell = next(p for p in procfs.descendants(shell) if _comm(p) == "bash")
+        subshell = next(p for p in procfs.descendants(shell) if comm(p) == "bash")
         assert layer.shell_copies(shell, pgrp) == [subshell]
         # The copy is not counted as having taken it; cat and sleep have no
         # handler (the portable layer cannot see handlers: any program counts).
