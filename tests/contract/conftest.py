@@ -21,7 +21,7 @@ from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.terminal import Engine, Registry
 
 from ..containers import Box
-from ..host.conftest import private_host_dir
+from ..host.conftest import _plain_shells, private_host_dir  # noqa: F401  (_plain_shells: an autouse fixture, here too)
 
 BACKENDS = ["local", "host", "ssh", "podman"]
 REMOTE_BACKENDS = {"ssh", "podman"}
@@ -56,23 +56,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=f"{backend} backend: {REMOTE_XFAILS[item.originalname]}"))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _plain_shells() -> Iterator[None]:
-    """Shells without the login profile, also in the host (it inherits our
-    environment): the engine's own tests cover login shells."""
-    old = os.environ.get("DSH_MAGICS_LOGIN")
-    os.environ["DSH_MAGICS_LOGIN"] = "0"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("DSH_MAGICS_LOGIN", None)
-        else:
-            os.environ["DSH_MAGICS_LOGIN"] = old
-
-
 @pytest.fixture(scope="module")
-def local_engine(_plain_shells: None) -> Iterator[Registry]:
+def local_engine() -> Iterator[Registry]:
     reg = Registry(login=False)
     try:
         yield reg
@@ -87,7 +72,7 @@ def contract_host_dir() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def host_engine(_plain_shells: None, contract_host_dir: str) -> Iterator[HostClient]:
+def host_engine(contract_host_dir: str) -> Iterator[HostClient]:
     client = HostClient(HostPaths.for_name("contract", contract_host_dir))
     client.connect()
     try:
@@ -100,7 +85,7 @@ def host_engine(_plain_shells: None, contract_host_dir: str) -> Iterator[HostCli
 
 
 @pytest.fixture(scope="module")
-def ssh_engine(_plain_shells: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+def ssh_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     """Every terminal is an ``ssh://`` one, to a real sshd on 127.0.0.1."""
     from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
 
@@ -122,7 +107,7 @@ def ssh_engine(_plain_shells: None, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="module")
-def podman_engine(_plain_shells: None, podman_box: Box) -> Iterator[Registry]:
+def podman_engine(podman_box: Box) -> Iterator[Registry]:
     """Every terminal is a ``podman://`` one, into the session's test container."""
     reg = Registry(login=False, target=podman_box.target)
     try:

@@ -59,10 +59,11 @@ def stop_everything(directory: str) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _plain_shells() -> Iterator[None]:
-    """Hosts started by these tests (they inherit our environment) run
-    shells without the login profile: a profile here takes ~1 s per shell,
-    and the engine's own tests cover login shells. Module-scoped, so the
-    setting never leaks into other test directories."""
+    """Shells started by these tests, also in hosts (they inherit our
+    environment), run without the login profile: a profile here takes ~1 s
+    per shell, and the engine's own tests cover login shells. Module-scoped,
+    so the setting never leaks into other test directories; the contract
+    suite imports it too."""
     old = os.environ.get("DSH_MAGICS_LOGIN")
     os.environ["DSH_MAGICS_LOGIN"] = "0"
     try:
