@@ -5,6 +5,7 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py [--quick] [--json PATH] [--max-targets 64]
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
+    python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -30,6 +31,9 @@ another one (``git archive REV | tar -x -C DIR``: its ``dsh_magics``), the
 two taking turns at going first, and pdsh between them: a before/after
 under the same load. The time is taken inside the process, from the
 group's start to its report (imports and Python's start are not in it).
+``--cpu`` counts CPU instead of wall time, in turn with pdsh: this process
+to the report, the local processes it reaps (ssh clients), and the sshd
+side (what the benchmark's sshd reaped: every session's processes).
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
@@ -40,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -180,6 +185,60 @@ def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: st
     }
 
 
+def _cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _reaped_by(pid: int) -> float:
+    """CPU seconds of the children ``pid`` has reaped (its cutime + cstime):
+    for the benchmark's sshd, every session of every contender."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd) -> dict:
+    """Where a first command's CPU goes (in this process, this tree), against
+    pdsh's, in turn: the engine's own process (to the report), the local
+    children it reaps (the ssh clients, and what ran in them before their
+    exec), and the sshd side (every session's processes: sshd, the user's
+    shell and ~/.bashrc, the remote bash and its set-up, the job). Each
+    round waits until sshd has reaped its sessions before it reads."""
+
+    def settled() -> None:
+        deadline = time.monotonic() + 30
+        while sshd.connections() and time.monotonic() < deadline:
+            time.sleep(0.05)  # (a benchmark's pause between rounds, not a synchronisation)
+
+    rows: dict[str, list[float]] = {k: [] for k in ("engine", "clients", "sshd", "pdsh_clients", "pdsh_sshd")}
+    group = Ours(TARGETS)
+    try:
+        group.once()  # imports and first-use work out of the rounds
+    finally:
+        group.close()
+    settled()
+    for _ in range(rounds):
+        mine, kids, remote = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), _reaped_by(sshd.proc.pid)
+        group = Ours(TARGETS)
+        try:
+            group.once()
+            rows["engine"].append(_cpu(resource.RUSAGE_SELF) - mine)
+        finally:
+            group.close()
+        settled()
+        rows["clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
+        rows["sshd"].append(_reaped_by(sshd.proc.pid) - remote)
+        kids, remote = _cpu(resource.RUSAGE_CHILDREN), _reaped_by(sshd.proc.pid)
+        _run(pdsh, pdsh_env)
+        settled()
+        rows["pdsh_clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
+        rows["pdsh_sshd"].append(_reaped_by(sshd.proc.pid) - remote)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    ours = med["engine"] + med["clients"] + med["sshd"]
+    theirs = med["pdsh_clients"] + med["pdsh_sshd"]
+    return {"cpu_rounds": rows, "cpu_median_s": med, "cpu_ours_s": ours, "cpu_pdsh_s": theirs, "cpu_ours_vs_pdsh": ours / theirs}
+
+
 def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
     hosts = f"bh[01-{TARGETS:02d}]"
     return ["pdsh", "-R", "ssh", "-w", hosts, COMMAND], {
@@ -279,6 +338,7 @@ def main() -> None:
     ap.add_argument("--first-only", action="store_true", help="only the first command against pdsh, interleaved")
     ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
     ap.add_argument("--ab", metavar="DIR", help="with --first-only: another tree's first command in turn (before/after)")
+    ap.add_argument("--cpu", action="store_true", help="with --first-only: where the first command's CPU goes, against pdsh's")
     args = ap.parse_args()
     from tests.fanout.fleet import ssh_aliases
     from tests.sshd import start_sshd
@@ -291,7 +351,9 @@ def main() -> None:
         cfg = options.split(" ", 1)[1]
         if args.first_only:
             res = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
-            if args.ab:
+            if args.cpu:
+                res.update(cpu_rounds(*pdsh_setup(cfg), args.first_rounds, server))
+            elif args.ab:
                 res.update(ab_rounds(*pdsh_setup(cfg), args.first_rounds, os.path.abspath(args.ab)))
             else:
                 res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))
