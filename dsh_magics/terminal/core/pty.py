@@ -136,8 +136,10 @@ class Pty:
         return self.proc.pid if self.proc is not None else None
 
     def spawn(self, argv: list[str], *, env: dict[str, str], size: tuple[int, int], cwd: str | None = None) -> Any:
-        """Fork ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
-        hung up when this process dies; errors of the spawn propagate."""
+        """Start ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
+        hung up when this process dies; errors of the spawn propagate.
+        Without a ``cwd`` (a remote client) it is launched without a fork
+        where it can be (:class:`.child.Launcher`), else forked."""
         cols, rows = size
 
         def go() -> Any:
