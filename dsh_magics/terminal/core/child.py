@@ -145,6 +145,7 @@ class Launcher:
         args = (ctypes.c_char_p * (len(words) + 1))(*words, None)
         pairs = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
         envp = (ctypes.c_char_p * (len(pairs) + 1))(*pairs, None)
+        path = os.fsencode(tty)  # (kept alive to the spawn: an older C library keeps the pointer)
         pid = ctypes.c_int()
         libc.posix_spawnattr_init(attr)
         libc.posix_spawn_file_actions_init(actions)
@@ -152,7 +153,7 @@ class Launcher:
             _check(libc.posix_spawnattr_setflags(attr, ctypes.c_short(_SETSIGDEF | _SETSIGMASK | _SETSID)))
             _check(libc.posix_spawnattr_setsigdefault(attr, everything))
             _check(libc.posix_spawnattr_setsigmask(attr, nothing))
-            _check(libc.posix_spawn_file_actions_addopen(actions, 0, os.fsencode(tty), os.O_RDWR, 0))
+            _check(libc.posix_spawn_file_actions_addopen(actions, 0, path, os.O_RDWR, 0))
             _check(libc.posix_spawn_file_actions_adddup2(actions, 0, 1))
             _check(libc.posix_spawn_file_actions_adddup2(actions, 0, 2))
             if self._closefrom is not None:
