@@ -30,13 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 TIOCGPTN = 0x80045430  # Linux: the number N of a master's /dev/pts/N
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "dumb", "LC_ALL": "C"}
 
-@pytest.fixture(params=["fork", "launch"])
+@pytest.fixture(params=["fork", "launch", "launch-listing"])
 def way(request, monkeypatch) -> Iterator[str]:
-    """Each test runs both ways of starting a child."""
+    """Each test runs both ways of starting a child (and the launch where
+    the C library has no ``addclosefrom_np``: open descriptors are listed)."""
     if request.param == "fork":
         monkeypatch.setattr(child.launcher, "_ready", False)
     elif not child.launcher.usable(None):
         pytest.skip("no posix_spawn or setpriv --pdeathsig here: every child is forked")
+    elif request.param == "launch-listing":
+        monkeypatch.setattr(child.launcher, "_closefrom", None)
     yield request.param
 
 
@@ -98,6 +101,8 @@ from tests.conftest import wait_until
 if sys.argv[1] == "fork":
     child.launcher._ready = False
 assert sys.argv[1] == "fork" or child.launcher.usable(None)
+if sys.argv[1] == "launch-listing":
+    child.launcher._closefrom = None
 p = pty.Pty("dying")
 t = threading.Thread(target=p.spawn, args=(["sleep", "300"],), kwargs={"env": {"PATH": "/usr/bin:/bin"}, "size": (80, 24)})
 t.start()

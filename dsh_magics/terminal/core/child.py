@@ -119,7 +119,8 @@ class Launcher:
             for name in ("posix_spawn", "posix_spawnattr_init", "posix_spawnattr_setflags",
                          "posix_spawnattr_setsigdefault", "posix_spawnattr_setsigmask", "posix_spawnattr_destroy",
                          "posix_spawn_file_actions_init", "posix_spawn_file_actions_addopen",
-                         "posix_spawn_file_actions_adddup2", "posix_spawn_file_actions_destroy"):  # fmt: skip
+                         "posix_spawn_file_actions_adddup2", "posix_spawn_file_actions_addclose",
+                         "posix_spawn_file_actions_destroy"):  # fmt: skip
                 getattr(libc, name)
             usage = subprocess.run([helper, "--help"], capture_output=True, text=True, timeout=10).stdout
         except (OSError, AttributeError, subprocess.SubprocessError):  # no such C library or helper here
@@ -128,7 +129,7 @@ class Launcher:
             return False
         self._libc, self._helper = libc, os.fsencode(helper)
         self._closefrom = getattr(libc, "posix_spawn_file_actions_addclosefrom_np", None)  # glibc 2.34+
-        return True
+        return self._closefrom is not None or os.path.isdir("/proc/self/fd")  # (else no way to find them)
 
     def spawn(self, command: str, argv: list[str], env: dict[str, str], tty: str) -> int:
         """Start ``command`` (a path) with ``argv`` on the terminal ``tty``
