@@ -6,6 +6,7 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
+    ... [--rehash-timeout 0]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -31,6 +32,14 @@ another one (``git archive REV | tar -x -C DIR``: its ``dsh_magics``), the
 two taking turns at going first, and pdsh between them: a before/after
 under the same load. The time is taken inside the process, from the
 group's start to its report (imports and Python's start are not in it).
+All 16 "hosts" share one home here, so every session's ``~/.bashrc``
+(``pyenv init``) contends for one pyenv rehash lock: pyenv retries every
+0.1 s while ``SECONDS <= start + PYENV_REHASH_TIMEOUT`` (whole seconds; 1
+here, as in the tests: up to 2 s) and then gives up. The slowest member's
+time is then mostly that wait, which a fleet of separate hosts does not
+have. ``--rehash-timeout 0`` waits only to the clock's next whole second,
+``-1`` not at all (no session rehashes); either is the same for every
+contender, and the wall time follows the work more closely.
 ``--cpu`` counts CPU instead of wall time, in turn with pdsh: this process
 to the report, the local processes it reaps (ssh clients), and the sshd
 side (what the benchmark's sshd reaped: every session's processes).
@@ -339,10 +348,17 @@ def main() -> None:
     ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
     ap.add_argument("--ab", metavar="DIR", help="with --first-only: another tree's first command in turn (before/after)")
     ap.add_argument("--cpu", action="store_true", help="with --first-only: where the first command's CPU goes, against pdsh's")
+    ap.add_argument(
+        "--rehash-timeout", type=int, metavar="S",
+        help="PYENV_REHASH_TIMEOUT for the sessions (default: the environment's, else 1 as in the tests); "
+        "how long a session's ~/.bashrc waits for pyenv's rehash lock (0: to the next whole second, -1: never)",
+    )  # fmt: skip
     args = ap.parse_args()
     from tests.fanout.fleet import ssh_aliases
     from tests.sshd import start_sshd
 
+    if args.rehash_timeout is not None:
+        os.environ["PYENV_REHASH_TIMEOUT"] = str(args.rehash_timeout)  # (start_sshd passes it to the sessions)
     server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-fanout-")))
     try:
         max_targets = 16 if args.quick else args.max_targets
