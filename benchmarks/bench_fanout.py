@@ -79,8 +79,10 @@ def _load() -> str:
     return open("/proc/loadavg").read().split(" ", 3)[:3].__str__()
 
 
-def _run(argv: list[str], env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=300)
+def _run(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> str:
+    done = subprocess.run(
+        argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, cwd=cwd, timeout=300
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr[-500:]}")
     return done.stdout
@@ -159,15 +161,23 @@ try:
     assert rep.counts() == {"completed": n}, rep.table()
 finally:
     reg.close_all()
+print(fanout.__file__)
 print(took)
 """
 
 
 def _first_in(tree: str) -> float:
-    """One group's first command in a new process running ``tree``'s package."""
+    """One group's first command in a new process running ``tree``'s package.
+    It runs in ``tree``: ``python -c`` puts its working directory first on
+    the path, so run from this repository both sides imported this tree's
+    package (every ``--ab`` figure before session 35 compared a tree with
+    itself); the child says which package it ran."""
     env = {**os.environ, "PYTHONPATH": tree}
-    out = _run([sys.executable, "-c", _CHILD, str(TARGETS), COMMAND], env=env)
-    return float(out.strip().splitlines()[-1])
+    out = _run([sys.executable, "-c", _CHILD, str(TARGETS), COMMAND], env=env, cwd=tree).strip().splitlines()
+    package, took = out[-2], out[-1]
+    if not os.path.realpath(package).startswith(os.path.realpath(tree) + os.sep):
+        raise RuntimeError(f"the round for {tree} ran {package}")
+    return float(took)
 
 
 def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: str) -> dict:
