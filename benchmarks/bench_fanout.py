@@ -5,6 +5,8 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py [--quick] [--json PATH] [--max-targets 64]
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
+    python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
+    ... [--rehash-timeout 0]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -30,6 +32,17 @@ another one (``git archive REV | tar -x -C DIR``: its ``dsh_magics``), the
 two taking turns at going first, and pdsh between them: a before/after
 under the same load. The time is taken inside the process, from the
 group's start to its report (imports and Python's start are not in it).
+All 16 "hosts" share one home here, so every session's ``~/.bashrc``
+(``pyenv init``) contends for one pyenv rehash lock: pyenv retries every
+0.1 s while ``SECONDS <= start + PYENV_REHASH_TIMEOUT`` (whole seconds; 1
+here, as in the tests: up to 2 s) and then gives up. The slowest member's
+time is then mostly that wait, which a fleet of separate hosts does not
+have. ``--rehash-timeout 0`` waits only to the clock's next whole second,
+``-1`` not at all (no session rehashes); either is the same for every
+contender, and the wall time follows the work more closely.
+``--cpu`` counts CPU instead of wall time, in turn with pdsh: this process
+to the report, the local processes it reaps (ssh clients), and the sshd
+side (what the benchmark's sshd reaped: every session's processes).
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
@@ -40,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,8 +79,10 @@ def _load() -> str:
     return open("/proc/loadavg").read().split(" ", 3)[:3].__str__()
 
 
-def _run(argv: list[str], env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=300)
+def _run(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> str:
+    done = subprocess.run(
+        argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, cwd=cwd, timeout=300
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr[-500:]}")
     return done.stdout
@@ -145,15 +161,23 @@ try:
     assert rep.counts() == {"completed": n}, rep.table()
 finally:
     reg.close_all()
+print(fanout.__file__)
 print(took)
 """
 
 
 def _first_in(tree: str) -> float:
-    """One group's first command in a new process running ``tree``'s package."""
+    """One group's first command in a new process running ``tree``'s package.
+    It runs in ``tree``: ``python -c`` puts its working directory first on
+    the path, so run from this repository both sides imported this tree's
+    package (every ``--ab`` figure before session 35 compared a tree with
+    itself); the child says which package it ran."""
     env = {**os.environ, "PYTHONPATH": tree}
-    out = _run([sys.executable, "-c", _CHILD, str(TARGETS), COMMAND], env=env)
-    return float(out.strip().splitlines()[-1])
+    out = _run([sys.executable, "-c", _CHILD, str(TARGETS), COMMAND], env=env, cwd=tree).strip().splitlines()
+    package, took = out[-2], out[-1]
+    if not os.path.realpath(package).startswith(os.path.realpath(tree) + os.sep):
+        raise RuntimeError(f"the round for {tree} ran {package}")
+    return float(took)
 
 
 def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: str) -> dict:
@@ -178,6 +202,60 @@ def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: st
         "after_vs_pdsh": med["after"] / med["pdsh_first_round"],
         "before_vs_pdsh": med["before"] / med["pdsh_first_round"],
     }
+
+
+def _cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _reaped_by(pid: int) -> float:
+    """CPU seconds of the children ``pid`` has reaped (its cutime + cstime):
+    for the benchmark's sshd, every session of every contender."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd) -> dict:
+    """Where a first command's CPU goes (in this process, this tree), against
+    pdsh's, in turn: the engine's own process (to the report), the local
+    children it reaps (the ssh clients, and what ran in them before their
+    exec), and the sshd side (every session's processes: sshd, the user's
+    shell and ~/.bashrc, the remote bash and its set-up, the job). Each
+    round waits until sshd has reaped its sessions before it reads."""
+
+    def settled() -> None:
+        deadline = time.monotonic() + 30
+        while sshd.connections() and time.monotonic() < deadline:
+            time.sleep(0.05)  # (a benchmark's pause between rounds, not a synchronisation)
+
+    rows: dict[str, list[float]] = {k: [] for k in ("engine", "clients", "sshd", "pdsh_clients", "pdsh_sshd")}
+    group = Ours(TARGETS)
+    try:
+        group.once()  # imports and first-use work out of the rounds
+    finally:
+        group.close()
+    settled()
+    for _ in range(rounds):
+        mine, kids, remote = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), _reaped_by(sshd.proc.pid)
+        group = Ours(TARGETS)
+        try:
+            group.once()
+            rows["engine"].append(_cpu(resource.RUSAGE_SELF) - mine)
+        finally:
+            group.close()
+        settled()
+        rows["clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
+        rows["sshd"].append(_reaped_by(sshd.proc.pid) - remote)
+        kids, remote = _cpu(resource.RUSAGE_CHILDREN), _reaped_by(sshd.proc.pid)
+        _run(pdsh, pdsh_env)
+        settled()
+        rows["pdsh_clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
+        rows["pdsh_sshd"].append(_reaped_by(sshd.proc.pid) - remote)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    ours = med["engine"] + med["clients"] + med["sshd"]
+    theirs = med["pdsh_clients"] + med["pdsh_sshd"]
+    return {"cpu_rounds": rows, "cpu_median_s": med, "cpu_ours_s": ours, "cpu_pdsh_s": theirs, "cpu_ours_vs_pdsh": ours / theirs}
 
 
 def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
@@ -279,10 +357,18 @@ def main() -> None:
     ap.add_argument("--first-only", action="store_true", help="only the first command against pdsh, interleaved")
     ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
     ap.add_argument("--ab", metavar="DIR", help="with --first-only: another tree's first command in turn (before/after)")
+    ap.add_argument("--cpu", action="store_true", help="with --first-only: where the first command's CPU goes, against pdsh's")
+    ap.add_argument(
+        "--rehash-timeout", type=int, metavar="S",
+        help="PYENV_REHASH_TIMEOUT for the sessions (default: the environment's, else 1 as in the tests); "
+        "how long a session's ~/.bashrc waits for pyenv's rehash lock (0: to the next whole second, -1: never)",
+    )  # fmt: skip
     args = ap.parse_args()
     from tests.fanout.fleet import ssh_aliases
     from tests.sshd import start_sshd
 
+    if args.rehash_timeout is not None:
+        os.environ["PYENV_REHASH_TIMEOUT"] = str(args.rehash_timeout)  # (start_sshd passes it to the sessions)
     server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-fanout-")))
     try:
         max_targets = 16 if args.quick else args.max_targets
@@ -291,7 +377,9 @@ def main() -> None:
         cfg = options.split(" ", 1)[1]
         if args.first_only:
             res = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
-            if args.ab:
+            if args.cpu:
+                res.update(cpu_rounds(*pdsh_setup(cfg), args.first_rounds, server))
+            elif args.ab:
                 res.update(ab_rounds(*pdsh_setup(cfg), args.first_rounds, os.path.abspath(args.ab)))
             else:
                 res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))

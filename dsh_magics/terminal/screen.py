@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
-
-from pyghostty import ffi, lib  # type: ignore[import-untyped]
+from typing import TYPE_CHECKING, Any
 
 from .snapshot import Colour, Modes, Run, Snapshot
-from .vt_binding import Vt, new_sized, types
+
+if TYPE_CHECKING:
+    from .vt_binding import Vt
 
 #: Queue at most this many bytes before parsing them (bounds the time a
 #: snapshot takes and the memory an idle screen holds).
@@ -95,10 +95,21 @@ class Screen:
         self.skipped_bytes = 0  # bytes never parsed (lazy skip); for benchmarks and tests
         self._gen = 0  # bumped whenever what a snapshot shows may have changed
         self._cached: tuple[int, Snapshot] | None = None
-        self._term = self._new_terminal(cols, rows)
+        self._vt: Vt | None = None
 
-    def _new_terminal(self, cols: int, rows: int) -> Vt:
-        return Vt(cols, rows, SCROLLBACK_LINES, self._replies.extend)
+    @property
+    def _term(self) -> Vt:
+        """The emulator, made when first needed (a look, or output to
+        parse). Its binding parses its C declarations when first imported
+        (about 0.16 s of CPU), which a process whose terminals' output is
+        never looked at (a fleet's ``hostname``) never pays: it fell on the
+        first terminal of every new process (issue 35 §5, benchmarks/README.md,
+        ``bench_fanout.py``, session 35)."""
+        if self._vt is None:
+            from .vt_binding import Vt
+
+            self._vt = Vt(self._cols, self._rows, SCROLLBACK_LINES, self._replies.extend)
+        return self._vt
 
     # -- input -----------------------------------------------------------
 
@@ -190,7 +201,8 @@ class Screen:
     def resize(self, cols: int, rows: int) -> None:
         _check_size(cols, rows)
         self.settle()
-        self._term.resize(cols, rows)
+        if self._vt is not None:  # (one made later has the new size)
+            self._vt.resize(cols, rows)
         self._cols, self._rows = cols, rows
         self._gen += 1
 
@@ -204,8 +216,7 @@ class Screen:
         self._alt_tail = b""
         self._used_alt = False
         self._gen += 1
-        self._term.close()
-        self._term = self._new_terminal(self._cols, self._rows)
+        self.close()  # a new emulator is made when next needed
 
     def clear_used_alt_screen(self) -> None:
         """Start a new span for :attr:`used_alt_screen` (e.g. at a job's start);
@@ -295,6 +306,10 @@ class Screen:
         )
 
     def _row_runs(self, y: int) -> tuple[Run, ...]:
+        from pyghostty import ffi, lib  # type: ignore[import-untyped]
+
+        from .vt_binding import new_sized, types
+
         runs: list[Run] = []
         c = types()
         cell = ffi.new(c["cell"])
@@ -332,8 +347,8 @@ class Screen:
             elif flag[0]:
                 lib.ghostty_grid_ref_style(ref, style)
                 cur = (
-                    _colour(style.fg_color),
-                    _colour(style.bg_color),
+                    _colour(style.fg_color, lib),
+                    _colour(style.bg_color, lib),
                     bool(style.bold),
                     bool(style.inverse),
                     bool(style.underline),
@@ -350,7 +365,9 @@ class Screen:
         return tuple(runs)
 
     def close(self) -> None:
-        self._term.close()
+        if self._vt is not None:
+            self._vt.close()
+            self._vt = None
 
 
 _Style = tuple[Colour, Colour, bool, bool, bool]  # fg, bg, bold, inverse, underline
@@ -361,7 +378,7 @@ def _run(text: str, style: _Style, col: int) -> Run:
     return Run(text, fg, bg, bold, inverse, underline, col)
 
 
-def _colour(c: Any) -> Colour:
+def _colour(c: Any, lib: Any) -> Colour:
     if c.tag == lib.GHOSTTY_STYLE_COLOR_PALETTE:
         return int(c.value.palette)
     if c.tag == lib.GHOSTTY_STYLE_COLOR_RGB:

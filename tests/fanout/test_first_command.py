@@ -5,9 +5,16 @@ prompts and secret prompts are then seen as before."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from dsh_magics.terminal.core.procs import alive
 from tests.conftest import wait_until
 from tests.remote.conftest import connection_processes, open_remote  # noqa: F401 - fixtures
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_side_channel_opens_at_its_first_probe(open_remote) -> None:  # noqa: F811
@@ -23,3 +30,36 @@ def test_the_side_channel_opens_at_its_first_probe(open_remote) -> None:  # noqa
     term.send("hunter2", secret=True)
     assert job.wait(30) and job.result.output.endswith("len 7\n")
 
+
+
+# A new process runs a group's first command on two terminals whose output is
+# plain, then looks at one terminal's screen.
+FIRST_IN_A_NEW_PROCESS = """
+import sys
+from dsh_magics import fanout
+from dsh_magics.terminal import Registry, TerminalConfig
+reg = Registry(TerminalConfig(login=False, max_sessions=4))
+try:
+    targets = ["cmd:bash --noprofile --norc -i", "cmd:bash --noprofile --norc -i -c 'exec bash -i'"]
+    group = fanout.start(reg, targets, "echo plain", book=fanout.GroupBook({}, []))
+    assert group.wait(timeout_ms=60_000)
+    assert fanout.report(group).counts() == {"completed": 2}, fanout.report(group).table()
+    print("after the group:", "pyghostty" in sys.modules)
+    screen = reg.screen(group.runs[0].member.session_id)
+    print("after a look:", "pyghostty" in sys.modules, "plain" in "\\n".join(screen["lines"]))
+finally:
+    reg.close_all()
+"""
+
+
+def test_a_first_command_with_plain_output_loads_no_screen_emulator() -> None:
+    """The emulator's binding parses its C declarations on first import
+    (about 0.16 s of CPU, on the first terminal of every new process): a
+    group whose output nobody looks at never needs it; a look loads it and
+    shows the output."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_IN_A_NEW_PROCESS], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["after the group: False", "after a look: True True"], done.stdout

@@ -75,6 +75,20 @@ def test_an_idle_terminal_is_never_probed(remote: RemoteTerminal) -> None:
     assert remote.info().awaiting_input_unavailable is None
 
 
+def test_the_side_channel_names_the_shells_terminal_at_its_first_use(remote: RemoteTerminal) -> None:
+    """The shell runs no ``tty`` at start-up (a process per terminal that a
+    fleet's quick commands never need): the side channel names the terminal
+    when it first looks, the one the shell keeps on its own descriptor."""
+    assert remote.exec("true").wait(20)
+    assert remote.watch.terminal is None and remote.side is not None and remote.side.pid is None
+    job = remote.exec(f"tty <&{inband.INPUT_FD}; read -p 'x: ' v", tty=True)
+    _awaiting(remote, job)
+    named = remote.snapshot(job).output.splitlines()[0].strip()
+    assert named.startswith("/dev/") and remote.watch.terminal == named, (named, remote.watch.terminal)
+    remote.send("y", allow_secret=False, source="agent")
+    assert job.wait(20) and job.result.exit_code == 0
+
+
 def test_ssh_control_socket_is_private_and_removed(open_remote) -> None:
     term = open_remote(session="ctl")
     control = term.transport.control_dir

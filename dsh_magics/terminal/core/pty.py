@@ -2,7 +2,8 @@
 or a remote target's client: ssh, podman, kubectl, ``cmd:``).
 
 It spawns the child (on one long-lived thread, with the child's death signal
-and default signals: :mod:`.child`), sets the window size, and is the one
+and default signals: :mod:`.child`; without forking this interpreter where
+it can, :class:`.child.Launcher`), sets the window size, and is the one
 write path: every byte typed into a terminal (the engine's own lines,
 probes, a person's keys, an agent's text) goes through :meth:`Pty.write`,
 which is also where input is recorded: each write says whether it is the
@@ -16,14 +17,18 @@ layer's (:mod:`.procs`).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
+import struct
+import termios
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
+from ptyprocess.util import which  # type: ignore[import-untyped]
 
 from ...errors import ShellExited
 from . import child, reader
@@ -88,6 +93,31 @@ def housekeeping(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     return _spawner.submit(fn, *args)
 
 
+def _launch(argv: list[str], env: dict[str, str], rows: int, cols: int) -> Any:
+    """``PtyProcess.spawn`` without a fork of this interpreter
+    (:class:`.child.Launcher` says why and what the child gets): a new PTY
+    with echo off and its size set, the child started on it, and the same
+    ``PtyProcess`` around the master as ptyprocess makes."""
+    command = which(argv[0])
+    if command is None:  # as ptyprocess says it
+        raise FileNotFoundError(f"The command was not found or was not executable: {argv[0]}.")
+    master, slave = os.openpty()
+    try:
+        attrs = termios.tcgetattr(slave)
+        attrs[3] &= ~termios.ECHO
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        pid = child.launcher.spawn(command, argv, env, os.ttyname(slave))
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    proc = PtyProcess(pid, master)
+    proc.argv, proc.env = [command, *argv[1:]], env
+    return proc
+
+
 class Pty:
     """A child process on a PTY of ours. ``what`` names the other end in
     errors ("shell", "terminal"); ``is_dead`` says when nothing more may be
@@ -106,11 +136,15 @@ class Pty:
         return self.proc.pid if self.proc is not None else None
 
     def spawn(self, argv: list[str], *, env: dict[str, str], size: tuple[int, int], cwd: str | None = None) -> Any:
-        """Fork ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
-        hung up when this process dies; errors of the spawn propagate."""
+        """Start ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
+        hung up when this process dies; errors of the spawn propagate.
+        Without a ``cwd`` (a remote client) it is launched without a fork
+        where it can be (:class:`.child.Launcher`), else forked."""
         cols, rows = size
 
         def go() -> Any:
+            if child.launcher.usable(cwd):
+                return _launch(argv, env, rows, cols)
             return PtyProcess.spawn(
                 argv, cwd=cwd, env=env, echo=False, dimensions=(rows, cols), preexec_fn=child.setup
             )

@@ -133,14 +133,13 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
 
 
 def _where(nonce: str) -> str:
-    """The shell reports its pid, its version (checked by the engine) and its
-    terminal (for the side channel), as ``PID:VERSION:TTY``. Inside
-    a job ``tty`` says "not a tty" (stdin is /dev/null), so it is asked now,
-    while stdin is still the terminal; ``/proc`` where ``tty`` is missing."""
+    """The shell reports its pid and its version (checked by the engine),
+    as ``PID:VERSION:`` (the third field, its terminal, was asked with
+    ``tty`` here until session 35: a process at every start, for the side
+    channel only, which now names it itself at its first use, from the
+    descriptor the shell keeps its terminal on: ``side_channel.locate``)."""
     return (
-        f"__dsh_magics_tty=$(\\command tty 2>/dev/null) || __dsh_magics_tty=$(\\command readlink /proc/$$/fd/{INPUT_FD} 2>/dev/null); "
-        f"\\builtin printf '\\033]6973;{WHERE};{nonce};0;%q\\007' \"$$:${{BASH_VERSINFO[0]}}.${{BASH_VERSINFO[1]}}.${{BASH_VERSINFO[2]}}:$__dsh_magics_tty\" >&{MARKER_FD}; "
-        "\\builtin unset -v __dsh_magics_tty"
+        f"\\builtin printf '\\033]6973;{WHERE};{nonce};0;%q\\007' \"$$:${{BASH_VERSINFO[0]}}.${{BASH_VERSINFO[1]}}.${{BASH_VERSINFO[2]}}:\" >&{MARKER_FD}"
     )
 
 

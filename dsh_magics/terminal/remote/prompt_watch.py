@@ -39,7 +39,8 @@ class PromptWatch:
         self._core = core
         self._channel = channel
         self._wake = wake  # the reader picks up a new deadline
-        self._where: tuple[int, str] | None = None  # (remote shell pid, its tty)
+        self._pid: int | None = None  # the remote shell's, as it said at start-up
+        self._tty: str | None = None  # its terminal, named by the side channel at its first use
         self._busy = False
         self._outputs = 0  # job output spells seen, to drop a probe overtaken by output
         # (job, output spells then): a probe saw its command launched, and it printed nothing since
@@ -50,26 +51,46 @@ class PromptWatch:
 
     @property
     def available(self) -> bool:
-        return self._channel is not None and self._where is not None and self.why_unavailable is None
+        return self._channel is not None and self._pid is not None and self.why_unavailable is None
 
     def hang_up(self) -> bool:
         """SIGHUP to the remote shell through the side channel (a close
         while a job runs); False when it cannot be sent."""
-        if not self.available:
+        where = self._where() if self.available else None
+        if where is None:
             return False
-        assert self._channel is not None and self._where is not None
-        return self._channel.hang_up(self._where[1], self._where[0])
+        assert self._channel is not None
+        return self._channel.hang_up(where[1], where[0])
+
+    @property
+    def terminal(self) -> str | None:
+        """The remote shell's terminal, once the side channel has named it (at its first use)."""
+        return self._tty
 
     @property
     def probes(self) -> int:
         return self._channel.probes if self._channel is not None else 0
 
-    def located(self, pid: int | None, tty: str | None) -> None:
-        """The shell said where it is (at start-up)."""
-        if pid and tty and tty.startswith("/dev/"):
-            self._where = (pid, tty)
+    def located(self, pid: int | None) -> None:
+        """The shell said its pid (at start-up)."""
+        if pid:
+            self._pid = pid
         elif self.why_unavailable is None:
-            self.why_unavailable = "the remote shell could not name its terminal"
+            self.why_unavailable = "the remote shell did not say its pid"
+
+    def _where(self) -> tuple[int, str] | None:
+        """(the shell's pid, its terminal): the terminal is asked of the
+        side channel once, at its first use (``SideChannel.locate``)."""
+        assert self._channel is not None and self._pid is not None
+        if self._tty is None:
+            self._tty = self._channel.locate(self._pid)
+            if self._tty is None:
+                if self._channel.broken:
+                    self.why_unavailable = f"the side channel failed: {self._channel.broken}"
+                else:
+                    self.why_unavailable = "the side channel could not name the remote shell's terminal"
+                return None
+        return self._pid, self._tty
 
     def job_output(self, run: Running) -> None:
         """Output of the running job (or its start, call under the core's
@@ -105,8 +126,11 @@ class PromptWatch:
         threading.Thread(target=self._check, args=(run,), name="dsh-remote-probe", daemon=True).start()
 
     def _probe(self) -> Seen | None:
-        assert self._channel is not None and self._where is not None
-        pid, tty = self._where
+        assert self._channel is not None
+        where = self._where()
+        if where is None:
+            return None
+        pid, tty = where
         seen = self._channel.probe(tty, pid)
         if seen is None:
             self.why_unavailable = f"the side channel failed: {self._channel.broken}"

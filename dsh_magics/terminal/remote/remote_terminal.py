@@ -150,7 +150,7 @@ class RemoteTerminal(TerminalBase):
                 self.side.close(grace=0.0)
                 self.watch.why_unavailable = why
         self._check_version()
-        self.watch.located(*self.stream.where)
+        self.watch.located(self.stream.where[0])
         # The side channel opens at its first probe, not here: a terminal
         # whose jobs never go quiet (a fleet's `hostname`) never pays for its
         # session (sshd runs the user's shell and rc file for it; issue 35 §5).

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 
 from ..core import fdwait
+from .inband import INPUT_FD
 from .targets import Target, control_options
 
 ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
@@ -241,6 +242,37 @@ class SideChannel:
             self.broken = "the probe did not answer"
             return None
         return _parse(out.decode("utf-8", "replace"), shell_pid)
+
+    def locate(self, shell_pid: int) -> str | None:
+        """The terminal the remote shell keeps on its descriptor
+        ``INPUT_FD`` (its own terminal, set aside at start-up), as a path;
+        None when it cannot be named. One round trip, at the channel's
+        first use: the shell no longer runs ``tty`` at every start for it
+        (issue 35 §5). The ptys are compared with ``-ef`` by the ``sh``
+        itself; ``readlink`` only where none of them is it."""
+        if self.broken:
+            return None
+        end = "DSH_END_" + secrets.token_hex(8)
+        fd = f"/proc/{int(shell_pid)}/fd/{INPUT_FD}"
+        line = (
+            f't=; for x in /dev/pts/[0-9]*; do [ "$x" -ef {fd} ] && t=$x && break; done; '
+            f'[ -n "$t" ] || t=$(readlink {fd} 2>/dev/null); echo "T $t"; echo {end}\n'
+        )
+        with self._lock:
+            try:
+                proc = self._start()
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(line.encode())
+                proc.stdin.flush()
+                out = self._read_until(proc.stdout.fileno(), end.encode())
+            except (OSError, ValueError) as e:
+                self.broken = str(e)
+                return None
+        if out is None:
+            self.broken = "the side channel did not answer"
+            return None
+        said = [ln[2:].strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.startswith("T ")]
+        return said[-1] if said and _TTY.match(said[-1]) else None
 
     def hang_up(self, tty: str, shell_pid: int) -> bool:
         """SIGHUP to the remote shell, as a closing terminal sends it: bash
