@@ -89,20 +89,20 @@ class ViewerStream:
 
     def _on_piece(self, piece: bytes | None, take: TakeScreen) -> None:
         """On the terminal's reader thread (or a resize), under its lock."""
-        joined = b""
         with self._lock:
+            behind = switch = False
             if piece is not None:
                 joined = self._tail + piece if self._tail else piece
                 end = joined[-_TAIL:]
                 self._tail = end if b"\x1b" in end else b""  # a sequence may go on in the next piece
-                if not self._queue and b"\x1b[?" not in joined and len(piece) <= MAX_BEHIND:
-                    # The usual piece (a key's echo): nothing waits before it, so
-                    # it goes out now if the socket takes it (Connection.send_stream).
-                    if self._send(self._bytes_line(piece)):
-                        reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
-                        return
-            behind = piece is not None and self._queued + len(piece) > MAX_BEHIND
-            if piece is None or behind or (b"\x1b[?" in joined and _ALT.search(joined)):
+                switch = b"\x1b[?" in joined and _ALT.search(joined) is not None
+                behind = self._queued + len(piece) > MAX_BEHIND
+                if not (switch or behind or self._queue) and self._send(self._bytes_line(piece)):
+                    # The usual piece (a key's echo): nothing waited before it, and
+                    # the socket took it at once (Connection.send_stream).
+                    reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
+                    return
+            if piece is None or behind or switch:
                 # A screen holds everything before it: what is queued can go.
                 self._queue.clear()
                 self._queued = 0
