@@ -15,11 +15,14 @@ place of the bytes whenever they alone would draw wrong:
 
 Events on the connection: ``{"type": "screen", "session_id", "screen"}``
 (``Engine.screen(vt=True)``) and ``{"type": "bytes", "session_id", "data"}``
-(base64). Pieces come from the terminal's reader thread under its lock: they
-are queued here, and written by that same thread when the socket takes them
-at once (``Connection.wake``), else by the connection's sender thread; the
-reader is told (``reader.handed_to_viewer``), so it parses its screen only
-after a moment of quiet and the woken viewer draws first.
+(base64). Pieces come from the terminal's reader thread under its lock. A
+piece with nothing queued before it (a key's echo, as a rule) is written by
+that thread at once if the socket takes it (``Connection.send_stream``: no
+queue on the echo's way); otherwise pieces are queued here and written by
+that same thread when the socket takes them at once (``Connection.wake``),
+else by the connection's sender thread. The reader is told
+(``reader.handed_to_viewer``), so it parses its screen only after a moment of
+quiet and the woken viewer draws first.
 """
 
 from __future__ import annotations
