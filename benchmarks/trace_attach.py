@@ -40,14 +40,14 @@ STEPS: dict[str, list[tuple[str, str | None, str]]] = {
         ("c_key", "c_wake_key", "the client has read the key (its request line is being sent)"),
         ("c_sent", "c_key", "the client has sent it"),
         ("h_req", "c_sent", "the host's connection thread has the request line"),
-        ("h_engine", "h_req", "the dispatch has called the engine (Registry.type_keys)"),
+        ("h_engine", "h_req", "the dispatch has called the engine (PersonKeys.type; before: Registry.type_keys)"),
         ("h_write", "h_engine", "the engine writes the key to the PTY (Pty.write)"),
         ("h_written", "h_write", "the key is in the PTY (the record's turn)"),
         ("h_poke", "h_written", "the reader is poked (a new deadline)"),
         ("h_req_done", "h_written", "the request is done (its thread goes back to read)"),
         ("h_pty", "h_written", "the terminal's reader has bash's echo (_on_pty)"),
         ("h_piece", "h_pty", "the echo reaches the viewer's stream (_on_piece)"),
-        ("h_sent", "h_piece", "the reader thread has sent it on the socket (Connection.wake)"),
+        ("h_sent", "h_piece", "the reader thread has sent it on the socket (Connection.send_stream; before: .wake)"),
         ("h_pty_done", "h_sent", "the reader is done with the piece"),
         ("h_block", "h_pty_done", "the reader waits again"),
         ("c_wake_echo", "h_sent", "the client's select returns for the echo"),
@@ -77,6 +77,10 @@ if os.environ.get("DSH_TRACE_ATTACH"):
     trace_attach.install(os.environ["DSH_TRACE_ATTACH"])
     del sys.path[0]
 """
+
+#: Keys requests and reader pieces not profiled at the start (``DSH_TRACE_PROFILE``):
+#: the first key opens the person's prompt (a job start, hundreds of calls).
+_WARM = 10
 
 _marks: list[tuple[str, int]] = []
 _now = time.perf_counter_ns
@@ -164,9 +168,13 @@ def install(out_dir: str) -> None:
         prof = cProfile.Profile()
         plain = requests.Requests.handle
 
+        seen = [0, 0]  # keys requests and reader pieces so far: the first few (the prompt's start) are not profiled
+
         def profiled(self: Any, conn: Any, item: Any) -> Any:
             if isinstance(item, bytes) and b'"type_keys"' in item:
-                return prof.runcall(plain, self, conn, item)
+                seen[0] += 1
+                if seen[0] > _WARM:
+                    return prof.runcall(plain, self, conn, item)
             return plain(self, conn, item)
 
         requests.Requests.handle = profiled  # type: ignore[method-assign]
@@ -174,17 +182,27 @@ def install(out_dir: str) -> None:
         rprof = cProfile.Profile()  # the echo's way through the reader (its own thread)
 
         def profiled_pty(self: Any, data: bytes) -> Any:
-            return rprof.runcall(on_pty, self, data)
+            seen[1] += 1
+            if seen[1] > _WARM:
+                return rprof.runcall(on_pty, self, data)
+            return on_pty(self, data)
 
         terminal.Terminal._on_pty = profiled_pty  # type: ignore[method-assign]
         atexit.register(lambda: rprof.dump_stats(os.path.join(out_dir, f"{os.getpid()}-reader.prof")))
         atexit.register(lambda: prof.dump_stats(os.path.join(out_dir, f"{os.getpid()}.prof")))
-    around(registry.Registry, "type_keys", "h_engine", None)
+    try:  # the engine's keyboard of a person (session 35 on); before it, the registry's method
+        from dsh_magics.terminal import person_keys
+
+        around(person_keys.PersonKeys, "type", "h_engine", None)
+    except ImportError:
+        around(registry.Registry, "type_keys", "h_engine", None)
     around(pty.Pty, "write", "h_write", None, lambda self, data, typed=None: typed is not None)
     around(input_record.Typed, "written", "h_written", None)
     around(terminal.Terminal, "_on_pty", "h_pty", "h_pty_done")
     around(stream.ViewerStream, "_on_piece", "h_piece", None)
     around(connection.Connection, "wake", None, "h_sent")
+    if hasattr(connection.Connection, "send_stream"):  # session 35 on: a piece with nothing before it
+        around(connection.Connection, "send_stream", None, "h_sent", lambda self, line: True)
     around(reader_mod.WakePipe, "poke", "h_poke", None)
     wait = reader_mod.fdwait.readable
 
@@ -194,6 +212,22 @@ def install(out_dir: str) -> None:
         return wait(fds, timeout)
 
     reader_mod.fdwait = types.SimpleNamespace(readable=readable)
+
+
+def _own_calls(stats: Any, root: str) -> tuple[int, int]:
+    """The calls a profile counted, less the trace's own (its wrappers and
+    what only they call), and how many times ``root`` (the profiled function,
+    wrapped) ran."""
+    own = 0
+    roots = 0
+    for (file, _, func), (_, ncalls, _, _, callers) in stats.stats.items():
+        if file.endswith("trace_attach.py") or (callers and all(c[0].endswith("trace_attach.py") for c in callers)
+                                                and file == "~"):  # fmt: skip
+            continue  # a wrapper, or a builtin only wrappers call (perf_counter_ns, thread_time_ns)
+        own += ncalls
+        if func == root and not file.endswith("trace_attach.py"):
+            roots = max(roots, ncalls)
+    return own, roots
 
 
 #: The floor of bench_attach.py with a mark at each step.
@@ -350,14 +384,20 @@ def main() -> int:
             print(f"  {m:7.3f} ms    +{g:6.3f} ({after or 'key'})  {step:11} {what}  [{len(at[step])}]")
             rows.append({"step": step, "after": after, "median_ms": round(m, 3), "gap_ms": round(g, 3), "n": len(at[step])})
         report[name] = {"total": round(total, 3), "steps": rows}
-    for path in glob.glob(os.path.join(work, "*", "*.prof")):  # DSH_TRACE_PROFILE
+    for path in sorted(glob.glob(os.path.join(work, "*", "*.prof"))):  # DSH_TRACE_PROFILE
         import pstats
 
-        print(f"\nprofile of the keys requests ({path}):")
+        what = "the reader's pieces" if path.endswith("-reader.prof") else "the keys requests"
         try:
-            pstats.Stats(path).sort_stats("tottime").print_stats(25)
-        except (TypeError, EOFError, ValueError) as e:
-            print(f"  unreadable: {e}")
+            stats = pstats.Stats(path)
+        except (TypeError, EOFError, ValueError):
+            continue  # a process that had none
+        calls, n = _own_calls(stats, "_on_pty" if path.endswith("-reader.prof") else "handle")
+        name = os.path.basename(os.path.dirname(path))
+        print(f"\n{name}: profile of {what}: {calls / max(n, 1):.0f} Python calls each ({n}), "
+              "the trace's own wrappers left out")  # fmt: skip
+        stats.sort_stats("ncalls").print_stats(40)
+        report.setdefault("calls", {})[f"{name} {what}"] = round(calls / max(n, 1))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import protocol as P
 from .interest import Interest
+from .keys import KeysLane
 from .stream import ViewerStream
 
 log = logging.getLogger("dsh_magics.host")
@@ -52,6 +53,7 @@ class Connection:
         self.client: dict[str, Any] = {}
         self.streams: dict[str, ViewerStream] = {}  # sessions it watches (host/stream.py)
         self._unsent = b""  # the part of a stream write the socket did not take (wake)
+        self.keys: KeysLane | None = None  # a person's keys lines, once one was checked (host/keys.py)
 
     def send(self, data: bytes) -> None:
         with self.wlock:
@@ -98,6 +100,34 @@ class Connection:
                 return
         with self._ev_cond:
             self._ev_cond.notify()
+
+    def send_stream(self, line: bytes) -> bool:
+        """A viewer stream's line with nothing queued before it, from a
+        terminal's reader thread: written now if nothing is being sent (the
+        rest, if the socket takes only part, is left to the sender thread);
+        False if it must be queued instead (``ViewerStream._on_piece``, which
+        calls this under its own lock: so ``wlock`` is only tried here,
+        never waited for, while the sender takes the streams' locks under
+        ``wlock``)."""
+        if not self.wlock.acquire(blocking=False):
+            return False
+        try:
+            if self._unsent or self.closed:
+                return False
+            try:
+                sent = self.sock.send(line, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True  # the connection is gone; its sender notices and closes
+            if sent == len(line):
+                return True
+            self._unsent = line[sent:]
+        finally:
+            self.wlock.release()
+        with self._ev_cond:
+            self._ev_cond.notify()
+        return True
 
     def _stream_bytes(self) -> bytes:
         """The streams' queued events as wire lines (``wlock`` held)."""

@@ -100,6 +100,10 @@ class LineReader:
             n = self._sock.recv_into(self._view)
             if not n:
                 return None
+            if not buf and not self._skipping and self._chunk[n - 1] == 0x0A and n <= self._limit:
+                nl = self._chunk.find(b"\n", 0, n)
+                if nl == n - 1:
+                    return bytes(self._view[:nl])  # the usual case, one whole line (a person's key)
             if self._skipping:
                 nl = self._chunk.find(b"\n", 0, n)
                 if nl < 0:

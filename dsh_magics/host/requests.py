@@ -25,8 +25,8 @@ from .. import errors, jobs
 from ..terminal import Engine, Result
 from ..terminal.deadline import Deadline
 from ..terminal.requests import ExecRequest
+from . import keys, viewers
 from . import protocol as P
-from . import viewers
 from .connection import EVENT_TYPES, Connection
 from .interest import Interest
 from .pages import PageTable
@@ -77,6 +77,7 @@ class Requests:
             "watch": self._op_watch,
             "shutdown": self._op_shutdown,
             "attach": self._op_attach,
+            "type_keys": self._op_type_keys,
             "exec": self._op_exec,
             "jobs": self._op_jobs,
             "page_open": self._op_page_open,
@@ -99,6 +100,15 @@ class Requests:
             return None
         msg_id: Any = None
         try:
+            lane = conn.keys
+            if lane is not None:
+                data = lane.data(item)
+                if data is not None:  # the rest of this line was checked with the lane's first
+                    msg_id = keys.KEYS_ID
+                    if self.server.stopping:
+                        raise errors.HostUnavailable("the terminal host is shutting down")
+                    lane.keys.type(data)
+                    return None
             try:
                 msg = json.loads(item)
             except (ValueError, RecursionError):
@@ -150,10 +160,24 @@ class Requests:
 
     def _op_hello(self, conn: Connection, a: dict[str, Any]) -> Any:
         conn.client = dict(a.get("client") or {})
+        conn.keys = None  # its lane was checked for the client before (host/keys.py)
         out = self.server.describe()
         out["config"] = self.registry.config.to_dict()
         out["operations"] = sorted(P.OPERATIONS)
         return out
+
+    def _op_type_keys(self, conn: Connection, a: dict[str, Any]) -> Any:
+        """A person's keys, through the engine's keyboard for their session
+        and caller, kept as the connection's :class:`keys.KeysLane` (its
+        next keys lines of this shape skip the general dispatch)."""
+        make = getattr(self.registry, "person_keys", None)  # Registry's; not in the engine contract
+        if make is None:
+            return self.registry.type_keys(**a)
+        sid, caller = a["session_id"], a.get("caller")
+        lane = conn.keys
+        if lane is None or lane.session_id != sid or lane.caller != caller:
+            lane = conn.keys = keys.KeysLane(sid, caller, make(sid, caller))
+        return lane.keys.type(a["data"])
 
     def _op_status(self, conn: Connection, a: dict[str, Any]) -> Any:
         out = self.server.describe()
@@ -268,7 +292,7 @@ class Requests:
             old.stop()
         conn.start_sender()
         conn.send(P.ok_reply(conn.msg_id, True))
-        stream = ViewerStream(sid, conn.wake)
+        stream = ViewerStream(sid, conn.wake, conn.send_stream)
         conn.streams[sid] = stream
         try:
             stream.start(self.registry)

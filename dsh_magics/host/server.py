@@ -25,7 +25,7 @@ from ..terminal import Engine, Registry
 from ..terminal.core import fdwait, procs
 from . import idle
 from . import protocol as P
-from .connection import Connection
+from .connection import EVENT_TYPES, Connection
 from .interest import Interest
 from .pages import PageTable
 from .requests import Requests
@@ -300,6 +300,10 @@ class HostServer:
     # ------------------------------------------------------------------
     # events
     def _fan_out(self, event: dict[str, Any]) -> None:
+        if event.get("type") not in EVENT_TYPES:
+            # ``input`` (each key a person types): no connection takes it, and it
+            # comes on a key's way to its echo (benchmarks/README.md, bench_attach.py).
+            return
         self.idle.touch()
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]

@@ -15,18 +15,21 @@ place of the bytes whenever they alone would draw wrong:
 
 Events on the connection: ``{"type": "screen", "session_id", "screen"}``
 (``Engine.screen(vt=True)``) and ``{"type": "bytes", "session_id", "data"}``
-(base64). Pieces come from the terminal's reader thread under its lock: they
-are queued here, and written by that same thread when the socket takes them
-at once (``Connection.wake``), else by the connection's sender thread; the
-reader is told (``reader.handed_to_viewer``), so it parses its screen only
-after a moment of quiet and the woken viewer draws first.
+(base64). Pieces come from the terminal's reader thread under its lock. A
+piece with nothing queued before it (a key's echo, as a rule) is written by
+that thread at once if the socket takes it (``Connection.send_stream``: no
+queue on the echo's way); otherwise pieces are queued here and written by
+that same thread when the socket takes them at once (``Connection.wake``),
+else by the connection's sender thread. The reader is told
+(``reader.handed_to_viewer``), so it parses its screen only after a moment of
+quiet and the woken viewer draws first.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import threading
+from binascii import b2a_base64
 from collections.abc import Callable
 from typing import Any
 
@@ -51,13 +54,17 @@ def bytes_prefix(session_id: str) -> bytes:
 
 
 class ViewerStream:
-    """One session's stream to one connection; ``wake`` tells its sender."""
+    """One session's stream to one connection; ``wake`` tells its sender,
+    ``send`` writes a line at once when it can (``Connection.send_stream``)."""
 
-    def __init__(self, session_id: str, wake: Callable[[], None]) -> None:
+    def __init__(
+        self, session_id: str, wake: Callable[[], None], send: Callable[[bytes], bool] = lambda line: False
+    ) -> None:
         self.session_id = session_id
         self._wake = wake
+        self._send = send  # a line out now if nothing is being sent (True), else False: queue it
         self._lock = threading.Lock()
-        self._queue: list[dict[str, Any]] = []
+        self._queue: list[bytes | dict[str, Any]] = []  # pieces, and screens that replace them
         self._queued = 0
         self._tail = b""
         self._unwatch: Callable[[], None] | None = None
@@ -86,10 +93,19 @@ class ViewerStream:
     def _on_piece(self, piece: bytes | None, take: TakeScreen) -> None:
         """On the terminal's reader thread (or a resize), under its lock."""
         with self._lock:
-            joined = self._tail + piece if piece is not None else b""
-            self._tail = joined[-_TAIL:]
-            behind = piece is not None and self._queued + len(piece) > MAX_BEHIND
-            if piece is None or behind or (b"\x1b[?" in joined and _ALT.search(joined)):
+            behind = switch = False
+            if piece is not None:
+                joined = self._tail + piece if self._tail else piece
+                end = joined[-_TAIL:]
+                self._tail = end if b"\x1b" in end else b""  # a sequence may go on in the next piece
+                switch = b"\x1b[?" in joined and _ALT.search(joined) is not None
+                behind = self._queued + len(piece) > MAX_BEHIND
+                if not (switch or behind or self._queue) and self._send(self._bytes_line(piece)):
+                    # The usual piece (a key's echo): nothing waited before it, and
+                    # the socket took it at once (Connection.send_stream).
+                    reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
+                    return
+            if piece is None or behind or switch:
                 # A screen holds everything before it: what is queued can go.
                 self._queue.clear()
                 self._queued = 0
@@ -97,7 +113,7 @@ class ViewerStream:
                 self.resyncs += behind
                 self._queue.append({"type": "screen", "session_id": self.session_id, "screen": take()})
             else:
-                self._queue.append({"type": "bytes", "session_id": self.session_id, "data": piece})
+                self._queue.append(piece)
                 self._queued += len(piece)
         self._wake()
         reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
@@ -106,18 +122,18 @@ class ViewerStream:
         """What is queued, as wire lines (consecutive bytes joined into one event)."""
         with self._lock:
             queue, self._queue, self._queued = self._queue, [], 0
-        if len(queue) == 1 and queue[0]["type"] == "bytes":
-            return self._bytes_line(queue[0]["data"])  # the usual case: a key's echo
+        if len(queue) == 1 and type(queue[0]) is bytes:
+            return self._bytes_line(queue[0])
         out: list[bytes] = []
         chunk: list[bytes] = []
-        for event in queue:
-            if event["type"] == "bytes":
-                chunk.append(event["data"])
+        for item in queue:
+            if type(item) is bytes:
+                chunk.append(item)
                 continue
             if chunk:
                 out.append(self._bytes_line(b"".join(chunk)))
                 chunk = []
-            out.append(P.event_line(event))
+            out.append(P.event_line(item))  # type: ignore[arg-type]
         if chunk:
             out.append(self._bytes_line(b"".join(chunk)))
         return b"".join(out)
@@ -131,7 +147,7 @@ class ViewerStream:
         dict per piece: it is on the path of every key's echo. The keys keep
         the order ``event_line`` gives them (the client reads this exact
         prefix: attach/link.py ``Pipe``)."""
-        return self._prefix + base64.b64encode(data) + b'"}}\n'
+        return self._prefix + b2a_base64(data, newline=False) + b'"}}\n'
 
 
 __all__ = ["MAX_BEHIND", "ViewerStream", "bytes_prefix"]

@@ -300,16 +300,20 @@ class PersonPrompts:
             if session_id in self._reserved:
                 self._submitted.add(session_id)
 
+    def settled(self, session_id: str) -> bool:
+        """No line of the session's person is being handed over (so
+        :meth:`await_handover` would not wait). Read without the lock, for a
+        key on its way (terminal/person_keys.py): a hand-over starts only with
+        an Enter, which takes :meth:`await_handover`."""
+        held = self._reserved.get(session_id)
+        return held is None or (not held[0].done and session_id not in self._submitted)
+
     def await_handover(self, session_id: str, timeout: float = 5.0) -> None:
         """Until a submitted prompt's line has been started as a job (or there
         is none): keys typed right after Enter belong to that job, not to the
         prompt that is ending nor to a second one that would take its place."""
-        def settled() -> bool:
-            held = self._reserved.get(session_id)
-            return held is None or (not held[0].done and session_id not in self._submitted)
-
         with self._lock:
-            self._released.wait_for(settled, timeout)
+            self._released.wait_for(lambda: self.settled(session_id), timeout)
 
     def forget(self, session_id: str) -> None:
         with self._lock:

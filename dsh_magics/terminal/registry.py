@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +14,6 @@ from ..errors import (
     InvalidArgument,
     NoSuchJob,
     NoSuchSession,
-    NotRunning,
-    SessionBusy,
     TooManySessions,
 )
 from ..jobs import Job, JobTable
@@ -28,7 +25,8 @@ from .core.input_record import InputLog
 from .deadline import settled_within
 from .events import Listener, Listeners
 from .local.terminal import Terminal
-from .person import LineMarker, PersonPrompts, is_prompt, line_end
+from .person import PersonPrompts, is_prompt
+from .person_keys import PersonKeys
 from .remote import RemoteTerminal, Target, parse_target
 from .remote.inband import cd_command
 from .requests import ExecRequest, SendRequest, WaitRequest
@@ -163,52 +161,12 @@ class Registry(Engine):
 
     def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, Any]:
         """An attached person's keys (see :class:`.api.Engine`)."""
-        V.keys_data(data)
-        V.caller(caller)
-        term = self._term(session_id)
-        first: Job | None = None
-        rest = data
-        for _ in range(len(data) + 3):  # each turn types at least one line or ends
-            if not rest:
-                break
-            self._person.await_handover(session_id)
-            running = term.running_job
-            if running is None:
-                try:
-                    self._await_prompt(term, self._person.open(session_id, caller, _line_channel(term)))
-                except SessionBusy:
-                    pass  # another caller's job started meanwhile: the keys are its input
-                continue
-            piece = rest
-            if is_prompt(running.label):
-                cut = line_end(rest)
-                if cut >= 0:  # the line ends here; what follows is for its job
-                    piece = rest[: cut + 1]
-            try:
-                job, _, _ = term.type_keys(piece, caller)
-            except NotRunning:
-                continue  # it ended meanwhile: look again
-            if is_prompt(job.label) and line_end(piece) >= 0:
-                self._person.submitted(session_id)
-            rest = rest[len(piece) :]
-            first = first or job
-        if first is None:
-            raise NotRunning(f"session {session_id!r}: no job took the keys", session_id=session_id)
-        return {"job_id": first.id, "prompt": is_prompt(first.label)}
+        return self.person_keys(session_id, caller).type(data)
 
-    @staticmethod
-    def _await_prompt(term: AnyTerminal, job: Job, timeout: float = 5.0) -> None:
-        """Until readline has drawn the person's prompt: it takes the terminal
-        out of echo first, so keys typed from then on are not echoed twice."""
-        deadline = time.monotonic() + timeout
-        while not job.done:
-            seq = term.output_seq
-            if term.snapshot(job).output:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            term.wait_output(seq, left)
+    def person_keys(self, session_id: str, caller: str | None = None) -> PersonKeys:
+        """A person's keyboard on the session (:mod:`.person_keys`), for the
+        host to keep per attached connection; not part of the engine contract."""
+        return PersonKeys(self._terms, self._person, session_id, caller)
 
     def inputs(self, session_id: str, last: int | None = None) -> list[dict[str, Any]]:
         """The session's input record (see :class:`.api.Engine`)."""
@@ -431,14 +389,6 @@ class Registry(Engine):
 
 def _target(term: Any) -> Target | None:
     return getattr(term, "target", None)
-
-
-def _line_channel(term: AnyTerminal) -> LineMarker | None:
-    """How a person's line comes back from the terminal's prompt: locally a
-    private file (the default), remotely an in-band marker (:mod:`.person`)."""
-    if isinstance(term, RemoteTerminal):
-        return LineMarker(term.core.lock, term.stream.person_lines)
-    return None
 
 
 def _name(target: Target | None) -> str:

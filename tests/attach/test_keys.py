@@ -128,6 +128,46 @@ def test_a_persons_keys_line_is_the_same_request_as_the_general_one(engine: Host
     ]
 
 
+def test_a_keys_lane_holds_only_for_the_hello_it_was_checked_under(engine: HostClient, attach_dir: str) -> None:
+    """After a connection's first keys line passed the general dispatch, its
+    next lines of that shape skip it (host/keys.py ``KeysLane``): their data is
+    still checked, and a new ``hello`` (here: as a read-only viewer) drops the
+    lane, so the same line is refused as any viewer's."""
+    sid = _session("lane")
+    job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
+    assert isinstance(job, jobs.Job)
+    wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
+
+    def line(data: str) -> bytes:
+        return keys.line_prefix(sid, "attach-lane") + json.dumps(data).encode() + b"}}\n"
+
+    link = Link(HostPaths.for_name("att", attach_dir).socket, 0)
+    link.sock.settimeout(T)  # a reply that never comes fails the test
+
+    def reply() -> dict[str, object]:
+        item = link.reader.next_item()
+        assert isinstance(item, bytes)
+        return json.loads(item)  # type: ignore[no-any-return]
+
+    try:
+        assert link.call("hello", {"client": {"purpose": "attach", "session": sid}})["ok"] is True
+        link.sock.sendall(line("typed") + line("") + line("x" * 70_000) + line("-more") + P.request("1", "exists", {"session_id": sid}))
+        empty, long, done = reply(), reply(), reply()
+        assert link.call("hello", {"client": {"purpose": "attach", "session": sid, "read_only": True}})["ok"] is True
+        link.sock.sendall(line("-from-a-viewer") + P.request("2", "exists", {"session_id": sid}))
+        refused, after = reply(), reply()
+    finally:
+        link.close()
+    for r in (empty, long):
+        assert (r["id"], r["ok"], r["error"]["details"]["field"]) == (keys.KEYS_ID, False, "data")  # type: ignore[index]
+    assert done["id"] == "1"
+    assert (refused["id"], refused["ok"], refused["error"]["code"]) == (keys.KEYS_ID, False, "INVALID_ARGUMENT")  # type: ignore[index]
+    assert refused["error"]["details"]["read_only"] is True  # type: ignore[index]
+    assert after["id"] == "2"
+    engine.type_keys(sid, "\r")
+    assert job.wait(T) and isinstance(job.result, Result) and "got [typed-more]" in job.result.output
+
+
 def test_a_paste_arrives_whole_and_in_order(
     engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path
 ) -> None:
