@@ -220,9 +220,16 @@ class PersonPrompts:
         self._submitted: set[str] = set()  # sessions whose prompt got its Enter
         self._dir: str | None = None
 
-    def check(self, session_id: str) -> None:
-        """SESSION_BUSY while a person's line is being typed or handed over."""
+    def check(self, session_id: str, handover_timeout: float = 5.0) -> None:
+        """SESSION_BUSY while a person's line is being typed. A prompt that
+        has ended with its line still on the way (to a job of its own, or to
+        nothing for an empty line) is waited for first, up to
+        ``handover_timeout``: the terminal already reads as idle then, and a
+        caller who saw it idle is told of the person's job, not of typing
+        (tests/attach/test_person_prompt.py::test_tab_completes_commands_variables_and_file_names
+        met that window about once in 25 runs under load)."""
         with self._lock:
+            self._released.wait_for(lambda: not self._handing_over(session_id), handover_timeout)
             held = self._reserved.get(session_id)
             if held is None:
                 return
@@ -239,6 +246,12 @@ class PersonPrompts:
             session_id=session_id,
             job_id=job.id,
         )
+
+    def _handing_over(self, session_id: str) -> bool:
+        """(Under the lock.) The prompt job has ended and its line is still
+        to be read, started or dropped (:meth:`_prompt_done`, :meth:`_run_line`)."""
+        held = self._reserved.get(session_id)
+        return held is not None and held[0].done and held[1].pending()
 
     def reserved(self, session_id: str) -> bool:
         try:
