@@ -90,10 +90,19 @@ class Kernel:
         if self.host_dir:
             env["DSH_MAGICS_HOST_DIR"] = self.host_dir
         self.env = env
-        self.km.start_kernel(env=env)
+        # The kernel's working directory comes first on its sys.path (ipykernel
+        # puts '' there), ahead of PYTHONPATH: started in this checkout, a
+        # baseline kernel would import this tree's package. So each kernel starts
+        # in its own tree and says which package it loaded.
+        tree = pythonpath or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.km.start_kernel(env=env, cwd=tree)
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=120)
+        loaded = self.run("import dsh_magics; print(dsh_magics.__file__)")["text"].strip()
+        if not os.path.realpath(loaded).startswith(os.path.realpath(tree) + os.sep):
+            self.close()
+            raise SystemExit(f"bench_cell: the kernel for {tree} imported {loaded}")
 
     def run(self, code: str, timeout: float = 120) -> dict[str, Any]:
         """Run a cell; returns its client time, kernel time, message counts and status."""
