@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core import fdwait
@@ -225,23 +226,11 @@ class SideChannel:
         is marked broken and not used again)."""
         if not _TTY.match(tty) or self.broken:
             return None
-        end = "DSH_END_" + secrets.token_hex(8)
-        line = _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end) + "\n"
-        with self._lock:
-            try:
-                proc = self._start()
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(line.encode())
-                proc.stdin.flush()
-                out = self._read_until(proc.stdout.fileno(), end.encode())
-            except (OSError, ValueError) as e:
-                self.broken = str(e)
-                return None
-            self.probes += 1
+        out = self._ask(lambda end: _PROBE.format(tty=shlex.quote(tty), pid=int(shell_pid), end=end), "the probe")
         if out is None:
-            self.broken = "the probe did not answer"
             return None
-        return _parse(out.decode("utf-8", "replace"), shell_pid)
+        self.probes += 1  # (answered probes: tests wait on the count)
+        return _parse(out, shell_pid)
 
     def locate(self, shell_pid: int) -> str | None:
         """The terminal the remote shell keeps on its descriptor
@@ -252,27 +241,37 @@ class SideChannel:
         itself; ``readlink`` only where none of them is it."""
         if self.broken:
             return None
-        end = "DSH_END_" + secrets.token_hex(8)
         fd = f"/proc/{int(shell_pid)}/fd/{INPUT_FD}"
-        line = (
-            f't=; for x in /dev/pts/[0-9]*; do [ "$x" -ef {fd} ] && t=$x && break; done; '
-            f'[ -n "$t" ] || t=$(readlink {fd} 2>/dev/null); echo "T $t"; echo {end}\n'
+        out = self._ask(
+            lambda end: (
+                f't=; for x in /dev/pts/[0-9]*; do [ "$x" -ef {fd} ] && t=$x && break; done; '
+                f'[ -n "$t" ] || t=$(readlink {fd} 2>/dev/null); echo "T $t"; echo {end}'
+            ),
+            "the side channel",
         )
+        said = [ln[2:].strip() for ln in (out or "").splitlines() if ln.startswith("T ")]
+        return said[-1] if said and _TTY.match(said[-1]) else None
+
+    def _ask(self, script: Callable[[str], str], what: str) -> str | None:
+        """One round trip: ``script(end)`` (which ends by echoing ``end``, a
+        fresh nonce) written to the channel's shell, and what it printed up
+        to ``end``; None when it does not answer (the channel is then marked
+        broken, naming ``what`` asked)."""
+        end = "DSH_END_" + secrets.token_hex(8)
         with self._lock:
             try:
                 proc = self._start()
                 assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(line.encode())
+                proc.stdin.write((script(end) + "\n").encode())
                 proc.stdin.flush()
                 out = self._read_until(proc.stdout.fileno(), end.encode())
             except (OSError, ValueError) as e:
                 self.broken = str(e)
                 return None
         if out is None:
-            self.broken = "the side channel did not answer"
+            self.broken = f"{what} did not answer"
             return None
-        said = [ln[2:].strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.startswith("T ")]
-        return said[-1] if said and _TTY.match(said[-1]) else None
+        return out.decode("utf-8", "replace")
 
     def hang_up(self, tty: str, shell_pid: int) -> bool:
         """SIGHUP to the remote shell, as a closing terminal sends it: bash
