@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors
-from ..terminal import Engine, Registry
+from ..terminal import Registry
 from ..terminal.core import fdwait, procs
 from . import idle
 from . import protocol as P
@@ -56,13 +56,13 @@ class HostServer:
         paths: HostPaths,
         *,
         watch_pid: int | None = None,
-        registry: Engine | None = None,
+        registry: Registry | None = None,
         max_request: int = P.MAX_REQUEST,
         idle_timeout: float | None = None,
     ) -> None:
         self.paths = paths
         self.watch_pid = watch_pid
-        self.registry: Engine = registry if registry is not None else Registry()
+        self.registry: Registry = registry if registry is not None else Registry()
         self.max_request = max_request
         self.instance = secrets.token_hex(8)
         self.started_at = time.time()
