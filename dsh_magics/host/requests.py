@@ -113,7 +113,7 @@ class Requests:
                     msg_id = keys.KEYS_ID
                     if self.server.stopping:
                         raise errors.HostUnavailable("the terminal host is shutting down")
-                    lane.keys.type(data)
+                    lane.keys.press(data)
                     return None
             try:
                 msg = json.loads(item)

@@ -51,22 +51,26 @@ class PersonKeys:
 
     def type(self, data: str) -> dict[str, Any]:
         """Type ``data`` (see ``Engine.type_keys``); ``{"job_id", "prompt"}``."""
+        job = self.press(data)
+        return {"job_id": job.id, "prompt": is_prompt(job.label)}
+
+    def press(self, data: str) -> jobs.Job:
+        """Type ``data``; the (first) job that took it. What the host's keys
+        lane calls: a key is answered only when it fails (host/keys.py)."""
         V.keys_data(data)
         term = self._terms.get(self.session_id)
         if term is None:
             raise NoSuchSession(f"no terminal for session {self.session_id!r}; attach or exec first")
         if "\r" not in data and "\n" not in data and term.running_job is not None and self._person.settled(self.session_id):
             try:
-                job, _, _ = term.type_keys(data, self.caller)
+                return term.type_keys(data, self.caller)[0]
             except NotRunning:
                 pass  # it ended meanwhile: the general way looks again
-            else:
-                return {"job_id": job.id, "prompt": is_prompt(job.label)}
         return self.type_all(term, data)
 
-    def type_all(self, term: AnyTerminal, data: str) -> dict[str, Any]:
+    def type_all(self, term: AnyTerminal, data: str) -> jobs.Job:
         """Any keys: each line to the job that takes it, the person's prompt
-        opened first at an idle terminal."""
+        opened first at an idle terminal; the first job that took some."""
         first: jobs.Job | None = None
         rest = data
         for _ in range(len(data) + 3):  # each turn types at least one line or ends
@@ -95,7 +99,7 @@ class PersonKeys:
             first = first or job
         if first is None:
             raise NotRunning(f"session {self.session_id!r}: no job took the keys", session_id=self.session_id)
-        return {"job_id": first.id, "prompt": is_prompt(first.label)}
+        return first
 
 
 def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:
