@@ -300,7 +300,8 @@ class HostServer:
     # ------------------------------------------------------------------
     # events
     def _fan_out(self, event: dict[str, Any]) -> None:
-        if event.get("type") not in EVENT_TYPES:
+        kind = event.get("type")
+        if kind not in EVENT_TYPES:
             # ``input`` (each key a person types): no connection takes it, and it
             # comes on a key's way to its echo (benchmarks/README.md, bench_attach.py).
             return
@@ -308,8 +309,9 @@ class HostServer:
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
         for c in subs:
-            c.push(event)
-        if event.get("type") == "terminal" and event.get("status") == "idle":
+            if kind in c.types:  # (push looks too; an attach client takes no echo's ``output``)
+                c.push(event)
+        if kind == "terminal" and event.get("status") == "idle":
             # A new terminal for the session id (emitted outside the engine's locks):
             # viewers follow it (host/stream.py).
             for c in subs:
