@@ -121,9 +121,7 @@ class Attacher:
         self._draw: Conn | None = None
         self._events: Pipe | None = None
         self._signals = Signals()
-        # ``_cond``'s lock, taken as itself where every echo passes (_on_events):
-        # ``with`` on a Condition is two Python calls around the lock's own.
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # _cond's, taken as itself for every echo (_on_events)
         self._cond = threading.Condition(self._lock)
         self._dirty = False  # the stream's first screen draws the first frame
         self._painted = False  # the window holds the painter's last frame (no bytes since)
@@ -219,10 +217,8 @@ class Attacher:
         keys, events = self._keys, self._events
         assert keys is not None and events is not None
         fd_in, sig_fd, ev_fd, key_fd = self.tty.fd_in, self._signals.read_fd, events.fileno(), keys.fileno()
-        # The lists select takes, made once, and the keys not yet written looked
-        # at directly: between sending a key and waiting again this loop does
-        # as little as it can, for the host's thread woken by the key may be
-        # waiting for this very core (benchmarks/README.md, bench_attach session 36).
+        # select's lists made once, Pipe.out looked at directly: no Python call between a key
+        # sent and the next wait (the host's woken thread may wait for this core: README, session 36).
         typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
         none: list[int] = []
         unsent, pending = keys.out, keys.pending
@@ -281,10 +277,8 @@ class Attacher:
     def _on_events(self, msgs: list[Any] | None) -> bool:
         """The stream's events; False once it ended (the host went away, or the session closed).
 
-        The stream's bytes (taken apart by the pipe, ``Pipe.bytes_prefix``) are
-        written here, in this call: every key's echo comes this way, and on a
-        machine where other processes ran since the key, each Python call on
-        it costs microseconds (benchmarks/README.md, bench_attach session 36)."""
+        The stream's bytes (``Pipe.bytes_prefix``) are written in this call: every echo
+        comes this way, where each Python call costs microseconds (README, session 36)."""
         if msgs is None:
             if self._outcome is None:
                 self._host_gone()
@@ -327,8 +321,7 @@ class Attacher:
             if msg.get("ok") is False and msg.get("op") == "watch":
                 e = P.error_from_wire(msg.get("error"))
                 self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
-                return None
-            return None  # the replies to subscribe and watch
+            return None  # the replies to subscribe and watch (or the watch's failure)
         if event.get("session_id") != self.session:
             return None
         kind = event.get("type")

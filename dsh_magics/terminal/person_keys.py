@@ -7,13 +7,15 @@ call on that way costs about a microsecond (the code is out of the caches
 after other processes ran), so the way is made of few calls: a
 :class:`PersonKeys` holds what every key of one session and one caller needs
 (the registry's terminals, the person's prompts of :mod:`.person`, the
-caller), checked when it is made. ``Registry.type_keys`` makes one per call;
-the host keeps one per attached connection (host/keys.py).
+caller), checked when it is made. ``Registry.type_keys`` makes one per call
+(:meth:`PersonKeys.type`); the host keeps one per attached connection and calls
+:meth:`PersonKeys.press`, which answers with the job only (host/keys.py).
 
 A key then needs only its data checked. The usual key (a job runs, no line of
 the person is being handed over, no Enter in it) goes straight to the
 terminal's keyboard, which looks at the running job, the hidden-entry flags
-and the record as for any input (``Terminal.type_keys``). Everything else
+and the record as for any input (``Terminal.type_keys``; locally one call,
+``keyboard.type_person``). Everything else
 takes :meth:`PersonKeys.type_all`: the person's prompt is opened at an idle
 terminal, an Enter at that prompt hands its line over, keys after it wait for
 that hand-over (docs/internals.md, "A person at the prompt").

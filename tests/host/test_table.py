@@ -10,15 +10,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.host import protocol as P
 from dsh_magics.host.server import HostServer
-from dsh_magics import jobs
 from dsh_magics.terminal import Engine, Registry, Result
 from dsh_magics.terminal import requests as R
-from dsh_magics.terminal.person_keys import PersonKeys
 from dsh_magics.terminal import validation as V
+from dsh_magics.terminal.person_keys import PersonKeys
 
 from .conftest import wait_until
 from .test_fuzz import Raw
