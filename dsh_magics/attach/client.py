@@ -217,8 +217,8 @@ class Attacher:
         keys, events = self._keys, self._events
         assert keys is not None and events is not None
         fd_in, sig_fd, ev_fd, key_fd = self.tty.fd_in, self._signals.read_fd, events.fileno(), keys.fileno()
-        # select's lists made once, Pipe.out looked at directly: no Python call between a key
-        # sent and the next wait (the host's woken thread may wait for this core: README, session 36).
+        # select's lists made once and Pipe.out looked at directly: no Python call between
+        # a key sent and the next wait (each costs microseconds here: README, session 36).
         typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
         none: list[int] = []
         unsent, pending = keys.out, keys.pending
