@@ -40,7 +40,7 @@ STEPS: dict[str, list[tuple[str, str | None, str]]] = {
         ("c_key", "c_wake_key", "the client has read the key (its request line is being sent)"),
         ("c_sent", "c_key", "the client has sent it"),
         ("h_req", "c_sent", "the host's connection thread has the request line"),
-        ("h_engine", "h_req", "the dispatch has called the engine (PersonKeys.type; before: Registry.type_keys)"),
+        ("h_engine", "h_req", "the dispatch has called the engine (PersonKeys.press; session 35: .type; before: Registry.type_keys)"),
         ("h_write", "h_engine", "the engine writes the key to the PTY (Pty.write)"),
         ("h_written", "h_write", "the key is in the PTY (the record's turn)"),
         ("h_poke", "h_written", "the reader is poked (a new deadline)"),
@@ -138,7 +138,10 @@ def install(out_dir: str) -> None:
         return out
 
     link.Pipe.read = read  # type: ignore[method-assign]
-    around(client.Attacher, "_on_bytes", None, "c_drawn")
+    if hasattr(client.Attacher, "_on_bytes"):  # before session 36
+        around(client.Attacher, "_on_bytes", None, "c_drawn")
+    else:  # session 36 on: the stream's bytes are written in _on_events itself
+        around(client.Attacher, "_on_events", None, "c_drawn", lambda self, msgs: bool(msgs) and type(msgs[0]) is bytes)
     real_select = client.select.select
 
     def select_(r: Any, w: Any, x: Any, timeout: Any = None) -> Any:  # the client's one wait
@@ -193,7 +196,8 @@ def install(out_dir: str) -> None:
     try:  # the engine's keyboard of a person (session 35 on); before it, the registry's method
         from dsh_magics.terminal import person_keys
 
-        around(person_keys.PersonKeys, "type", "h_engine", None)
+        # press (session 36 on): the keys lane's call; type answers the general way
+        around(person_keys.PersonKeys, "press" if hasattr(person_keys.PersonKeys, "press") else "type", "h_engine", None)
     except ImportError:
         around(registry.Registry, "type_keys", "h_engine", None)
     around(pty.Pty, "write", "h_write", None, lambda self, data, typed=None: typed is not None)

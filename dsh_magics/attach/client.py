@@ -121,8 +121,10 @@ class Attacher:
         self._draw: Conn | None = None
         self._events: Pipe | None = None
         self._signals = Signals()
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()  # _cond's, taken as itself for every echo (_on_events)
+        self._cond = threading.Condition(self._lock)
         self._dirty = False  # the stream's first screen draws the first frame
+        self._painted = False  # the window holds the painter's last frame (no bytes since)
         self._live = False  # writing the stream's bytes as they come (module docstring)
         self._resized = False
         self._outcome: Outcome | None = None
@@ -215,12 +217,16 @@ class Attacher:
         keys, events = self._keys, self._events
         assert keys is not None and events is not None
         fd_in, sig_fd, ev_fd, key_fd = self.tty.fd_in, self._signals.read_fd, events.fileno(), keys.fileno()
+        # select's lists made once and Pipe.out looked at directly: no Python call between
+        # a key sent and the next wait (each costs microseconds here: README, session 36).
+        typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
+        none: list[int] = []
+        unsent, pending = keys.out, keys.pending
         while self._outcome is None:
-            want = [ev_fd, key_fd, sig_fd]
-            if len(keys.pending) < _MAX_PENDING and keys.unsent < _MAX_UNSENT:
-                want.append(fd_in)
+            left = len(unsent)
+            want = typing if len(pending) < _MAX_PENDING and left < _MAX_UNSENT else full
             try:
-                ready, writable, _ = select.select(want, [key_fd] if keys.unsent else [], [], None)
+                ready, writable, _ = select.select(want, keys_w if left else none, none, None)
             except InterruptedError:
                 continue
             if ev_fd in ready and not self._on_events(events.read()):
@@ -269,33 +275,63 @@ class Attacher:
                 self._on_replies(keys.read())
 
     def _on_events(self, msgs: list[Any] | None) -> bool:
-        """The stream's events; False once it ended (the host went away, or the session closed)."""
+        """The stream's events; False once it ended (the host went away, or the session closed).
+
+        The stream's bytes (``Pipe.bytes_prefix``) are written in this call: every echo
+        comes this way, where each Python call costs microseconds (README, session 36)."""
         if msgs is None:
             if self._outcome is None:
                 self._host_gone()
             return False
         for msg in msgs:
-            if type(msg) is bytes:  # the stream's bytes, taken apart by the pipe (Pipe.bytes_prefix)
-                self._on_bytes(msg)
-                continue
-            event = msg.get("event")
-            if not isinstance(event, dict):
-                if msg.get("ok") is False and msg.get("op") == "watch":
-                    e = P.error_from_wire(msg.get("error"))
-                    self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+            data = msg if type(msg) is bytes else self._on_event(msg)
+            if data is None:
+                if self._outcome is not None:  # the stream ended (_on_event said why)
                     return False
-                continue  # the replies to subscribe and watch
-            if event.get("session_id") != self.session:
                 continue
-            kind = event.get("type")
-            if kind == "bytes":
-                self._on_bytes(base64.b64decode(str(event.get("data") or "")))
-            elif kind == "screen" and isinstance(event.get("screen"), dict):
-                self._on_screen(event["screen"])
-            elif kind == "terminal" and event.get("status") == "closed":
-                self._finish(0, f"[session {self.session} was closed]")
-                return False
+            with self._lock:  # _cond's
+                # Live, and no resize since: the window is the terminal's size (a
+                # resize's SIGWINCH is noted by its handler before this runs, on
+                # this thread; the loop then stops going live until the new
+                # screen). No ioctl to ask the size.
+                if self._live and signal.SIGWINCH not in self._signals.pending:
+                    if self._painted:  # the window no longer holds the painter's last frame
+                        self._painter.invalidate()
+                        self._painted = False
+                    if not self._stopping:
+                        try:
+                            n = os.write(self.tty.fd_out, data)
+                            if n < len(data):
+                                write_all(self.tty.fd_out, data[n:])
+                        except InterruptedError:
+                            write_all(self.tty.fd_out, data)
+                        except OSError:
+                            self._finish(1, "")
+                    continue
+                self._live = False
+                self._dirty = True
+                self._cond.notify_all()
         return True
+
+    def _on_event(self, msg: dict[str, Any]) -> bytes | None:
+        """One event or reply (not the stream's bytes): a JSON ``bytes``
+        event's data, else None (with an outcome once the stream ended)."""
+        event = msg.get("event")
+        if not isinstance(event, dict):
+            if msg.get("ok") is False and msg.get("op") == "watch":
+                e = P.error_from_wire(msg.get("error"))
+                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+            return None  # the replies to subscribe and watch (or the watch's failure)
+        if event.get("session_id") != self.session:
+            return None
+        kind = event.get("type")
+        if kind == "bytes":
+            return base64.b64decode(str(event.get("data") or ""))
+        if kind == "screen" and isinstance(event.get("screen"), dict):
+            self._on_screen(event["screen"])
+        elif kind == "terminal" and event.get("status") == "closed":
+            self._finish(0, f"[session {self.session} was closed]")
+        return None
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
         """Answers to keys, interrupts and resizes: an error rings the bell
@@ -405,28 +441,7 @@ class Attacher:
                 return
             self._painter.invalidate()
             self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
-
-    def _on_bytes(self, data: bytes) -> None:
-        with self._cond:
-            # Live, and no resize since: the window is the terminal's size (a
-            # resize's SIGWINCH is noted by its handler before this runs, on
-            # this thread; the loop then stops going live until the new
-            # screen). Every key's echo comes here: no ioctl to ask the size.
-            if self._live and signal.SIGWINCH not in self._signals.pending:
-                self._painter.invalidate()  # the window no longer holds the painter's last frame
-                if not self._stopping:
-                    try:
-                        n = os.write(self.tty.fd_out, data)
-                        if n < len(data):
-                            write_all(self.tty.fd_out, data[n:])
-                    except InterruptedError:
-                        write_all(self.tty.fd_out, data)
-                    except OSError:
-                        self._finish(1, "")
-                return
-            self._live = False
-            self._dirty = True
-            self._cond.notify_all()
+            self._painted = True
 
     def _write(self, data: bytes) -> None:
         """Write to the local terminal (``_cond`` held: one writer at a time)."""
@@ -478,6 +493,7 @@ class Attacher:
                 if self._live:
                     continue  # the stream took over meanwhile: this screen may be older than its bytes
                 self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
+                self._painted = True
 
 
 __all__ = ["DEFAULT_DETACH", "Attacher", "Outcome", "parse_detach_key"]

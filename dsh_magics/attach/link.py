@@ -225,7 +225,9 @@ class Pipe:
         self.sock = conn.link.sock
         self.sock.setblocking(blocking)  # blocking: calls on ``conn`` until :meth:`start`
         self._in = bytearray()
-        self._out = bytearray()
+        #: The requests not yet written (one bytearray for the pipe's life,
+        #: changed in place: a poll loop may hold it and look at its length).
+        self.out = bytearray()
         # One reused receive buffer: a fresh 256 KB bytes per recv() goes
         # through mmap and munmap, on the path of every key's echo.
         self._chunk = bytearray(_RECV)
@@ -257,8 +259,8 @@ class Pipe:
 
     def send_line(self, line: bytes) -> None:
         """Queue one encoded request (errors only: no reply is awaited) and write what the socket takes."""
-        if self._out:
-            self._out += line
+        if self.out:
+            self.out += line
             self.flush()
             return
         try:
@@ -266,20 +268,20 @@ class Pipe:
         except (BlockingIOError, InterruptedError):
             n = 0
         if n < len(line):
-            self._out += line[n:]
+            self.out += line[n:]
 
     @property
     def unsent(self) -> int:
-        return len(self._out)
+        return len(self.out)
 
     def flush(self) -> None:
         """Write what the socket takes without waiting (OSError: the host is gone)."""
-        while self._out:
+        while self.out:
             try:
-                n = self.sock.send(self._out)
+                n = self.sock.send(self.out)
             except (BlockingIOError, InterruptedError):
                 return
-            del self._out[:n]
+            del self.out[:n]
 
     def read(self) -> list[Any] | None:
         """The whole messages received so far (dicts, and the raw bytes of a

@@ -24,9 +24,12 @@ microsecond on a loaded machine: benchmarks/README.md, session 35.)
 from __future__ import annotations
 
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the decoder's own, untyped in the stubs
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import protocol as P
+
+if TYPE_CHECKING:  # the attach client imports this module for line_prefix, not the engine
+    from ..terminal.person_keys import PersonKeys
 
 #: The request's id: its errors name the operation (attach/link.py ``Pipe``).
 KEYS_ID = "k:type_keys"
@@ -49,7 +52,7 @@ class KeysLane:
     them passed the general dispatch; ``keys`` is the engine's keyboard for
     them (``Registry.person_keys``: its ``type(data)``)."""
 
-    def __init__(self, session_id: str, caller: str | None, keys: Any) -> None:
+    def __init__(self, session_id: str, caller: str | None, keys: PersonKeys) -> None:
         self.session_id = session_id
         self.caller = caller
         self.keys = keys

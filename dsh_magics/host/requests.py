@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import errors, jobs
-from ..terminal import Engine, Result
+from ..terminal import Registry, Result
 from ..terminal.deadline import Deadline
 from ..terminal.requests import ExecRequest
 from . import keys, viewers
@@ -42,9 +42,15 @@ _SENT = object()
 
 
 class Served(Protocol):
-    """What the dispatch needs of its server (host/server.py's ``HostServer``)."""
+    """What the dispatch needs of its server (host/server.py's ``HostServer``).
 
-    registry: Engine
+    ``registry`` is the in-process engine the host serves, typed as the
+    :class:`Registry` it is: the host also uses what only that backend has
+    and the engine contract does not (a person's keyboard,
+    ``Registry.person_keys``; a viewer's stream, ``Registry.watch_screen``),
+    which are host-internal, not operations of the protocol's table."""
+
+    registry: Registry
     pages: PageTable
     interest: Interest
     max_request: int
@@ -107,7 +113,7 @@ class Requests:
                     msg_id = keys.KEYS_ID
                     if self.server.stopping:
                         raise errors.HostUnavailable("the terminal host is shutting down")
-                    lane.keys.type(data)
+                    lane.keys.press(data)
                     return None
             try:
                 msg = json.loads(item)
@@ -167,16 +173,16 @@ class Requests:
         return out
 
     def _op_type_keys(self, conn: Connection, a: dict[str, Any]) -> Any:
-        """A person's keys, through the engine's keyboard for their session
-        and caller, kept as the connection's :class:`keys.KeysLane` (its
-        next keys lines of this shape skip the general dispatch)."""
-        make = getattr(self.registry, "person_keys", None)  # Registry's; not in the engine contract
-        if make is None:
-            return self.registry.type_keys(**a)
+        """A person's keys, through the registry's keyboard for their session
+        and caller (``Registry.person_keys``, host-internal: the wire's
+        operation is the contract's ``type_keys``), kept as the connection's
+        :class:`keys.KeysLane` (its next keys lines of this shape skip the
+        general dispatch). Pinned by tests/host/test_table.py::
+        test_a_persons_keys_go_through_one_keyboard_per_connection."""
         sid, caller = a["session_id"], a.get("caller")
         lane = conn.keys
         if lane is None or lane.session_id != sid or lane.caller != caller:
-            lane = conn.keys = keys.KeysLane(sid, caller, make(sid, caller))
+            lane = conn.keys = keys.KeysLane(sid, caller, self.registry.person_keys(sid, caller))
         return lane.keys.type(a["data"])
 
     def _op_status(self, conn: Connection, a: dict[str, Any]) -> Any:

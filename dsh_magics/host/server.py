@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors
-from ..terminal import Engine, Registry
+from ..terminal import Registry
 from ..terminal.core import fdwait, procs
 from . import idle
 from . import protocol as P
@@ -56,13 +56,13 @@ class HostServer:
         paths: HostPaths,
         *,
         watch_pid: int | None = None,
-        registry: Engine | None = None,
+        registry: Registry | None = None,
         max_request: int = P.MAX_REQUEST,
         idle_timeout: float | None = None,
     ) -> None:
         self.paths = paths
         self.watch_pid = watch_pid
-        self.registry: Engine = registry if registry is not None else Registry()
+        self.registry: Registry = registry if registry is not None else Registry()
         self.max_request = max_request
         self.instance = secrets.token_hex(8)
         self.started_at = time.time()
@@ -300,7 +300,8 @@ class HostServer:
     # ------------------------------------------------------------------
     # events
     def _fan_out(self, event: dict[str, Any]) -> None:
-        if event.get("type") not in EVENT_TYPES:
+        kind = event.get("type")
+        if kind not in EVENT_TYPES:
             # ``input`` (each key a person types): no connection takes it, and it
             # comes on a key's way to its echo (benchmarks/README.md, bench_attach.py).
             return
@@ -308,8 +309,9 @@ class HostServer:
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
         for c in subs:
-            c.push(event)
-        if event.get("type") == "terminal" and event.get("status") == "idle":
+            if kind in c.types:  # (push looks too; an attach client takes no echo's ``output``)
+                c.push(event)
+        if kind == "terminal" and event.get("status") == "idle":
             # A new terminal for the session id (emitted outside the engine's locks):
             # viewers follow it (host/stream.py).
             for c in subs:

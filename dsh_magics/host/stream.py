@@ -31,11 +31,13 @@ import re
 import threading
 from binascii import b2a_base64
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgument
 from ..terminal.core import reader
 from . import protocol as P
+
+if TYPE_CHECKING:
+    from ..terminal import Registry
 
 #: Bytes queued for one viewer before they are replaced by one screen.
 MAX_BEHIND = 4 * 1024 * 1024
@@ -71,15 +73,12 @@ class ViewerStream:
         self.resyncs = 0  # screens sent because the viewer fell behind
         self._prefix = bytes_prefix(session_id)
 
-    def start(self, engine: object) -> None:
-        """Watch through the engine's ``watch_screen`` (``Registry`` has it; it is
-        not part of the engine contract, which clients also implement)."""
-        watch = getattr(engine, "watch_screen", None)
-        if watch is None:
-            raise InvalidArgument("this terminal host's engine cannot stream a terminal's output to a viewer")
-        self._unwatch = watch(self.session_id, self._on_piece)
+    def start(self, engine: Registry) -> None:
+        """Watch through the registry's ``watch_screen`` (host-internal: not
+        part of the engine contract, which clients also implement)."""
+        self._unwatch = engine.watch_screen(self.session_id, self._on_piece)
 
-    def restart(self, engine: object) -> None:
+    def restart(self, engine: Registry) -> None:
         """Follow a new terminal under the same session id (recreated, or
         restarted after its shell died): its screen first, then its bytes."""
         self.stop()
@@ -100,7 +99,10 @@ class ViewerStream:
                 self._tail = end if b"\x1b" in end else b""  # a sequence may go on in the next piece
                 switch = b"\x1b[?" in joined and _ALT.search(joined) is not None
                 behind = self._queued + len(piece) > MAX_BEHIND
-                if not (switch or behind or self._queue) and self._send(self._bytes_line(piece)):
+                # (``_bytes_line`` written out: this is every echo's way, before its send)
+                if not (switch or behind or self._queue) and self._send(
+                    self._prefix + b2a_base64(piece, newline=False) + b'"}}\n'
+                ):
                     # The usual piece (a key's echo): nothing waited before it, and
                     # the socket took it at once (Connection.send_stream).
                     reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first

@@ -7,13 +7,15 @@ call on that way costs about a microsecond (the code is out of the caches
 after other processes ran), so the way is made of few calls: a
 :class:`PersonKeys` holds what every key of one session and one caller needs
 (the registry's terminals, the person's prompts of :mod:`.person`, the
-caller), checked when it is made. ``Registry.type_keys`` makes one per call;
-the host keeps one per attached connection (host/keys.py).
+caller), checked when it is made. ``Registry.type_keys`` makes one per call
+(:meth:`PersonKeys.type`); the host keeps one per attached connection and calls
+:meth:`PersonKeys.press`, which answers with the job only (host/keys.py).
 
 A key then needs only its data checked. The usual key (a job runs, no line of
 the person is being handed over, no Enter in it) goes straight to the
 terminal's keyboard, which looks at the running job, the hidden-entry flags
-and the record as for any input (``Terminal.type_keys``). Everything else
+and the record as for any input (``Terminal.type_keys``; locally one call,
+``keyboard.type_person``). Everything else
 takes :meth:`PersonKeys.type_all`: the person's prompt is opened at an idle
 terminal, an Enter at that prompt hands its line over, keys after it wait for
 that hand-over (docs/internals.md, "A person at the prompt").
@@ -51,22 +53,26 @@ class PersonKeys:
 
     def type(self, data: str) -> dict[str, Any]:
         """Type ``data`` (see ``Engine.type_keys``); ``{"job_id", "prompt"}``."""
+        job = self.press(data)
+        return {"job_id": job.id, "prompt": is_prompt(job.label)}
+
+    def press(self, data: str) -> jobs.Job:
+        """Type ``data``; the (first) job that took it. What the host's keys
+        lane calls: a key is answered only when it fails (host/keys.py)."""
         V.keys_data(data)
         term = self._terms.get(self.session_id)
         if term is None:
             raise NoSuchSession(f"no terminal for session {self.session_id!r}; attach or exec first")
         if "\r" not in data and "\n" not in data and term.running_job is not None and self._person.settled(self.session_id):
             try:
-                job, _, _ = term.type_keys(data, self.caller)
+                return term.type_keys(data, self.caller)[0]
             except NotRunning:
                 pass  # it ended meanwhile: the general way looks again
-            else:
-                return {"job_id": job.id, "prompt": is_prompt(job.label)}
         return self.type_all(term, data)
 
-    def type_all(self, term: AnyTerminal, data: str) -> dict[str, Any]:
+    def type_all(self, term: AnyTerminal, data: str) -> jobs.Job:
         """Any keys: each line to the job that takes it, the person's prompt
-        opened first at an idle terminal."""
+        opened first at an idle terminal; the first job that took some."""
         first: jobs.Job | None = None
         rest = data
         for _ in range(len(data) + 3):  # each turn types at least one line or ends
@@ -95,7 +101,7 @@ class PersonKeys:
             first = first or job
         if first is None:
             raise NotRunning(f"session {self.session_id!r}: no job took the keys", session_id=self.session_id)
-        return {"job_id": first.id, "prompt": is_prompt(first.label)}
+        return first
 
 
 def _await_prompt(term: AnyTerminal, job: jobs.Job, timeout: float = 5.0) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument
 from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.host import protocol as P
@@ -17,6 +18,7 @@ from dsh_magics.host.server import HostServer
 from dsh_magics.terminal import Engine, Registry, Result
 from dsh_magics.terminal import requests as R
 from dsh_magics.terminal import validation as V
+from dsh_magics.terminal.person_keys import PersonKeys
 
 from .conftest import wait_until
 from .test_fuzz import Raw
@@ -149,6 +151,54 @@ def test_a_new_operation_is_one_method_and_one_row(served: HostClient) -> None:
     assert served._op("double", n=21) == 42
     with pytest.raises(InvalidArgument, match="n must be an integer >= 0"):
         served._op("double", n=-1)
+
+
+class _CountingKeys(Registry):
+    """A registry that counts the keyboards made and the general keys calls."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.keyboards: list[tuple[str, str | None]] = []
+        self.general = 0
+
+    def person_keys(self, session_id: str, caller: str | None = None) -> PersonKeys:
+        self.keyboards.append((session_id, caller))
+        return super().person_keys(session_id, caller)
+
+    def type_keys(self, session_id: str, data: str, caller: str | None = None) -> dict[str, object]:
+        self.general += 1
+        return super().type_keys(session_id, data, caller)
+
+
+def test_a_persons_keys_go_through_one_keyboard_per_connection(module_dir: str) -> None:
+    """``type_keys`` on the wire is the contract's row; the host serves it with
+    the registry's host-internal keyboard (``Registry.person_keys``, typed:
+    host/requests.py ``Served.registry``), made once per connection, session
+    and caller, never the general ``Registry.type_keys`` per key."""
+    registry = _CountingKeys(login=False)
+    paths = HostPaths.for_name("keys", module_dir)
+    server = HostServer(paths, registry=registry)
+    server.bind()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = HostClient(paths, autostart=False)
+    try:
+        job = client.exec("table-keys", 'read -r x; echo "got [$x]"', tty=True)
+        assert isinstance(job, jobs.Job)
+        wait_until(lambda: client.info("table-keys").awaiting_input is not None, timeout=20)
+        for piece in ("one", "-two", "-three\r"):
+            assert client.type_keys("table-keys", piece, caller="attach-t")["job_id"] == job.id
+        done = client.wait(job.id, timeout=20)
+        assert "got [one-two-three]" in done.output
+        assert registry.keyboards == [("table-keys", "attach-t")] and registry.general == 0
+        client.type_keys("table-keys", "x", caller="attach-u")  # another caller: its own keyboard
+        assert registry.keyboards == [("table-keys", "attach-t"), ("table-keys", "attach-u")]
+    finally:
+        client.close_all()
+        client.detach()
+        server.stop("test over")
+        thread.join(20)
+        assert not thread.is_alive()
 
 
 def test_a_peer_speaking_another_version_is_told_which(client: HostClient) -> None:

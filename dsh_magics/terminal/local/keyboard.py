@@ -53,6 +53,38 @@ def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tu
     return job, start_line, prompt
 
 
+def type_person(core: JobCore, transport: LocalShell, data: str, caller: str | None) -> tuple[jobs.Job, int, str]:
+    """An attached person's raw keys into the running job (``Terminal.type_keys``):
+    :func:`send` for ``Typing(data, raw=True, source=person)``, with what that
+    case never needs left out (the ``Typing``, its named keys and key modes,
+    the refusal of secret text: a person may type a password, which is
+    recorded as ``[secret]``). Every key a person types at ``dsh-magics
+    attach`` comes here, and on a loaded machine each Python call on its way
+    to the PTY costs about a microsecond (benchmarks/README.md, bench_attach
+    session 36). The rules are :func:`send`'s, in the same order: the running
+    job under the engine lock, the hidden-entry look (``tcgetattr``) before
+    the write, the record redacted then, written by ``Pty.write`` after the
+    bytes. Pinned with :func:`send` by tests/attach/test_input_record.py and
+    tests/contract/test_person.py (a person's keys, a password typed at
+    ``read -s``)."""
+    with core.lock:
+        run = core.input_run()
+        hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
+        run.answered(None)
+        due = run.quiet.look_in(quiet.QUIET_S)
+        start_line, prompt = core.ring.next_line, core.ring.partial
+        transport.typed = True
+        job = run.job
+    record = interaction.InputRecord(
+        interaction.PERSON, time.time(), interaction.REDACTED if hidden else data, hidden, None, caller, False
+    )
+    typed = Typed(core.session_id, job.id, record, run.inputs.append, core.emit)
+    with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
+        transport.pty.write(data.encode("utf-8", "surrogateescape"), typed=typed)  # recorded once written
+    transport.wake.due(due)
+    return job, start_line, prompt
+
+
 def echo_for_job(transport: LocalShell, run: Running) -> None:
     """Echo on for the job, then open its gate (see gate.Gate):
     the job line was typed with echo off, and the kernel is made to take

@@ -266,6 +266,10 @@ class Terminal(TerminalBase):
             self.transport.poke()
             return run.job
 
+    def type_keys(self, data: str, caller: str | None = None) -> tuple[jobs.Job, int, str]:
+        """``TerminalBase.type_keys`` in one call: ``keyboard.type_person``."""
+        return keyboard.type_person(self.core, self.transport, data, caller)
+
     def _type_in(self, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
         return keyboard.send(self.core, self.transport, typing)
 
