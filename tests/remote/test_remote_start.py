@@ -19,6 +19,7 @@ import pytest
 
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal import Registry, Result
+from dsh_magics.terminal.core import child
 from tests.conftest import pids_with_env, wait_until
 from tests.sshd import Sshd, start_sshd
 
@@ -56,13 +57,7 @@ def _run(reg: Registry, command: str) -> Result:
     return res
 
 
-@pytest.mark.parametrize("login", [False, True], ids=["no-login", "login"])
-@pytest.mark.parametrize("side", ["1", "0"], ids=["own-connection", "no-side-channel"])
-def test_an_ssh_terminal_starts_without_stty_and_echoes(remote, monkeypatch, login, side):
-    server, home, log = remote
-    if login:  # /etc/profile sets PATH anew: the logging stty goes first again
-        (home / ".bash_profile").write_text(f"PATH={log.parent}:$PATH\n")
-    monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", side)
+def _starts_without_stty_and_echoes(server: Sshd, log: Path, login: bool) -> None:
     reg = Registry(login=login)
     try:
         reg.attach("r", target=server.target)
@@ -79,6 +74,24 @@ def test_an_ssh_terminal_starts_without_stty_and_echoes(remote, monkeypatch, log
         assert job.result.output == "name? bob\ngot bob\n", job.result.output
     finally:
         reg.close_all()
+
+
+@pytest.mark.parametrize("login", [False, True], ids=["no-login", "login"])
+@pytest.mark.parametrize("side", ["1", "0"], ids=["own-connection", "no-side-channel"])
+def test_an_ssh_terminal_starts_without_stty_and_echoes(remote, monkeypatch, login, side):
+    server, home, log = remote
+    if login:  # /etc/profile sets PATH anew: the logging stty goes first again
+        (home / ".bash_profile").write_text(f"PATH={log.parent}:$PATH\n")
+    monkeypatch.setenv("DSH_MAGICS_SIDE_CHANNEL", side)
+    _starts_without_stty_and_echoes(server, log, login)
+
+
+def test_the_same_when_the_client_is_forked(remote, monkeypatch):
+    """Where no ``setpriv`` launches the client, the forked child sets the
+    PTY's modes before its exec."""
+    server, _, log = remote
+    monkeypatch.setattr(child.launcher, "_ready", False)
+    _starts_without_stty_and_echoes(server, log, login=False)
 
 
 def test_the_editing_mode_of_the_users_inputrc_is_kept(remote):
