@@ -6,7 +6,7 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
-    ... [--rehash-timeout 0]
+    ... [--rehash-timeout 0] [--login]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -43,6 +43,10 @@ contender, and the wall time follows the work more closely.
 ``--cpu`` counts CPU instead of wall time, in turn with pdsh: this process
 to the report, the local processes it reaps (ssh clients), and the sshd
 side (what the benchmark's sshd reaped: every session's processes).
+The groups run with ``login=False`` (``bash --noprofile --norc -i``), as
+pdsh's command reads no profile; ``--login`` runs them with the default,
+``login=True``, whose login shell reads the profile (and with it, here,
+``~/.bashrc`` a second time: benchmarks/README.md, "Session 36").
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
@@ -71,6 +75,8 @@ from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
 
 COMMAND = "hostname; uname -r"
 TARGETS = 16
+#: The groups' ``TerminalConfig.login`` (``--login``: True).
+LOGIN = os.environ.get("DSH_BENCH_LOGIN") == "1"
 #: First commands (new terminals each time), interleaved with pdsh's.
 FIRST_REPS = 7
 
@@ -98,7 +104,7 @@ class Ours:
     """Groups of persistent ssh terminals: the first command connects."""
 
     def __init__(self, n: int) -> None:
-        self.reg = Registry(TerminalConfig(login=False, max_sessions=max(16, n), max_lines=1000))
+        self.reg = Registry(TerminalConfig(login=LOGIN, max_sessions=max(16, n), max_lines=1000))
         self.targets = [f"ssh://bh{i:02d}" for i in range(1, n + 1)]
 
     def once(self) -> None:
@@ -146,11 +152,11 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict
 
 
 _CHILD = """
-import sys, time
+import os, sys, time
 from dsh_magics import fanout
 from dsh_magics.terminal import Registry, TerminalConfig
 n, command = int(sys.argv[1]), sys.argv[2]
-reg = Registry(TerminalConfig(login=False, max_sessions=max(16, n), max_lines=1000))
+reg = Registry(TerminalConfig(login=os.environ.get("DSH_BENCH_LOGIN") == "1", max_sessions=max(16, n), max_lines=1000))
 targets = [f"ssh://bh{i:02d}" for i in range(1, n + 1)]
 try:
     started = time.perf_counter()
@@ -363,7 +369,12 @@ def main() -> None:
         help="PYENV_REHASH_TIMEOUT for the sessions (default: the environment's, else 1 as in the tests); "
         "how long a session's ~/.bashrc waits for pyenv's rehash lock (0: to the next whole second, -1: never)",
     )  # fmt: skip
+    ap.add_argument("--login", action="store_true", help="groups with login=True (the default config) instead of login=False")
     args = ap.parse_args()
+    if args.login:  # (the --ab rounds' processes read it from the environment)
+        global LOGIN
+        LOGIN = True
+        os.environ["DSH_BENCH_LOGIN"] = "1"
     from tests.fanout.fleet import ssh_aliases
     from tests.sshd import start_sshd
 
@@ -388,6 +399,7 @@ def main() -> None:
             res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)
             for row, pdsh_s in zip(res["curve"], pdsh_curve(cfg, max_targets), strict=True):
                 row["pdsh_s"] = pdsh_s
+        res["login"] = LOGIN
         res["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     finally:
         server.stop()

@@ -93,19 +93,28 @@ def housekeeping(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     return _spawner.submit(fn, *args)
 
 
-def _launch(argv: list[str], env: dict[str, str], rows: int, cols: int) -> Any:
+def set_echo(fd: int, echo: bool) -> None:
+    """The terminal on ``fd`` echoes (control characters as themselves:
+    ``-echoctl``) or does not."""
+    attrs = termios.tcgetattr(fd)
+    if echo:
+        attrs[3] = (attrs[3] | termios.ECHO) & ~termios.ECHOCTL
+    else:
+        attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def _launch(argv: list[str], env: dict[str, str], rows: int, cols: int, echo: bool) -> Any:
     """``PtyProcess.spawn`` without a fork of this interpreter
     (:class:`.child.Launcher` says why and what the child gets): a new PTY
-    with echo off and its size set, the child started on it, and the same
-    ``PtyProcess`` around the master as ptyprocess makes."""
+    with ``echo`` (:func:`set_echo`) and its size set, the child started on
+    it, and the same ``PtyProcess`` around the master as ptyprocess makes."""
     command = which(argv[0])
     if command is None:  # as ptyprocess says it
         raise FileNotFoundError(f"The command was not found or was not executable: {argv[0]}.")
     master, slave = os.openpty()
     try:
-        attrs = termios.tcgetattr(slave)
-        attrs[3] &= ~termios.ECHO
-        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        set_echo(slave, echo)
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         pid = child.launcher.spawn(command, argv, env, os.ttyname(slave))
     except BaseException:
@@ -135,18 +144,28 @@ class Pty:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
-    def spawn(self, argv: list[str], *, env: dict[str, str], size: tuple[int, int], cwd: str | None = None) -> Any:
-        """Start ``argv`` on a new PTY of ``size`` (cols, rows), echo off,
+    def spawn(
+        self, argv: list[str], *, env: dict[str, str], size: tuple[int, int], cwd: str | None = None,
+        echo: bool = False,
+    ) -> Any:
+        """Start ``argv`` on a new PTY of ``size`` (cols, rows), echo off
+        (with ``echo``: on, control characters echoed as themselves; for an
+        ssh client, which hands these modes to the remote terminal),
         hung up when this process dies; errors of the spawn propagate.
         Without a ``cwd`` (a remote client) it is launched without a fork
         where it can be (:class:`.child.Launcher`), else forked."""
         cols, rows = size
 
+        def in_child() -> None:
+            set_echo(0, True)
+            child.setup()
+
         def go() -> Any:
             if child.launcher.usable(cwd):
-                return _launch(argv, env, rows, cols)
+                return _launch(argv, env, rows, cols, echo)
             return PtyProcess.spawn(
-                argv, cwd=cwd, env=env, echo=False, dimensions=(rows, cols), preexec_fn=child.setup
+                argv, cwd=cwd, env=env, echo=False, dimensions=(rows, cols),
+                preexec_fn=in_child if echo else child.setup,
             )
 
         self.proc = proc = on_spawner(go)

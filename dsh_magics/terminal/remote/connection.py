@@ -54,7 +54,9 @@ class Client:
         the client program cannot start)."""
         argv = self.target.argv(login=self.config.login, control_dir=self.control_dir)
         try:
-            proc = self.pty.spawn(argv, env=self.environment(), size=(self.config.cols, self.config.rows))
+            proc = self.pty.spawn(
+                argv, env=self.environment(), size=(self.config.cols, self.config.rows), echo=self.target.hands_modes
+            )
         except Exception as e:  # noqa: BLE001 - e.g. the client program is missing
             self.close_fds()
             raise TargetUnreachable(
@@ -129,14 +131,20 @@ class Client:
         self.pty.close()  # (the reap, procs.reap, has collected it or killed its tree)
 
 
-def last_words(raw: bytes, lines: int = 2) -> str:
+def last_words(raw: bytes, lines: int = 2, typed: frozenset[str] = frozenset()) -> str:
     """The client's own message: its last non-empty lines (ssh says why it
     gave up last), plus a WARNING line it printed earlier (a changed host
-    key is explained in a box above the last lines)."""
+    key is explained in a box above the last lines). Lines that are the
+    echo of a line in ``typed`` (the engine's own, maybe after a prompt) are
+    not its words."""
     text = clean(raw).replace("\r", "\n")
-    kept = [ln.strip() for ln in text.split("\n") if ln.strip() and ln.strip("@ ")]
+    kept = [ln.strip() for ln in text.split("\n") if ln.strip() and ln.strip("@ ") and not _echoed(ln.strip(), typed)]
     words = kept[-lines:]
     warning = next((ln for ln in kept if "WARNING" in ln), None)
     if warning and warning not in words:
         words.insert(0, warning)
     return " / ".join(words)
+
+
+def _echoed(line: str, typed: frozenset[str]) -> bool:
+    return line in typed or any(len(t) >= 8 and line.endswith(t) for t in typed)

@@ -94,7 +94,7 @@ def _printf(kind: str, nonce: str, status: str | None = None) -> str:
     return f"\\builtin printf '\\033]6973;{kind};{nonce};%d;%q\\007' {status} \"$PWD\" >&{MARKER_FD}"
 
 
-def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
+def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool = True) -> str:
     """Typed once, right after the remote bash starts (its profile has run or
     is running: type-ahead waits in the terminal). Readline is still on and
     echo too, so everything up to the ready probe is discarded by the reader.
@@ -106,18 +106,28 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str) -> str:
     at a time). Two, because over ssh ~/.bashrc runs twice: in the shell
     sshd starts for the engine's command (Debian's bash reads it there) and
     in the login shell. Bash at its prompt runs nothing for an empty line.
+
+    Only the first line is read with readline (which reads ``~/.inputrc``
+    first, so the user's editing mode is the one recorded): it turns line
+    editing off, and bash reads the rest a line at a time, with no
+    redisplay per character (issue 35 §5: 0.6 ms of the remote side's CPU a
+    terminal, benchmarks/README.md "Session 36"). With ``stty`` (every
+    target but ssh) the set-up turns echo on with control characters echoed
+    as themselves; ssh hands the remote terminal these modes of ours
+    (``Pty.spawn``'s ``echo``), so there no process runs for it.
     """
     q = shlex.quote
     env = " ".join(f"{k}={q(v)}" for k, v in QUIET_ENV.items())
     cd = cd_command(cwd) if cwd else ":"
+    echo = "\\builtin command stty echo -echoctl 2>/dev/null; " if stty else ""
     lines = [
-        f"{MODE_VAR}=emacs; {MODE_RECORD}; {HIST_VAR}=; [[ -o history ]] && {HIST_VAR}=1; "
-        "\\builtin set +o emacs +o vi +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
+        f"{MODE_VAR}=emacs; {MODE_RECORD}; {EDIT_OFF}",
+        f"{HIST_VAR}=; [[ -o history ]] && {HIST_VAR}=1; "
+        "\\builtin set +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
         "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; \\builtin unset TMOUT 2>/dev/null; "
         "PS1='' PS2='' PS4='+ '",
         f"\\builtin export {env} DSH_MAGICS_SESSION={q(session_id)}; "
-        f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; "
-        "\\builtin command stty echo -echoctl 2>/dev/null; "
+        f"\\command exec {MARKER_FD}>&1 {INPUT_FD}<&0 {NULL_FD}</dev/null; \\builtin set -o ignoreeof; {echo}"
         # With recording on, `history -s` drops the last entry when bash last
         # recorded a line itself (here: the first set-up line, read while
         # history was on); recording is off when jobs add their entries, and

@@ -40,6 +40,7 @@ class InbandStream:
         self.ready_nonce: str | None = new_nonce()
         self.ready_status: int | None = None
         self.startup_raw = bytearray()  # what the client printed before the shell was ready
+        self._typed_at_start: frozenset[str] = frozenset()  # the set-up's lines (their echo is not the client's words)
         self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
         self._held: list[bytes] = []
         self._echo = b""  # the echo of the last job's typed lines (held data is matched against it)
@@ -75,10 +76,18 @@ class InbandStream:
         self._echo = echo_of(text)
         return text
 
-    def setup_text(self, cwd: str | None, session_id: str) -> str:
+    def setup_text(self, cwd: str | None, session_id: str, *, stty: bool = True) -> str:
         assert self.ready_nonce is not None
         self._echo_nonce = None
-        return inband.setup_text(self.ready_nonce, cwd, session_id)
+        text = inband.setup_text(self.ready_nonce, cwd, session_id, stty=stty)
+        self._typed_at_start = frozenset(ln.strip() for ln in text.split("\n") if ln.strip())
+        return text
+
+    def startup_words(self) -> str:
+        """The client's last words before the shell was ready, without the
+        echo of the set-up: an ssh client's PTY echoes what is typed until ssh
+        takes it over (``Target.hands_modes``), and the remote terminal echoes."""
+        return last_words(bytes(self.startup_raw), typed=self._typed_at_start)
 
     def started(self) -> None:
         """The shell is ready: what the client printed before is not needed."""

@@ -25,7 +25,7 @@ from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
 from . import inband, side_channel
-from .connection import Client, last_words
+from .connection import Client
 from .control_master import ControlMaster
 from .job_stream import InbandStream
 from .keyboard import RemoteKeyboard
@@ -106,7 +106,7 @@ class RemoteTerminal(TerminalBase):
         core = self.core
         try:
             try:
-                self.transport.type(self.stream.setup_text(cwd, self.session_id))
+                self.transport.type(self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes))
             except ShellExited:
                 # The client ended before the set-up was typed (`cmd:false`):
                 # the reader sees it end (and sets `ready`); reported below as
@@ -126,7 +126,7 @@ class RemoteTerminal(TerminalBase):
             exited = core.dead
             logged = self.master.said() if self.master is not None else ""  # (its file goes with close)
             self.close()
-            said = " / ".join(w for w in (last_words(bytes(self.stream.startup_raw)), logged) if w)
+            said = " / ".join(w for w in (self.stream.startup_words(), logged) if w)
             if exited and core.failure:
                 why = f"{self.target}: {core.failure}"
             elif exited:

@@ -67,6 +67,14 @@ class Target:
     def __str__(self) -> str:
         return self.text
 
+    @property
+    def hands_modes(self) -> bool:
+        """Does the client give the remote terminal the modes of its local
+        one? ssh does (its pty-req carries them): the engine's PTY for it
+        echoes, so the remote terminal echoes from its start and the set-up
+        runs no ``stty`` there (``inband.setup_text``)."""
+        return self.kind == "ssh"
+
     def argv(
         self, login: bool = True, environ: dict[str, str] | None = None, control_dir: str | None = None
     ) -> list[str]:
