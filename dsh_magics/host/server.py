@@ -270,7 +270,7 @@ class HostServer:
     def _serve_conn(self, conn: Connection) -> None:
         reader = P.LineReader(conn.sock, self.max_request)
         try:
-            for item in reader:
+            while (item := reader.next_item()) is not None:  # (no generator frame per request: a key's way)
                 if self._stopping.is_set():
                     break
                 reply = self.requests.handle(conn, item)
