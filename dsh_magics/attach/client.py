@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, SessionBusy, ShellExited
 from ..host import protocol as P
-from ..host.keys import line_prefix as keys_line_prefix
+from ..host.keys import KeyLines
 from ..host.runtime import HostPaths
 from ..host.stream import bytes_prefix
 from . import render
@@ -131,7 +131,7 @@ class Attacher:
         self._stopping = False
         self._screen_size: tuple[int, int] | None = None
         self._painter = render.Painter()
-        self._keys_prefix = keys_line_prefix(session, self.caller)  # a keys line up to its data
+        self._key_lines = KeyLines(session, self.caller)  # every keys line, a short key's kept
 
     # ------------------------------------------------------------------
     def open(self) -> dict[str, Any]:
@@ -221,7 +221,7 @@ class Attacher:
         # a key sent and the next wait (each costs microseconds here: README, session 36).
         typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
         none: list[int] = []
-        unsent, pending = keys.out, keys.pending
+        unsent, pending, known = keys.out, keys.pending, self._key_lines.lines
         while self._outcome is None:
             left = len(unsent)
             want = typing if len(pending) < _MAX_PENDING and left < _MAX_UNSENT else full
@@ -239,11 +239,12 @@ class Attacher:
                 if not data:
                     self._finish(0, f"[the terminal closed; session {self.session} keeps running]")
                     return
-                if self._live and self.detach_key not in data and CTRL_C not in data and len(data) <= _CHUNK:
-                    # The usual key: straight out (live: the window has the terminal's
-                    # size, so no resize goes first). This path is every key's.
-                    text = data.decode("utf-8", "surrogateescape")
-                    keys.send_line(self._keys_prefix + _json_str(text).encode("ascii") + b"}}\n")
+                line = known.get(data) if self._live else None  # a key sent before (so checked below)
+                if line is not None:
+                    keys.send_line(line)
+                elif self._live and self.detach_key not in data and CTRL_C not in data and len(data) <= _CHUNK:
+                    # The usual key: straight out (live: no resize goes first). Every key's path.
+                    keys.send_line(self._key_lines.line(data))
                 else:
                     self._on_keys(data)
             if writable:
@@ -399,8 +400,7 @@ class Attacher:
         assert self._keys is not None
         text = data.decode("utf-8", "surrogateescape")
         for start in range(0, len(text), _CHUNK):
-            piece = text[start : start + _CHUNK]
-            self._keys.send_line(self._keys_prefix + _json_str(piece).encode("ascii") + b"}}\n")
+            self._keys.send_line(self._key_lines.prefix + _json_str(text[start : start + _CHUNK]).encode("ascii") + b"}}\n")
 
     def _interrupt(self) -> None:
         """Ctrl-C: what ``bash_interrupt`` does (SIGINT to the running job's group)."""

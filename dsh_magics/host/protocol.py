@@ -115,6 +115,10 @@ class LineReader:
                 return Oversized(size)
             buf += self._view[:n]
 
+    def has_line(self) -> bool:
+        """A whole line is in the buffer: :meth:`next_item` returns it without receiving."""
+        return not self._skipping and self._buf.find(b"\n", max(self._pos, self._scan)) >= 0
+
     def __iter__(self) -> Iterator[bytes | Oversized]:
         while True:
             item = self.next_item()

@@ -270,8 +270,17 @@ class HostServer:
     def _serve_conn(self, conn: Connection) -> None:
         reader = P.LineReader(conn.sock, self.max_request)
         try:
-            for item in reader:
-                if self._stopping.is_set():
+            while True:
+                if conn.streams and not reader.has_line():
+                    # A viewer's stream goes out on this socket, and the client's every
+                    # receive of it would wake a thread blocked in recv here (a socket has
+                    # one wait queue); select waits for input only (README, bench_attach).
+                    try:
+                        fdwait.readable([conn.sock.fileno()], None)
+                    except ValueError:  # its socket was closed under it (fileno -1): it ends
+                        break
+                item = reader.next_item()  # (no generator frame per request: a key's way)
+                if item is None or self._stopping.is_set():
                     break
                 reply = self.requests.handle(conn, item)
                 if reply is not None:

@@ -226,3 +226,26 @@ def test_no_attach_client_is_left(attach_dir: str) -> None:
         return subprocess.run(["pgrep", "-f", pattern], capture_output=True).stdout
 
     wait_until(lambda: clients() == b"", T, msg="an attach client outlived its tmux")
+
+
+def test_a_short_keys_line_is_kept_by_both_ends() -> None:
+    """A short key read is typed again and again: the client keeps its whole
+    line (``KeyLines``) and the host's lane keeps its data (``KeysLane``), so
+    the key typed again is one look-up at each end. What is kept is exactly
+    what is built and read the long way, a longer read is not kept, and a
+    line of another session or caller is never taken for a kept one."""
+    lines = keys.KeyLines("s-kept", "attach-kept")
+    lane = keys.KeysLane("s-kept", "attach-kept", None)  # type: ignore[arg-type]  # data() only
+    for key in (b"x", b"\x1b[A", "é".encode()):
+        line = lines.line(key)
+        assert line == keys.line_prefix("s-kept", "attach-kept") + json.dumps(key.decode()).encode() + b"}}\n"
+        assert lines.lines[key] is line
+        assert lane.data(line[:-1]) == key.decode() and lane.data(line[:-1]) == key.decode()
+    assert lines.line(b"hello") and b"hello" not in lines.lines
+    other = keys.line_prefix("s-other", "attach-kept") + b'"x"}}'
+    assert lane.data(other) is None and lane.data(b'{"x"}}') is None
+    assert len(lines.lines) == 3
+    for i in range(keys.SEEN_LINES + 10):
+        lines.line(chr(0x100 + i).encode())
+        lane.data(keys.line_prefix("s-kept", "attach-kept")[:] + json.dumps(chr(0x100 + i)).encode() + b"}}")
+    assert len(lines.lines) == keys.SEEN_LINES

@@ -187,3 +187,48 @@ def test_a_viewer_follows_a_recreated_terminal(engine: HostClient, attach_dir: s
     finally:
         ev.close()
     c.join()
+
+
+def _voluntary_switches(pid: int, tids: set[str]) -> int:
+    total = 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                total += sum(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches"))
+        except OSError:
+            pass  # a thread that ended: it is woken no more
+    return total
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts a thread's wake-ups in /proc")
+def test_a_viewers_stream_wakes_no_thread_of_its_connection(engine: HostClient, attach_dir: str) -> None:
+    """Each piece of a viewer's stream the client receives frees room in the
+    host's socket, and the kernel then wakes a thread blocked in ``recv`` on
+    that socket (a socket has one wait queue), once per echo; the
+    connection's thread waits in ``select`` while it streams
+    (host/server.py), which only input wakes. Counted with the threads'
+    voluntary context switches: about one per piece before, none now."""
+    engine.attach("s-wake")
+    paths = HostPaths.for_name("att", attach_dir)
+    info = paths.read_info()
+    assert info is not None
+    pid = int(info["pid"])
+    before = set(os.listdir(f"/proc/{pid}/task"))
+    ev = Events(paths, {"pid": os.getpid(), "purpose": "attach", "session": "s-wake", "read_only": True}, ["terminal"])
+    try:
+        ev.watch("s-wake")
+        mine = set(os.listdir(f"/proc/{pid}/task")) - before  # the connection's thread (and its sender)
+        assert mine
+        c = _Collector(ev)
+        wait_until(lambda: any(e["type"] == "screen" for e in c.events), T)
+        start = _voluntary_switches(pid, mine)
+        engine.exec("s-wake", "for i in $(seq 1 40); do echo piece-$i; sleep 0.01; done; echo PIECES-DONE", wait_ms=20_000)
+        got = lambda: b"".join(base64.b64decode(e["data"]) for e in list(c.events) if e["type"] == "bytes")  # noqa: E731
+        wait_until(lambda: b"PIECES-DONE" in got(), T)
+        pieces = sum(e["type"] == "bytes" for e in c.events)
+        woken = _voluntary_switches(pid, mine) - start
+    finally:
+        ev.close()
+    c.join()
+    assert pieces >= 20, pieces
+    assert woken < pieces // 4, (woken, pieces)

@@ -60,7 +60,6 @@ class Entry:
         return asdict(self)
 
 
-@dataclass(frozen=True)
 class Typed:
     """Input written to a terminal on somebody's behalf, as
     :meth:`.pty.Pty.write` records it: ``record`` (already checked and
@@ -68,17 +67,30 @@ class Typed:
     job that ends on them has it in its result, and once they are written,
     as an ``input`` event, to the terminal's record (``tell``: the terminal's
     ``emit``; the registry adds it to the :class:`InputLog`). Both under the
-    write lock: the order of the records is the order written."""
+    write lock: the order of the records is the order written.
 
-    session_id: str
-    job_id: str
-    record: InputRecord
-    keep: Callable[[InputRecord], None]
-    tell: Callable[[dict[str, Any]], None]
+    A plain class with slots, not a frozen dataclass: one is made for every
+    key an attached person types, and a frozen dataclass's ``__init__`` sets
+    each field through ``object.__setattr__`` and calls ``__post_init__``
+    (benchmarks/README.md, bench_attach session 36 round 2)."""
 
-    def __post_init__(self) -> None:
-        if self.record.secret and self.record.text != SECRET_TEXT:
+    __slots__ = ("session_id", "job_id", "record", "keep", "tell")
+
+    def __init__(
+        self,
+        session_id: str,
+        job_id: str,
+        record: InputRecord,
+        keep: Callable[[InputRecord], None],
+        tell: Callable[[dict[str, Any]], None],
+    ) -> None:
+        if record.secret and record.text != SECRET_TEXT:
             raise ValueError("a secret input's record must be redacted before it is written")
+        self.session_id = session_id
+        self.job_id = job_id
+        self.record = record
+        self.keep = keep
+        self.tell = tell
 
     def writing(self) -> None:
         self.keep(self.record)

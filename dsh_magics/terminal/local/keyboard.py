@@ -69,9 +69,9 @@ def type_person(core: JobCore, transport: LocalShell, data: str, caller: str | N
     ``read -s``)."""
     with core.lock:
         run = core.input_run()
-        hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
-        run.answered(None)
-        due = run.quiet.look_in(quiet.QUIET_S)
+        hidden = run.echo_on and tty_state.hidden_entry(transport.pty.proc.fd)
+        run.answered(quiet.QUIET_S)  # send's answered(None) and look_in(QUIET_S) in one call
+        due = run.quiet.at
         start_line, prompt = core.ring.next_line, core.ring.partial
         transport.typed = True
         job = run.job
@@ -81,7 +81,7 @@ def type_person(core: JobCore, transport: LocalShell, data: str, caller: str | N
     typed = Typed(core.session_id, job.id, record, run.inputs.append, core.emit)
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
         transport.pty.write(data.encode("utf-8", "surrogateescape"), typed=typed)  # recorded once written
-    transport.wake.due(due)
+    transport.wake.due(due)  # type: ignore[arg-type]  # answered(QUIET_S) set it
     return job, start_line, prompt
 
 
