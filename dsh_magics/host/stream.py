@@ -99,10 +99,7 @@ class ViewerStream:
                 self._tail = end if b"\x1b" in end else b""  # a sequence may go on in the next piece
                 switch = b"\x1b[?" in joined and _ALT.search(joined) is not None
                 behind = self._queued + len(piece) > MAX_BEHIND
-                # (``_bytes_line`` written out: this is every echo's way, before its send)
-                if not (switch or behind or self._queue) and self._send(
-                    self._prefix + b2a_base64(piece, newline=False) + b'"}}\n'
-                ):
+                if not (switch or behind or self._queue) and self._send(self._bytes_line(piece)):
                     # The usual piece (a key's echo): nothing waited before it, and
                     # the socket took it at once (Connection.send_stream).
                     reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
