@@ -66,7 +66,7 @@ def make_ghostty() -> tuple[Feed, Callable[[], object]]:
 
 
 def make_pyte() -> tuple[Feed, Callable[[], object]]:
-    import pyte  # type: ignore[import-untyped]
+    import pyte
 
     screen = pyte.Screen(COLS, ROWS)
     stream = pyte.ByteStream(screen)
