@@ -79,7 +79,9 @@ class Kernel:
 
     def __init__(self, host: bool, pythonpath: str | None = None) -> None:
         self.km = KernelManager(kernel_name="python3")
-        self.km.kernel_spec.argv[0] = sys.executable  # the interpreter under test
+        spec = self.km.kernel_spec
+        assert spec is not None, "no python3 kernel spec"
+        spec.argv[0] = sys.executable  # the interpreter under test
         env = dict(os.environ)
         if pythonpath is not None:
             env["PYTHONPATH"] = pythonpath
@@ -170,8 +172,12 @@ def measure(kernels: dict[str, Kernel], names: list[str], rounds: int, per: int)
     load that comes and goes touches all alike. Besides the medians of all cells, the
     *paired* ratio: the median over rounds of (the round's median of a contender / the
     same round's median of the no-op cell), which a slow drift of the load cancels out of."""
-    samples = {(t, n): {"client": [], "kernel": []} for t in kernels for n in names}
-    by_round = {(t, n): {"client": [], "kernel": []} for t in kernels for n in names}
+    samples: dict[tuple[str, str], dict[str, list[float]]] = {
+        (t, n): {"client": [], "kernel": []} for t in kernels for n in names
+    }
+    by_round: dict[tuple[str, str], dict[str, list[float]]] = {
+        (t, n): {"client": [], "kernel": []} for t in kernels for n in names
+    }
     types: dict[tuple[str, str], dict[str, int]] = {}
     trees = list(kernels)
     for i in range(rounds):

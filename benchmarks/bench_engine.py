@@ -33,7 +33,7 @@ import time
 
 from ptyprocess import PtyProcess
 
-from dsh_magics.terminal import Registry
+from dsh_magics.terminal import Registry, Result
 from dsh_magics.terminal.core import markers
 from dsh_magics.terminal.local import shell
 
@@ -218,6 +218,7 @@ def measure(quick: bool = False) -> dict:
 
         def eng_seq() -> None:
             r = reg.exec("bench", f"seq 1 {seq_n}", wait_ms=600_000)
+            assert isinstance(r, Result), r  # a Job: not settled within wait_ms
             assert r.output.endswith(f"{seq_n}\n"), r.output[-50:]
 
         def raw_seq() -> None:

@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import JobLinePty, RawPty  # noqa: E402
 from ptyprocess import PtyProcess  # noqa: E402
 
+from dsh_magics.jobs import Job  # noqa: E402
 from dsh_magics.terminal import Registry, Result  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -312,10 +313,15 @@ def measure_attach(n: int) -> dict[str, Any]:
     for login in (True, False):
         reg = Registry(login=login)
         argv = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
-        eng, bash = [], []
+        eng: list[float] = []
+        bash: list[float] = []
         try:
             for i in range(n):  # interleaved
-                eng.append(timed_ms(lambda i=i, reg=reg: reg.attach(f"attach-{i}")))
+
+                def attach(i: int = i, reg: Registry = reg) -> object:
+                    return reg.attach(f"attach-{i}")
+
+                eng.append(timed_ms(attach))
                 reg.close(f"attach-{i}")
                 bash.append(_bash_ready_ms(argv))
         finally:
@@ -338,7 +344,11 @@ def measure_idle_and_scaling(idle_s: float, lines: int, ks: list[int]) -> dict[s
         for s in sessions:
             reg.attach(s)
             _engine_run(reg, s, "true")
-        pids = [reg.info(s).pid for s in sessions]
+        pids: list[int] = []
+        for s in sessions:
+            pid = reg.info(s).pid
+            assert pid is not None, f"{s} has no shell"
+            pids.append(pid)
         # Read the shells' counters outside the window, ours right at its
         # edges, so the reading itself barely counts.
         s0, y0 = sum(cpu_ticks(p) for p in pids), sum(ctxt_switches(p) for p in pids)
@@ -366,6 +376,7 @@ def measure_idle_and_scaling(idle_s: float, lines: int, ks: list[int]) -> dict[s
             t = time.perf_counter()
             started = [reg.exec(s, f"seq 1 {lines}") for s in sessions[:k]]
             for job in started:
+                assert isinstance(job, Job), job  # no wait_ms: exec returns the job at once
                 res = reg.wait(job.id, timeout=600)
                 assert res.exit_code == 0 and res.output.endswith(f"\n{lines}\n"), res
             eng = time.perf_counter() - t

@@ -39,16 +39,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dsh_magics import jobs  # noqa: E402
 from dsh_magics.terminal.config import TerminalConfig  # noqa: E402
-from dsh_magics.terminal.remote import RemoteTerminal, parse_target  # noqa: E402
+from dsh_magics.terminal.remote import RemoteTerminal, Target, parse_target  # noqa: E402
 from dsh_magics.terminal.remote.side_channel import ENV_SIDE_CHANNEL  # noqa: E402
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
 
 IDLE_WATCH_S = 3.0
 
 
-def _ssh_argv(target: str, command: str) -> list[str]:
+def _remote(target: str) -> Target:
+    """``target`` parsed; a remote one (None would mean this machine)."""
     t = parse_target(target)
-    assert t is not None and t.kind == "ssh"
+    assert t is not None, f"{target!r} is not a remote target"
+    return t
+
+
+def _ssh_argv(target: str, command: str) -> list[str]:
+    t = _remote(target)
+    assert t.kind == "ssh"
     argv = ["ssh", *shlex.split(os.environ.get(ENV_SSH_OPTIONS, "")), "-o", "BatchMode=yes"]
     if t.port:
         argv += ["-p", str(t.port)]
@@ -67,7 +74,7 @@ def measure(target: str, quick: bool = False) -> dict:
     n_fresh = 20 if quick else 60
     per_fresh = 10  # terminal round trips per fresh-ssh sample, interleaved
     seq_n = 300_000 if quick else 2_000_000
-    term = RemoteTerminal("bench", TerminalConfig(login=False, max_lines=1000), parse_target(target), job_table=jobs.JobTable())
+    term = RemoteTerminal("bench", TerminalConfig(login=False, max_lines=1000), _remote(target), job_table=jobs.JobTable())
     try:
 
         def rt() -> None:
@@ -80,7 +87,8 @@ def measure(target: str, quick: bool = False) -> dict:
         for _ in range(20):
             rt()
         fresh()
-        terminal_ms, fresh_ms = [], []
+        terminal_ms: list[float] = []
+        fresh_ms: list[float] = []
         for _ in range(n_fresh):
             fresh_ms.append(_ms(fresh))
             terminal_ms.extend(_ms(rt) for _ in range(per_fresh))
@@ -128,7 +136,7 @@ def _open(target: str, mode: str, name: str) -> RemoteTerminal:
     os.environ[ENV_SIDE_CHANNEL] = "1" if mode == "on" else "0"
     try:
         return RemoteTerminal(
-            name, TerminalConfig(login=False, max_lines=1000), parse_target(target), job_table=jobs.JobTable()
+            name, TerminalConfig(login=False, max_lines=1000), _remote(target), job_table=jobs.JobTable()
         )
     finally:
         if old is None:

@@ -45,12 +45,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout: tests/
 
+from dsh_magics.jobs import Job  # noqa: E402
 from dsh_magics.terminal import Engine, Registry, Result  # noqa: E402
 from tests.processes import pids_with_env  # noqa: E402
+
+if TYPE_CHECKING:
+    from dsh_magics.host import HostClient
 
 #: Allowance on top of each operation's own deadline (a loaded 2-core machine).
 SLACK_S = 10.0
@@ -137,6 +141,11 @@ class Soak:
             raise Violation(f"{s}: {command[:60]!r} did not settle within {DEADLINE_S}s")
         return res
 
+    def start(self, s: str, command: str, tty: bool = False) -> Job:
+        job = self.reg.exec(s, command, tty=tty)
+        assert isinstance(job, Job), job  # no wait_ms: exec returns the job at once
+        return job
+
     def expect(self, what: str, got: object, want: object) -> None:
         if got != want:
             raise Violation(f"{what}: got {got!r}, want {want!r}")
@@ -183,13 +192,13 @@ class Soak:
         self.state[s] = n
 
     def wait_then_interrupt(self, s: str, i: int) -> None:
-        job = self.reg.exec(s, f"echo w{i}; sleep 60")
+        job = self.start(s, f"echo w{i}; sleep 60")
         res = self.reg.wait(job.id, timeout=0.2)
         self.expect("wait timed out", (res.status, res.timed_out), ("running", True))
         self.interrupt(s, job.id, f"w{i}\n")
 
     def interrupt_sleep(self, s: str, i: int) -> None:
-        job = self.reg.exec(s, f"sh -c 'echo s{i}; exec sleep 60'")
+        job = self.start(s, f"sh -c 'echo s{i}; exec sleep 60'")
         self.interrupt(s, job.id, f"s{i}\n")
 
     def interrupt(self, s: str, job_id: str, shown: str) -> None:
@@ -201,14 +210,14 @@ class Soak:
             raise Violation(f"interrupt: output {res.output!r}")
 
     def answer(self, s: str, i: int) -> None:
-        job = self.reg.exec(s, f"read -p 'name{i}? ' x; echo hi-$x", tty=True)
+        job = self.start(s, f"read -p 'name{i}? ' x; echo hi-$x", tty=True)
         self.until(s, lambda: self.reg.info(s).awaiting_input is not None, "the prompt")
         self.reg.send(s, text=f"n{i}", wait_ms=0)
         res = self.reg.wait(job.id, timeout=DEADLINE_S)
         self.expect("answer", (res.status, res.output), ("completed", f"name{i}? n{i}\nhi-n{i}\n"))
 
     def password(self, s: str, i: int) -> None:
-        job = self.reg.exec(s, "read -s -p 'Password: ' pw; echo never", tty=True)
+        job = self.start(s, "read -s -p 'Password: ' pw; echo never", tty=True)
         self.until(s, lambda: (self.reg.info(s).awaiting_input or {}).get("secret") is True, "a secret prompt")
         self.reg.interrupt(s)
         res = self.reg.wait(job.id, timeout=DEADLINE_S)
@@ -254,7 +263,7 @@ class Setting:
     def __init__(self, host: bool, ssh: bool) -> None:
         self.sshd = None
         self.host_paths = None
-        self.client = None
+        self.client: HostClient | None = None
         self.ssh_target: str | None = None
         if ssh:
             import tempfile
@@ -278,9 +287,9 @@ class Setting:
         from dsh_magics.host import HostClient
 
         os.environ["DSH_MAGICS_LOGIN"] = "0"  # the host's shells, like the in-process ones
-        self.client = HostClient(self.host_paths)
-        self.client.connect()
-        return self.client
+        client = self.client = HostClient(self.host_paths)
+        client.connect()
+        return client
 
     def host_pid(self, reg: Engine) -> int | None:
         return int(reg.host_info()["pid"]) if self.host_paths is not None else None  # type: ignore[attr-defined]
