@@ -27,9 +27,10 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import connection_processes
+from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
 from tests.sshd import Sshd, start_sshd
 
 LOGIN = TerminalConfig(login=True, start_timeout=20.0)
@@ -137,6 +138,21 @@ def test_the_shells_end_ends_the_terminal_with_the_side_channel_open(remote, ope
     assert pids_with_env("DSH_MAGICS_SESSION", term.session_id) == []
     if not dropped:
         assert "\x1b" not in job.result.output, job.result
+
+
+def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
+    """SIGKILL to the engine's process while a job waits at a prompt (the
+    side channel's connection open): the terminal's ssh is hung up (its
+    death signal, its PTY), the side channel's ``sh`` reads the end of its
+    input, and both connections end, the remote shell with them."""
+    server, _ = remote
+    with engine_with_a_prompt(server.target, "login-killed", login=True) as engine:
+        assert engine.master is None and engine.probes > 0 and alive(engine.shell)
+        assert sorted(processes_with_arg(engine.control)) == sorted({engine.client, engine.side})
+        engine.proc.kill()
+        engine.proc.wait(10)
+        wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
+        wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
 
 
 # ----------------------------------------------------------------------
