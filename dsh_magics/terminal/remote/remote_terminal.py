@@ -138,7 +138,7 @@ class RemoteTerminal(TerminalBase):
             if exited and core.failure:
                 why = f"{self.target}: {core.failure}"
             elif exited and core.exit_code == 127 and self.target.kind == "ssh":
-                why = f"{self.target}: no bash there (the remote shell could not run it: exit code 127)"
+                why = f"{self.target}: no bash there to run (exit code 127, a command not found)"
             elif exited:
                 why = f"{self.target}: the connection ended before a shell was ready (exit code {core.exit_code})"
             else:
