@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import tempfile
@@ -28,7 +29,7 @@ from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core.procs import alive
-from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target
 from tests.conftest import pids_with_env, wait_until
 from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
 from tests.sshd import Sshd, start_sshd
@@ -153,6 +154,19 @@ def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
         engine.proc.wait(10)
         wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
         wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
+
+
+def test_the_check_line_reads_alike_in_every_shell() -> None:
+    """One line of two commands joined by ``&&``, whose scripts are plain
+    single-quoted words: nothing in them that csh (``!``) or fish (``\\\\``,
+    ``\\'``) reads differently inside single quotes."""
+    line = inband.login_check(inband.new_nonce())
+    assert "\n" not in line and line.startswith("/bin/sh -c '") and "' && exec sh -c '" in line
+    words = re.findall(r"'([^']*)'", line)
+    assert len(words) == 2
+    assert line == f"/bin/sh -c '{words[0]}' && exec sh -c '{words[1]}'"
+    for word in words:
+        assert "!" not in word and "\\\\" not in word and "\\'" not in word
 
 
 # ----------------------------------------------------------------------

@@ -401,8 +401,9 @@ def login_check(nonce: str) -> str:
     the set-up, which is typed once a ``KEY`` marker says bash reads it.
 
     One line that ``sh``, bash, zsh, ksh, fish (3.0 on) and csh parse
-    alike: a command, ``&&``, and single-quoted words free of ``!``,
-    backslash-newline and ``'``-in-word tricks. Its ``/bin/sh`` looks at the
+    alike: two commands joined by ``&&``, their scripts single-quoted words
+    with no ``'``, no ``!`` (csh expands it even there) and no ``\\\\`` or
+    ``\\'`` (fish's escapes there). Its ``/bin/sh`` looks at the
     process that ran it (``/proc/$PPID/comm``, read with no process
     started): under a bash login shell it prints the ``KEY`` marker with the
     engine's ``nonce`` and fails, so bash goes on and reads the set-up, and
@@ -423,8 +424,9 @@ def login_check(nonce: str) -> str:
 
 def wrapped_shell(bash: list[str]) -> str:
     """The remote command of an ssh terminal whose ssh is its connection's
-    control master: ``bash`` under a small ``sh`` that says when it has
-    ended. An ssh master outlives its own session while another session over
+    control master (``login=False``), and what a login start's shell
+    other than bash execs (:func:`login_check`): ``bash`` under a small
+    ``sh`` that says when it has ended. An ssh master outlives its own session while another session over
     it is open (the side channel's), so the engine must learn that the
     remote shell ended and close the side channel itself.
 
