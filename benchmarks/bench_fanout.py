@@ -45,8 +45,10 @@ to the report, the local processes it reaps (ssh clients), and the sshd
 side (what the benchmark's sshd reaped: every session's processes).
 The groups run with ``login=False`` (``bash --noprofile --norc -i``), as
 pdsh's command reads no profile; ``--login`` runs them with the default,
-``login=True``, whose login shell reads the profile (and with it, here,
-``~/.bashrc`` a second time: benchmarks/README.md, "Session 36").
+``login=True``: no remote command, so sshd starts the login shell, which
+reads ``/etc/profile`` and the profile (and through it, here, ``~/.bashrc``
+once; until session 37 the remote ``bash -l -i`` read it a second time:
+benchmarks/README.md, "Session 36" and "Session 37").
 
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).

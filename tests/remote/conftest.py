@@ -93,12 +93,13 @@ import sys
 from dsh_magics import jobs
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
-term = RemoteTerminal(sys.argv[2], TerminalConfig(login=False), parse_target(sys.argv[1]), job_table=jobs.JobTable())
+term = RemoteTerminal(sys.argv[2], TerminalConfig(login=sys.argv[3] == "1"), parse_target(sys.argv[1]), job_table=jobs.JobTable())
 job = term.exec("read -p 'x? ' x", tty=True)
 while term.info().awaiting_input is None:  # (the test's deadline is on its read of this process's line)
     term.wait_output(term.output_seq, 1.0)
 shell, _ = term.stream.where
-print(term.transport.control_dir, term.pid, term.side.pid, term.master.pid(), shell, term.watch.probes, flush=True)
+master = term.master.pid() if term.master is not None else None
+print(term.transport.control_dir, term.pid, term.side.pid, master, shell, term.watch.probes, flush=True)
 sys.stdin.read()
 """
 
@@ -118,13 +119,14 @@ class Engine:
 
 
 @contextmanager
-def engine_with_a_prompt(target: str, session: str) -> Iterator[Engine]:
+def engine_with_a_prompt(target: str, session: str, login: bool = False) -> Iterator[Engine]:
     """Start the engine process and read its one line (60 s deadline); at the
     end it is killed if the test did not, and its private directory removed
-    (a killed engine leaves it)."""
+    (a killed engine leaves it). ``login``: its terminal's config."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _ENGINE, target, session], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+        [sys.executable, "-c", _ENGINE, target, session, "1" if login else "0"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     control = ""
     try:
         assert proc.stdout is not None

@@ -20,8 +20,12 @@ def argv(text: str, login: bool = True, env: dict[str, str] | None = None) -> li
     return t.argv(login=login, environ=env or ENV)
 
 
+NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+
+
 def test_ssh_argv_host_only():
-    assert argv("ssh://gpu-box") == ["ssh", "-tt", *SSH_TAIL, "--", "gpu-box", "exec bash -l -i"]
+    # a login start runs no remote command: sshd starts the user's login shell (tests/remote/test_login_start.py)
+    assert argv("ssh://gpu-box") == ["ssh", "-tt", *NO_MUX, *SSH_TAIL, "--", "gpu-box"]
 
 
 def test_ssh_argv_user_port_and_no_login():
@@ -34,8 +38,7 @@ def test_ssh_argv_user_port_and_no_login():
 def test_ssh_ipv6_and_extra_options_first():
     env = {"DSH_MAGICS_SSH_OPTIONS": "-F /tmp/cfg -o ServerAliveInterval=1", "DSH_MAGICS_SSH": "/opt/ssh"}
     assert argv("ssh://[::1]:22", env=env) == [
-        "/opt/ssh", "-tt", "-F", "/tmp/cfg", "-o", "ServerAliveInterval=1", *SSH_TAIL, "-p", "22", "--", "::1",
-        "exec bash -l -i",
+        "/opt/ssh", "-tt", *NO_MUX, "-F", "/tmp/cfg", "-o", "ServerAliveInterval=1", *SSH_TAIL, "-p", "22", "--", "::1",
     ]  # fmt: skip
 
 

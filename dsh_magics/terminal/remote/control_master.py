@@ -1,5 +1,7 @@
-"""The engine's own ssh connection of one ``ssh://`` terminal: a control
-master holding a socket in a private directory. The terminal's own ssh is
+"""The engine's own ssh connection of one ``ssh://`` terminal started with
+``login=False`` (a login start runs no remote command and has no master:
+``Target.starts_login_shell``; its ssh log is read through this class too):
+a control master holding a socket in a private directory. The terminal's own ssh is
 that master (``ControlMaster=yes``, ``ControlPersist=no``): it connects,
 authenticates, listens on the socket and carries the terminal's session
 itself, with no daemon and no mux hop for the terminal's bytes. The side

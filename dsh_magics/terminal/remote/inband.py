@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ..core.environment import QUIET_ENV
 from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
 
-__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line", "wrapped_shell"]
+__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "login_check", "setup_text", "sync_line", "wrapped_shell"]
 
 BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
 WHERE = "Y"  # at start-up: the shell's pid and its terminal, for the side channel
@@ -386,10 +386,47 @@ def _ansi_c(body: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
+_DRAW_NONCE = (
+    "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
+    "else n=$(od -An -N8 -tx8 /dev/urandom); n=${n##* }; fi; "
+)
+"""``sh`` code setting ``n`` to 64 random bits in hex (16 digits), with no
+process where ``/proc/sys/kernel/random/uuid`` is there."""
+LOGIN_BASH = ["bash", "-l", "-i"]
+
+
+def login_check(nonce: str) -> str:
+    """Typed first to the user's login shell, whatever it is, when an ssh
+    terminal runs no remote command (``Target.starts_login_shell``), before
+    the set-up, which is typed once a ``KEY`` marker says bash reads it.
+
+    One line that ``sh``, bash, zsh, ksh, fish (3.0 on) and csh parse
+    alike: two commands joined by ``&&``, their scripts single-quoted words
+    with no ``'``, no ``!`` (csh expands it even there) and no ``\\\\`` or
+    ``\\'`` (fish's escapes there). Its ``/bin/sh`` looks at the
+    process that ran it (``/proc/$PPID/comm``, read with no process
+    started): under a bash login shell it prints the ``KEY`` marker with the
+    engine's ``nonce`` and fails, so bash goes on and reads the set-up, and
+    the profile and ``~/.bashrc`` were read once. Under any other shell
+    (or where ``/proc`` says nothing) it succeeds, and the shell execs
+    :func:`wrapped_shell` of ``bash -l -i``, which prints its own ``KEY``
+    before bash starts (as a ``login=False`` start does): the other shell's
+    profile, then bash's. The set-up is typed only after a ``KEY``, so a
+    shell that reads its input ahead (a line editor) takes none of it into
+    the ``exec``. A failed ``&&`` runs no ERR trap and trips no ``set -e``.
+    Pinned by tests/remote/test_login_start.py."""
+    check = (
+        'exec 2>/dev/null; read -r p </proc/$PPID/comm || exit 0; [ "$p" = bash ] || exit 0; '
+        f'printf "\\033]6973;{KEY};{nonce}\\007"; exit 1'
+    )
+    return f"/bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)}"
+
+
 def wrapped_shell(bash: list[str]) -> str:
     """The remote command of an ssh terminal whose ssh is its connection's
-    control master: ``bash`` under a small ``sh`` that says when it has
-    ended. An ssh master outlives its own session while another session over
+    control master (``login=False``), and what a login start's shell
+    other than bash execs (:func:`login_check`): ``bash`` under a small
+    ``sh`` that says when it has ended. An ssh master outlives its own session while another session over
     it is open (the side channel's), so the engine must learn that the
     remote shell ended and close the side channel itself.
 
@@ -407,9 +444,7 @@ def wrapped_shell(bash: list[str]) -> str:
     into the job's output); bash gets the session's.
     """
     script = (
-        "exec 3>&2 2>/dev/null; "
-        "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
-        "else n=$(od -An -N8 -tx8 /dev/urandom); n=${n##* }; fi; "
+        f"exec 3>&2 2>/dev/null; {_DRAW_NONCE}"
         f'printf "\\033]6973;{KEY};%s\\007" "$n"; '
         f"({' '.join(bash)} 2>&3 3>&-); s=$?; "
         f'printf "\\033]6973;{SHELL_END};%s\\007" "$n"; '

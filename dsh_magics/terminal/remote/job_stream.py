@@ -80,8 +80,17 @@ class InbandStream:
         assert self.ready_nonce is not None
         self._echo_nonce = None
         text = inband.setup_text(self.ready_nonce, cwd, session_id, stty=stty)
-        self._typed_at_start = frozenset(ln.strip() for ln in text.split("\n") if ln.strip())
+        self._typed_at_start |= frozenset(ln.strip() for ln in text.split("\n") if ln.strip())
         return text
+
+    def login_text(self) -> str:
+        """Typed first to an ssh login shell (``inband.login_check``): two
+        empty lines (as the set-up's, for a start-up file that reads one),
+        then the check, whose ``KEY`` says bash reads what follows. Its echo
+        is not the client's words either."""
+        line = inband.login_check(new_nonce())
+        self._typed_at_start |= frozenset([line])
+        return "\n\n" + line + "\n"
 
     def startup_words(self) -> str:
         """The client's last words before the shell was ready, without the

@@ -71,13 +71,19 @@ class RemoteTerminal(TerminalBase):
             size=(config.cols, config.rows),
         )
         self.transport: Client = Client(session_id, target, config, secrets.token_hex(16), lambda: self.core.dead)
-        # ssh with a side channel: the terminal's ssh is the engine's own
-        # connection, and the side channel's session goes over it
+        # ssh with a side channel: without a login shell the terminal's ssh
+        # is the engine's own connection (``master``), and the side channel's
+        # session goes over it; a login start's ssh runs the user's login
+        # shell and no master, and the side channel connects on its own
+        # (Target.starts_login_shell). Both log to the private directory.
+        self.login_start = target.starts_login_shell(config.login)
+        self.ssh_log: ControlMaster | None = None
         self.master: ControlMaster | None = None
         if target.kind == "ssh" and side_channel.enabled():
             self.transport.control_dir = side_channel.new_control_dir()
-            self.master = ControlMaster(self.transport.control_dir)
-        argv = side_channel.probe_argv(target, self.transport.control_dir)
+            self.ssh_log = ControlMaster(self.transport.control_dir)
+            self.master = None if self.login_start else self.ssh_log
+        argv = side_channel.probe_argv(target, self.transport.control_dir, config.login)
         self.side = side_channel.SideChannel(argv) if argv else None
         if self.master is not None:
             self.scanner.on_end = self._on_shell_end
@@ -106,7 +112,9 @@ class RemoteTerminal(TerminalBase):
         core = self.core
         try:
             try:
-                self.transport.type(self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes))
+                # (no bash answering a login start: reported below, as any start that found no shell)
+                if not self.login_start or self._bash_reads(started):
+                    self.transport.type(self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes))
             except ShellExited:
                 # The client ended before the set-up was typed (`cmd:false`):
                 # the reader sees it end (and sets `ready`); reported below as
@@ -124,11 +132,13 @@ class RemoteTerminal(TerminalBase):
             )
         if not ready or core.dead:
             exited = core.dead
-            logged = self.master.said() if self.master is not None else ""  # (its file goes with close)
+            logged = self.ssh_log.said() if self.ssh_log is not None else ""  # (its file goes with close)
             self.close()
             said = " / ".join(w for w in (self.stream.startup_words(), logged) if w)
             if exited and core.failure:
                 why = f"{self.target}: {core.failure}"
+            elif exited and core.exit_code == 127 and self.target.kind == "ssh":
+                why = f"{self.target}: no bash there to run (exit code 127, a command not found)"
             elif exited:
                 why = f"{self.target}: the connection ended before a shell was ready (exit code {core.exit_code})"
             else:
@@ -139,8 +149,9 @@ class RemoteTerminal(TerminalBase):
             )
         self.stream.started()
         self.scanner.seal()
+        if self.ssh_log is not None:
+            self.ssh_log.ready()
         if self.master is not None:
-            self.master.ready()
             if self.scanner.key is None and self.side is not None:
                 # The wrapper drew no nonce (no uuid file, no od there): its
                 # end would go unseen, and the side channel's session would
@@ -154,6 +165,19 @@ class RemoteTerminal(TerminalBase):
         # The side channel opens at its first probe, not here: a terminal
         # whose jobs never go quiet (a fleet's `hostname`) never pays for its
         # session (sshd runs the user's shell and rc file for it; issue 35 §5).
+
+    def _bash_reads(self, started: float) -> bool:
+        """ssh's login start: type the check (``inband.login_check``) and
+        wait for a ``KEY`` marker, from the check under a bash login shell
+        or from the wrapper another shell execs. False when none came
+        before the start's deadline or the client ended."""
+        core = self.core
+        self.transport.type(self.stream.login_text())
+        left = max(0.0, self.config.start_timeout - (time.monotonic() - started))
+        with core.out_cond:
+            return core.out_cond.wait_for(lambda: self.scanner.key is not None or core.dead, timeout=left) and (
+                self.scanner.key is not None
+            )
 
     def _check_version(self) -> None:
         """SHELL_UNSUPPORTED for a remote bash older than the local engine needs."""
@@ -184,7 +208,7 @@ class RemoteTerminal(TerminalBase):
                 return
             idle = core.running is None and not core.dead and core.ready.is_set()
             busy = core.running is not None and not core.dead
-        if busy and self.master is None and self.watch.hang_up():
+        if busy and self.target.kind != "ssh" and self.watch.hang_up():
             # A container's exec session outlives its ended client: hang up
             # the remote shell as a closing terminal would (over ssh, sshd
             # does that when the connection ends). Its jobs end with it.
@@ -206,7 +230,7 @@ class RemoteTerminal(TerminalBase):
         self.transport.join_reader()
         self.transport.close_fds()
         self.transport.close_process()
-        if self.master is not None:
+        if self.ssh_log is not None:
             self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
 
@@ -229,13 +253,13 @@ class RemoteTerminal(TerminalBase):
         self.transport.drain(self.stream.on_pty)
         self._reap(2.0)
         words = ""
-        if self.master is not None:
+        if self.ssh_log is not None:
             # what the connection's ssh said after start-up (a timeout, a
             # reset); then the side channel's client, whose session went with
             # the connection, is reaped before the job settles and the
             # terminal counts as dead (tests/remote/test_control_master.py,
             # tests/remote/test_remote_prompts.py::test_ssh_exit_ends_the_terminal_with_the_side_channel_open)
-            words = self.master.said(since_ready=True)
+            words = self.ssh_log.said(since_ready=True)
             self._end_connection()
         with core.lock:
             said = " / ".join(w for w in (self.stream.client_gone(), words) if w)
@@ -266,7 +290,7 @@ class RemoteTerminal(TerminalBase):
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
         core.deliver()
         self._mark_dead()
-        if self.master is not None:
+        if self.ssh_log is not None:
             self._end_connection()
 
     def _on_shell_end(self) -> None:
@@ -280,11 +304,12 @@ class RemoteTerminal(TerminalBase):
             threading.Thread(target=self.side.close, name=f"dsh-side-end-{self.session_id}", daemon=True).start()
 
     def _end_connection(self) -> None:
-        """ssh: the terminal's ssh, the connection's master, has ended (the
-        server hung up every session over it): end the side channel's
-        client, whose session went with it. Ended, not waited for: a client
+        """ssh: the terminal's ssh has ended. As the connection's master,
+        the server hung up every session over it: end the side channel's
+        client, whose session went with it (ended, not waited for: a client
         that had not reached the control socket yet would open a connection
-        of its own."""
+        of its own). After a login start the side channel is a connection
+        of its own, and nothing of the terminal may outlive it: the same."""
         if self.side is not None:
             self.side.close(grace=0.0)
 

@@ -4,7 +4,8 @@ typed probe would land in a password prompt).
 
 It is one long-lived ``sh`` reading one probe per line: a second ``exec``
 into the same container or pod (docker, podman, kubectl), a second session
-over the engine's own control connection (ssh, :mod:`.control_master`);
+over the engine's own control connection (ssh without a login shell,
+:mod:`.control_master`) or a connection of its own (ssh's login start);
 ``cmd:`` has one only when the user names its command (``--probe=``). A probe reads the
 terminal's echo and canonical flags (``stty -a -F``), its foreground
 process group (from ``/proc``) and where its members sleep (``wchan``).
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from ..core import fdwait
 from .inband import INPUT_FD
-from .targets import Target, control_options
+from .targets import NO_MUX, Target, control_options
 
 ENV_SIDE_CHANNEL = "DSH_MAGICS_SIDE_CHANNEL"
 """``0`` turns the side channel off (prompts of remote jobs are then unknown)."""
@@ -37,6 +38,8 @@ OPEN_TIMEOUT_S = 30.0
 """The first answer of a channel also waits for its start: the channel opens
 at its first probe, and a session over ssh first runs the user's shell and
 rc file (a loaded machine has taken seconds)."""
+SIDE_LOG = "side-log"
+"""What a login start's side channel, a connection of its own, logs (``-E``)."""
 TTY_READ_WCHANS = frozenset({"wait_woken", "n_tty_read", "ttyin"})
 """Where a process asleep in a read of a terminal sleeps (Linux, BSD)."""
 POLL_WCHANS = frozenset({"do_sys_poll", "poll_schedule_timeout", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait"})
@@ -146,15 +149,20 @@ def _base(wchan: str) -> str:
     return wchan.split(".", 1)[0]  # poll_schedule_timeout.constprop.0: a compiler's copy
 
 
-def probe_argv(target: Target, control_dir: str | None) -> list[str] | None:
+def probe_argv(target: Target, control_dir: str | None, login: bool = False) -> list[str] | None:
     """The local command line of the second channel, or None (``cmd:``
-    without ``--probe=``, or turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``)."""
+    without ``--probe=``, or turned off with ``DSH_MAGICS_SIDE_CHANNEL=0``).
+    ssh: a session over the terminal's connection (its ssh is the master),
+    or with ``login`` (the terminal's ssh runs the login shell and is no
+    master: ``Target.starts_login_shell``) a connection of its own."""
     if not enabled():
         return None
     sh = ["sh"]
     if target.kind == "ssh":
         if control_dir is None:
             return None
+        if target.starts_login_shell(login):  # (its log names the private directory: tests find it by that)
+            return [*target.ssh_argv("-T", NO_MUX, log=os.path.join(control_dir, SIDE_LOG)), "exec sh"]
         # a session over the engine's control connection, with no terminal
         return [*target.ssh_argv("-T", control_options(control_dir, master=False)), "exec sh"]
     if target.kind in ("docker", "podman"):

@@ -36,6 +36,12 @@ directory: why a start failed, and what the master said about the
 connection later (a timeout, a reset). The terminal's PTY still gets ssh's
 ``Connection to ... closed.``"""
 
+NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+"""ssh options of a login start's terminal and of its side channel: no
+control socket at all (a ``ControlMaster``/``ControlPersist`` of the user's
+config never makes either a master, nor a client of one), so each ssh ends
+with its own session (docs/remote.md, "The engine's ssh connection")."""
+
 PROBE_OPTION = "--probe="
 """``cmd:--probe=PROBE ARGV``: PROBE starts a POSIX ``sh`` that reads lines on
 its stdin, where the terminal's bash runs (same machine or container, same
@@ -75,22 +81,38 @@ class Target:
         runs no ``stty`` there (``inband.setup_text``)."""
         return self.kind == "ssh"
 
+    def starts_login_shell(self, login: bool) -> bool:
+        """Does the terminal run no remote command, so that the server starts
+        the user's login shell itself? ``ssh://`` with ``login``: the login
+        shell then reads the profile (and, as Debian's does, ``~/.bashrc``)
+        once, where ``bash -l -i`` run as a command had sshd's shell read
+        ``~/.bashrc`` for the command first (issue 35 §5). The engine then
+        types ``inband.login_check`` before its set-up: a bash login shell
+        stays, any other execs a wrapped ``bash -l -i``."""
+        return self.kind == "ssh" and login
+
     def argv(
         self, login: bool = True, environ: dict[str, str] | None = None, control_dir: str | None = None
     ) -> list[str]:
         """The local command line that opens an interactive bash there.
 
         ``login`` chooses ``bash -l -i`` (the user's profile runs, as in their
-        own terminal) or ``bash --noprofile --norc -i``. ``control_dir`` (ssh):
-        this ssh is the engine's own connection, the master of a control
-        socket there, which the side channel's session shares; it logs to a
-        file there (``-E``), and bash runs under a wrapper that says when it
-        has ended (``inband.wrapped_shell``)."""
+        own terminal) or ``bash --noprofile --norc -i``; over ssh a login
+        start runs no remote command at all (``starts_login_shell``), and its
+        ssh is no control master (``NO_MUX``): it ends with its one session,
+        and the side channel is a connection of its own. ``control_dir``
+        (ssh): the connection logs to a file there (``-E``); without
+        ``login`` this ssh is the engine's own connection, the master of a
+        control socket there, which the side channel's session shares, and
+        bash runs under a wrapper that says when it has ended
+        (``inband.wrapped_shell``)."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
-            control = control_options(control_dir, master=True) if control_dir is not None else []
             log = os.path.join(control_dir, CONTROL_LOG) if control_dir is not None else None
+            if self.starts_login_shell(login):
+                return self.ssh_argv("-tt", NO_MUX, env, log=log)
+            control = control_options(control_dir, master=True) if control_dir is not None else []
             # The remote side runs this through the user's login shell with
             # -c; `exec` leaves bash (or the wrapper) alone on the session's terminal.
             remote = wrapped_shell(bash) if control_dir is not None else "exec " + " ".join(bash)

@@ -1,0 +1,250 @@
+"""An ssh terminal's login start (the default, ``login=True``) runs no
+remote command: sshd starts the user's login shell itself, which reads the
+profile and, through it, ``~/.bashrc`` once (issue 35 §5: ``bash -l -i`` run
+as a command read it twice, once in the shell sshd ran the command with).
+Its ssh is no control master, so it ends with its one session, also while
+the side channel (then a connection of its own) is open; a login shell that
+is not bash execs a wrapped ``bash -l -i``; with no bash there the start
+fails with a clear error.
+
+Against a real sshd on 127.0.0.1 whose sessions get a private HOME (its
+``.profile`` sources ``.bashrc`` as Debian's does, and each counts its
+reads), and, for the other login shell, a throwaway user whose shell is
+``/bin/sh`` (created and removed here; skipped when not root)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dsh_magics import jobs
+from dsh_magics.errors import TargetUnreachable
+from dsh_magics.terminal.config import TerminalConfig
+from dsh_magics.terminal.core.procs import alive
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target
+from tests.conftest import pids_with_env, wait_until
+from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
+from tests.sshd import Sshd, start_sshd
+
+LOGIN = TerminalConfig(login=True, start_timeout=20.0)
+PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
+
+
+@pytest.fixture(scope="module")
+def home_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sshd, Path]]:
+    home = tmp_path_factory.mktemp("login-home")
+    server = start_sshd(tmp_path_factory.mktemp("login-sshd"), env={"HOME": str(home)})
+    yield server, home
+    server.stop()
+
+
+@pytest.fixture
+def remote(home_sshd, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Sshd, Path]]:
+    server, home = home_sshd
+    for f in home.iterdir():
+        f.unlink()
+    (home / ".profile").write_text(f'echo p >> "$HOME/reads"\n{PROFILE}')
+    (home / ".bashrc").write_text('echo r >> "$HOME/reads"\n')
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("login"))
+    yield server, home
+
+
+@pytest.fixture
+def opened() -> Iterator[list[RemoteTerminal]]:
+    terms: list[RemoteTerminal] = []
+    yield terms
+    for t in terms:
+        pid = t.pid
+        t.close()
+        assert pid is None or not os.path.exists(f"/proc/{pid}") or _zombie(pid), "the client outlived close()"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _open(opened: list[RemoteTerminal], target: str, session: str = "login") -> RemoteTerminal:
+    t = RemoteTerminal(f"{session}-{os.getpid()}-{len(opened)}", LOGIN, parse_target(target), job_table=jobs.JobTable())
+    opened.append(t)
+    return t
+
+
+def _run(term: RemoteTerminal, command: str) -> jobs.JobResult:
+    job = term.exec(command)
+    assert job.wait(20), term.snapshot(job)
+    assert job.result is not None
+    return job.result
+
+
+def test_the_login_shell_is_sshds_own_and_reads_bashrc_once(remote, opened) -> None:
+    server, home = remote
+    term = _open(opened, server.target)
+    assert (home / "reads").read_text().split() == ["p", "r"]  # the profile, and ~/.bashrc once through it
+    res = _run(term, 'echo "$0"; shopt -q login_shell && echo login; [[ $- == *i* ]] && echo interactive')
+    assert res.output.split() == ["-bash", "login", "interactive"], res
+    # no remote command: the session's shell is the one sshd started, and no wrapper is its parent
+    res = _run(term, "read -r c </proc/$PPID/comm; echo $c")
+    assert res.output.strip() == "sshd", res
+    assert term.master is None and term.side is not None
+    ssh = Path(f"/proc/{term.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"ControlPath=none" in ssh and ssh[-3:] == [b"--", b"127.0.0.1", b""], ssh  # (no remote command)
+
+
+def test_the_login_start_keeps_the_set_up_guarantees(remote, opened) -> None:
+    """History holds no line of the engine (the check is typed into the
+    login shell's readline, as the set-up's first line is), and a job runs
+    as in any other start."""
+    server, _ = remote
+    term = _open(opened, server.target)
+    res = _run(term, "history; cd /tmp && pwd")
+    assert "6973" not in res.output and "/bin/sh" not in res.output, res
+    assert res.output.strip().endswith("/tmp") and term.cwd == "/tmp", res
+
+
+@pytest.mark.parametrize(
+    ("ending", "dropped"),
+    [("exit 3", False), ("trap 'echo bye' EXIT; exit 4", False), ("kill -9 $$", False), ("kill -9 $PPID", True)],
+    ids=["exit", "exit-trap", "kill-9", "connection-drops"],
+)
+def test_the_shells_end_ends_the_terminal_with_the_side_channel_open(remote, opened, ending, dropped) -> None:
+    """The side channel's connection is open (a probe saw a prompt), and
+    yet the terminal ends with its remote shell (or its connection: ``kill
+    -9`` of the session's sshd), before any close(), and nothing of ssh is
+    left: the terminal's ssh has no other session to wait for."""
+    server, _ = remote
+    term = _open(opened, server.target)
+    job = term.exec("read -s -p 'pw: ' x; echo got", tty=True)
+    wait_until(lambda: term.info().awaiting_input is not None or job.done, timeout=20)
+    assert term.info().awaiting_input is not None and term.info().awaiting_input["secret"], term.snapshot(job)
+    assert term.side is not None and term.side.pid is not None
+    term.send("x", secret=True)
+    assert job.wait(20) and job.result.output.strip().endswith("got"), term.snapshot(job)
+    assert len(connection_processes(term)) == 2  # the terminal's ssh, the side channel's
+    job = term.exec(ending)
+    assert job.wait(20), term.snapshot(job)
+    assert job.result.status == "shell_exited", job.result
+    wait_until(lambda: term.dead, timeout=20, msg="the terminal did not end with its remote shell")
+    wait_until(lambda: not connection_processes(term), timeout=20, msg="ssh processes of the terminal left")
+    assert pids_with_env("DSH_MAGICS_SESSION", term.session_id) == []
+    if not dropped:
+        assert "\x1b" not in job.result.output, job.result
+
+
+def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
+    """SIGKILL to the engine's process while a job waits at a prompt (the
+    side channel's connection open): the terminal's ssh is hung up (its
+    death signal, its PTY), the side channel's ``sh`` reads the end of its
+    input, and both connections end, the remote shell with them."""
+    server, _ = remote
+    with engine_with_a_prompt(server.target, "login-killed", login=True) as engine:
+        assert engine.master is None and engine.probes > 0 and alive(engine.shell)
+        assert sorted(processes_with_arg(engine.control)) == sorted({engine.client, engine.side})
+        engine.proc.kill()
+        engine.proc.wait(10)
+        wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
+        wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
+
+
+def test_the_check_line_reads_alike_in_every_shell() -> None:
+    """One line of two commands joined by ``&&``, whose scripts are plain
+    single-quoted words: nothing in them that csh (``!``) or fish (``\\\\``,
+    ``\\'``) reads differently inside single quotes."""
+    line = inband.login_check(inband.new_nonce())
+    assert "\n" not in line and line.startswith("/bin/sh -c '") and "' && exec sh -c '" in line
+    words = re.findall(r"'([^']*)'", line)
+    assert len(words) == 2
+    assert line == f"/bin/sh -c '{words[0]}' && exec sh -c '{words[1]}'"
+    for word in words:
+        assert "!" not in word and "\\\\" not in word and "\\'" not in word
+
+
+# ----------------------------------------------------------------------
+# a login shell that is not bash
+
+
+@pytest.fixture(scope="module")
+def sh_user() -> Iterator[tuple[str, Path]]:
+    """A throwaway user whose login shell is /bin/sh (dash here), with a
+    home of its own; the test sshd's one authorized key lets it in."""
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("needs root and useradd to make a user whose login shell is not bash")
+    name = f"dsh-test-fan-{os.getpid()}"
+    home = Path(tempfile.mkdtemp(prefix="dsh-test-fan-home-"))  # (outside pytest's 0700 directory: the user's own)
+    # '*': no password, and not locked (sshd refuses a locked account without PAM)
+    subprocess.run(["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", name], check=True)
+    try:
+        info = pwd.getpwnam(name)
+        os.chown(home, info.pw_uid, info.pw_gid)
+        yield name, home
+    finally:
+        subprocess.run(["userdel", name], check=False)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _sh_target(server: Sshd, name: str) -> str:
+    return f"ssh://{name}@127.0.0.1:{server.port}"
+
+
+@pytest.fixture(scope="module")
+def user_sshd(sh_user) -> Iterator[Sshd]:
+    """Its own sshd (sessions keep the user's own HOME), in a directory the
+    user may enter: sshd reads the authorized keys as that user."""
+    base = Path(tempfile.mkdtemp(prefix="dsh-test-fan-sshd-"))
+    base.chmod(0o755)
+    server = start_sshd(base)
+    (base / "authorized_keys").chmod(0o644)
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_login_shell_that_is_not_bash_execs_a_login_bash(user_sshd, sh_user, opened, monkeypatch) -> None:
+    name, home = sh_user
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", user_sshd.client_config("sh-user"))
+    (home / ".profile").write_text(f'echo "p ${{BASH_VERSION:+bash}}" >> "$HOME/reads"\n{PROFILE}')
+    (home / ".bashrc").write_text('echo r >> "$HOME/reads"\n')
+    (home / "reads").unlink(missing_ok=True)
+    term = _open(opened, _sh_target(user_sshd, name), "sh-login")
+    res = _run(term, 'echo "${BASH_VERSINFO[0]}"; shopt -q login_shell && echo login; whoami')
+    assert res.output.split()[1:] == ["login", name] and int(res.output.split()[0]) >= 4, res
+    # the login shell's profile, then bash's (-l): the wrapper is bash's parent, as in a login=False start
+    assert (home / "reads").read_text().split() == ["p", "p", "bash", "r"]
+    res = _run(term, "read -r c </proc/$PPID/comm; echo $c")
+    assert res.output.strip() == "sh", res
+    # its side channel works (a connection of its own) and it ends with its shell
+    job = term.exec("read -s -p 'pw: ' x", tty=True)
+    wait_until(lambda: term.info().awaiting_input is not None or job.done, timeout=20)
+    assert term.info().awaiting_input is not None and term.info().awaiting_input["secret"], term.snapshot(job)
+    term.send("x", secret=True)
+    assert job.wait(20)
+    job = term.exec("kill -9 $$")
+    assert job.wait(20) and job.result.status == "shell_exited", job.result
+    wait_until(lambda: not connection_processes(term), timeout=20, msg="ssh processes of the terminal left")
+
+
+def test_no_bash_there_is_a_clear_error(user_sshd, sh_user, tmp_path, opened, monkeypatch) -> None:
+    """The login shell finds no ``bash`` (its PATH has only ``sh``): the
+    start fails at once with the shell's own words, not a timeout."""
+    name, home = sh_user
+    only_sh = home / "only-sh"
+    only_sh.mkdir(exist_ok=True)
+    sh = only_sh / "sh"
+    if not sh.exists():
+        sh.symlink_to("/bin/sh")
+    (home / ".profile").write_text(f"PATH={only_sh}; export PATH\n")
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", user_sshd.client_config("sh-nobash"))
+    with pytest.raises(TargetUnreachable) as e:
+        _open(opened, _sh_target(user_sshd, name), "sh-nobash")
+    assert "no bash" in str(e.value) and "bash: not found" in str(e.value), e.value
+    (home / ".profile").unlink()
