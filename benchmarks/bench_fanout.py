@@ -302,7 +302,7 @@ def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
                        capture_output=True, timeout=30)  # fmt: skip
     shutil.rmtree(control, ignore_errors=True)
     try:
-        from pssh.clients import ParallelSSHClient
+        from pssh.clients import ParallelSSHClient  # the bench extra; not typed
 
         def pssh_once(client) -> None:
             out = client.run_command(COMMAND)
@@ -389,7 +389,7 @@ def main() -> None:
         os.environ[ENV_SSH_OPTIONS] = options
         cfg = options.split(" ", 1)[1]
         if args.first_only:
-            res = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
+            res: dict = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
             if args.cpu:
                 res.update(cpu_rounds(*pdsh_setup(cfg), args.first_rounds, server))
             elif args.ab:

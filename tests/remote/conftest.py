@@ -44,8 +44,10 @@ def open_remote(sshd) -> Iterator:
     opened: list[RemoteTerminal] = []
 
     def make(target: str | None = None, session: str = "r", cwd: str | None = None, config=CONFIG) -> RemoteTerminal:
+        parsed = parse_target(target or sshd.target)
+        assert parsed is not None, "a remote target"
         t = RemoteTerminal(
-            f"{session}-{time.monotonic_ns()}", config, parse_target(target or sshd.target), cwd=cwd,
+            f"{session}-{time.monotonic_ns()}", config, parsed, cwd=cwd,
             job_table=jobs.JobTable(),
         )
         opened.append(t)
