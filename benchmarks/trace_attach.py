@@ -48,6 +48,7 @@ STEPS: dict[str, list[tuple[str, str | None, str]]] = {
         ("h_pty", "h_written", "the terminal's reader has bash's echo (_on_pty)"),
         ("h_piece", "h_pty", "the echo reaches the viewer's stream (_on_piece)"),
         ("h_sent", "h_piece", "the reader thread has sent it on the socket (Connection.send_stream; before: .wake)"),
+        ("h_tty", "h_piece", "session 37 on: the reader thread has written it to the person's terminal (TtyOut.put)"),
         ("h_pty_done", "h_sent", "the reader is done with the piece"),
         ("h_block", "h_pty_done", "the reader waits again"),
         ("c_wake_echo", "h_sent", "the client's select returns for the echo"),
@@ -207,6 +208,12 @@ def install(out_dir: str) -> None:
     around(connection.Connection, "wake", None, "h_sent")
     if hasattr(connection.Connection, "send_stream"):  # session 35 on: a piece with nothing before it
         around(connection.Connection, "send_stream", None, "h_sent", lambda self, line: True)
+    try:  # session 37 on: the person's terminal is in the host
+        from dsh_magics.host import tty_out
+
+        around(tty_out.TtyOut, "put", None, "h_tty")
+    except ImportError:
+        pass  # an older tree: the client writes the echo
     around(reader_mod.WakePipe, "poke", "h_poke", None)
     wait = reader_mod.fdwait.readable
 

@@ -66,7 +66,7 @@ class Connection:
         with self._ev_cond:
             self._ev_cond.notify_all()
         for stream in list(self.streams.values()):
-            stream.stop()
+            stream.close()  # a handed terminal's copy is closed before the client sees the end
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:

@@ -317,6 +317,12 @@ class HostServer:
         self.idle.touch()
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
+        if kind == "terminal" and event.get("status") == "closed":
+            # Handed terminals are given back before a viewer hears of it (host/tty_out.py).
+            for c in subs:
+                stream = c.streams.get(str(event.get("session_id")))
+                if stream is not None:
+                    stream.release()
         for c in subs:
             if kind in c.types:  # (push looks too; an attach client takes no echo's ``output``)
                 c.push(event)

@@ -19,6 +19,7 @@ READS = frozenset(
     {
         "hello", "status", "subscribe", "detach", "jobs", "result", "job", "latest_job",
         "read", "list", "info", "exists", "wait_output", "output_seq", "screen", "inputs", "wait", "watch",
+        "tty_go", "tty_bell", "tty_release",
     }
 )  # fmt: skip
 
