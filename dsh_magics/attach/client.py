@@ -20,10 +20,8 @@ thread fetches the screen and paints it, at most :data:`FRAME_S` apart. Every wa
 key, the session closed, the host gone, SIGTERM/SIGHUP, an error) goes
 through :meth:`Attacher.run`'s ``finally``, which puts the local terminal back.
 
-**A handed terminal** (attach/handover.py): the host writes the live bytes
-to the local terminal itself; this client paints only after the host held
-its writes for a screen (``_direct`` false), and takes the terminal back
-before its last writes.
+**A handed terminal** (attach/handover.py): the host writes the live bytes and reads the
+keys itself; this client paints only while the host holds its writes (``_direct`` false).
 """
 
 from __future__ import annotations
@@ -43,7 +41,6 @@ from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, Sessi
 from ..host import protocol as P
 from ..host.keys import KeyLines
 from ..host.runtime import HostPaths
-from ..host.stream import bytes_prefix
 from . import handover, render
 from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
@@ -115,6 +112,7 @@ class Attacher:
         self._painted = False  # the window holds the painter's last frame (no bytes since)
         self._live = False  # writing the stream's bytes as they come (module docstring)
         self._handed = False  # the host has this terminal (attach/handover.py)
+        self._keys_handed = False  # ... and reads its keys (host/tty_in.py)
         self._direct = False  # ... and writes the stream to it now: paint nothing
         self._resized = False
         self._outcome: Outcome | None = None
@@ -138,18 +136,10 @@ class Attacher:
         if not self.read_only:
             self._set_size(keys)  # before the stream starts: its first screen has the window's size
         self._draw = Conn(self.paths, self._client)
-        events = Conn(self.paths, self._client)
-        fd = handover.open_for_host(self.tty.fd_out)
-        if fd is not None:
-            try:  # the stream starts with the terminal handed over (before subscribe: no event in between)
-                self._handed = self.tty.cancel = handover.hand(events, self.session, fd)
-            finally:
-                os.close(fd)
-        self._events = Pipe(events)
-        self._events.bytes_prefix = bytes_prefix(self.session)
-        self._events.send("subscribe", {"types": ["terminal"]})
-        if fd is None:
-            self._events.send("watch", {"session_id": self.session})  # its reply, then the stream
+        self._events, handed = handover.stream(Conn(self.paths, self._client), self.session, self.tty, self.caller,
+                                               self.detach_key)  # fmt: skip
+        self._handed = self.tty.cancel = handed > 0
+        self._keys_handed = handed == 2
         return info  # type: ignore[no-any-return]
 
     def run(self) -> Outcome:
@@ -220,6 +210,8 @@ class Attacher:
         # select's lists made once and Pipe.out looked at directly: no Python call between
         # a key sent and the next wait (each costs microseconds here: README, session 36).
         typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
+        if self._keys_handed:
+            typing = full  # the host reads the keys (host/tty_in.py)
         none: list[int] = []
         unsent, pending, known = keys.out, keys.pending, self._key_lines.lines
         while self._outcome is None:
@@ -319,7 +311,13 @@ class Attacher:
             self._on_screen(event["screen"], event.get("tty"))
         elif kind == "terminal" and event.get("status") == "closed":
             self._finish(0, f"[session {self.session} was closed]")
+        elif kind == "keys":  # from the host reading the keys (host/tty_in.py)
+            self._on_host_keys(event)
         return None
+
+    def _on_host_keys(self, event: dict[str, Any]) -> None:
+        said = handover.said(event, self.session, self.host_name)
+        self._bell() if said is None else self._finish(*said)
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
         """Answers to keys, interrupts and resizes: an error rings the bell
@@ -420,10 +418,8 @@ class Attacher:
 
     # -- the stream and drawing ----------------------------------------------
     def _on_screen(self, screen: dict[str, Any], tty_no: Any = None) -> None:
-        """Paint the stream's screen in full; go live if the window fits it.
-        With a handed terminal (``tty_no``: the host holds its writes until
-        this screen is answered), say which: the host then writes live bytes
-        to the terminal itself, or sends them as events (module docstring)."""
+        """Paint the stream's screen in full; go live if the window fits it, and
+        say which if the host holds its writes for this screen (``tty_no``)."""
         with self._cond:
             self._direct = False
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))

@@ -31,6 +31,7 @@ from .connection import EVENT_TYPES, Connection
 from .interest import Interest
 from .pages import PageTable
 from .stream import ViewerStream
+from .tty_in import TtyKeys
 from .tty_out import TtyOut, receive
 
 log = logging.getLogger("dsh_magics.host")
@@ -312,10 +313,18 @@ class Requests:
             old.close()
         stream = ViewerStream(sid, conn.wake, conn.send_stream)
         if a.get("tty"):
+            detach = self._detach_key(a)
+            keys_in = self.registry.person_keys(sid, a.get("caller")) if detach and not viewers.read_only(conn.client) else None
             conn.send(P.ok_reply(conn.msg_id, {"tty": "send"}))
-            fd = receive(conn.sock)
-            if fd is not None:
-                stream.hand(TtyOut(fd))
+            fds = receive(conn.sock)
+            if fds:
+                tty_in = None
+                if len(fds) == 2 and detach:
+                    tty_in = TtyKeys(fds[1], stream, self.registry, keys_in, detach,
+                                     lambda event: conn.send(P.event_line({**event, "session_id": sid})))  # fmt: skip
+                elif len(fds) == 2:
+                    os.close(fds[1])
+                stream.hand(TtyOut(fds[0]), tty_in)
             conn.start_sender()
         else:
             conn.start_sender()
@@ -323,6 +332,16 @@ class Requests:
         conn.streams[sid] = stream
         self._start(conn, stream, stream.start)
         return _SENT
+
+    @staticmethod
+    def _detach_key(a: dict[str, Any]) -> bytes | None:
+        """``watch``'s ``keys``: the detach key the host then watches for (host/tty_in.py)."""
+        if not a.get("keys"):
+            return None
+        key = (a.get("detach") or "").encode("latin-1", "replace")
+        if len(key) != 1 or key[0] >= 0x20 or key in (b"\x03", b"\r", b"\x1b"):
+            raise errors.InvalidArgument("detach must be one control character (not Ctrl-C, Enter or Esc)", field="detach")
+        return key
 
     def _start(self, conn: Connection, stream: ViewerStream, start: Callable[[Registry], None]) -> None:
         try:

@@ -44,7 +44,7 @@ import re
 import threading
 from binascii import b2a_base64
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..terminal.core import reader
 from . import protocol as P
@@ -52,6 +52,17 @@ from .tty_out import TtyOut
 
 if TYPE_CHECKING:
     from ..terminal import Registry
+
+
+class HandedKeys(Protocol):
+    """The person's keyboard read by the host (host/tty_in.py ``TtyKeys``)."""
+
+    fd: int | None
+
+    def readable(self) -> None: ...
+
+    def close(self) -> None: ...
+
 
 #: Bytes queued for one viewer before they are replaced by one screen.
 MAX_BEHIND = 4 * 1024 * 1024
@@ -87,15 +98,23 @@ class ViewerStream:
         self.resyncs = 0  # screens sent because the viewer fell behind
         self._prefix = bytes_prefix(session_id)
         self.tty: TtyOut | None = None  # the person's terminal, if handed (hand)
+        self.keys_in: HandedKeys | None = None  # ... and its keys (host/tty_in.py)
+        self.size: tuple[int, int] | None = None  # the last screen's (cols, rows)
         self._direct = False  # pieces go to ``tty`` (the client paints nothing now)
         self._held: list[bytes] | None = None  # pieces after screen ``_screen_no``, until its answer
         self._held_n = 0  # bytes in _held
         self._screen_no = 0
 
-    def hand(self, tty: TtyOut) -> None:
-        """Write live pieces to the person's terminal (module docstring);
-        before :meth:`start`."""
+    def hand(self, tty: TtyOut, keys_in: HandedKeys | None = None) -> None:
+        """Write live pieces to the person's terminal (module docstring), and
+        read its keys (``keys_in``); before :meth:`start`."""
         self.tty = tty
+        self.keys_in = keys_in
+
+    @property
+    def direct(self) -> bool:
+        """The person's terminal shows the live bytes the host writes (its window has the size)."""
+        return self._direct
 
     def start(self, engine: Registry) -> None:
         """Watch through the registry's ``watch_screen`` (host-internal: not
@@ -122,6 +141,8 @@ class ViewerStream:
     def release(self) -> None:
         """Give the person's terminal back: nothing more is written to it (the
         client's ``tty_release``); the stream goes on as ``bytes`` events."""
+        if self.keys_in is not None:
+            self.keys_in.close()
         tty = self.tty
         if tty is None:
             return
@@ -152,13 +173,17 @@ class ViewerStream:
         if held:
             self._wake()
 
-    def bell(self) -> None:
-        """The client's bell, in order with the pieces (``tty_bell``)."""
+    def bell(self) -> bool:
+        """The client's bell, in order with the pieces (``tty_bell``); False:
+        the client writes it (its window is drawn)."""
         with self._lock:
             if self._direct and self.tty is not None:
                 self.tty.put(b"\x07")
             elif self._held is not None:
                 self._held.append(b"\x07")
+            else:
+                return False
+        return True
 
     def _queue_bytes(self, pieces: list[bytes]) -> None:
         for piece in pieces:
@@ -202,6 +227,7 @@ class ViewerStream:
                 self._tail = b""
                 self.resyncs += behind
                 event: dict[str, Any] = {"type": "screen", "session_id": self.session_id, "screen": take()}
+                self.size = (int(event["screen"]["cols"]), int(event["screen"]["rows"]))
                 if self.tty is not None and self.tty.open:
                     # Nothing more goes to the terminal until the client painted this screen.
                     self.tty.stop()

@@ -45,25 +45,23 @@ RECEIVE_S = 5.0
 FD_BYTE = b"\0"
 
 
-def receive(sock: socket.socket) -> int | None:
-    """The terminal a client sends right after the ``watch`` reply that asked
-    for it: a descriptor of a terminal, or None (nothing came in time, or not
-    a terminal: the stream then goes as ``bytes`` events)."""
+def receive(sock: socket.socket) -> list[int]:
+    """The terminal descriptors a client sends right after the ``watch`` reply
+    that asked for them (its output, then its input if it hands its keys
+    over too): all terminals, or none (nothing came in time, or not
+    terminals: the stream then goes as ``bytes`` events)."""
     try:
         if not fdwait.readable([sock.fileno()], RECEIVE_S):
-            return None
+            return []
         data, fds, _flags, _addr = socket.recv_fds(sock, 1, 4, socket.MSG_DONTWAIT)
     except OSError as e:
         log.info("no terminal received: %s", e)
-        return None
-    fd = fds[0] if data == FD_BYTE and len(fds) == 1 else None
-    for other in fds:
-        if other != fd:
-            os.close(other)
-    if fd is not None and not os.isatty(fd):
+        return []
+    if data == FD_BYTE and 1 <= len(fds) <= 2 and all(os.isatty(fd) for fd in fds):
+        return list(fds)
+    for fd in fds:
         os.close(fd)
-        return None
-    return fd
+    return []
 
 
 class TtyOut:

@@ -28,6 +28,10 @@ def is_attach(client: Mapping[str, Any]) -> bool:
     return client.get("purpose") == "attach"
 
 
+def read_only(client: Mapping[str, Any]) -> bool:
+    return client.get("read_only") is True
+
+
 def check(client: Mapping[str, Any], op: str) -> None:
     """Refuse ``op`` on a read-only viewer's connection."""
     if client.get("read_only") is True and op not in READS:
@@ -47,4 +51,4 @@ def attached(clients: Iterable[tuple[int, Mapping[str, Any]]]) -> list[dict[str,
     return sorted(seen.values(), key=lambda r: (str(r["session_id"]), r["pid"]))
 
 
-__all__ = ["READS", "attached", "check", "is_attach"]
+__all__ = ["READS", "attached", "check", "is_attach", "read_only"]

@@ -80,23 +80,38 @@ def stopped() -> Iterator[list[int]]:
                 pass  # it ended meanwhile: nothing to continue
 
 
+@pytest.mark.parametrize("handover", ["all", "output"])
 def test_the_host_writes_the_echo_with_the_client_stopped(
-    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], stopped: list[int]
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], stopped: list[int], handover: str
 ) -> None:
-    engine.exec("h-echo", "echo ready-h-echo", wait_ms=20_000)
-    t, pid = _attach(engine, tmuxes, "h-echo", attach_dir)
+    """With the keys handed over too, a key typed in the pane reaches the job and
+    its echo the pane while the client is stopped; with the output only, the
+    keys come from elsewhere (the client reads the pane's)."""
+    sid = f"h-echo-{handover}"
+    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+    t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
     host = _host_pid(engine)
-    wait_until(lambda: _fds_to(host, _pane_tty(t)) == 1, T, msg="the host holds the pane's terminal")
-    job = engine.exec("h-echo", "cat", tty=True, source="notebook", wait_ms=0)
+    held = 2 if handover == "all" else 1
+    wait_until(lambda: _fds_to(host, _pane_tty(t)) == held, T, msg="the host holds the pane's terminal")
+    job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
     assert isinstance(job, jobs.Job)
-    os.kill(pid, signal.SIGSTOP)  # the client cannot write anything now
+    os.kill(pid, signal.SIGSTOP)  # the client cannot read or write anything now
     stopped.append(pid)
     wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
-    engine.type_keys("h-echo", "typed-while-the-client-sleeps\r")
+    if handover == "all":
+        t.text("typed-while-the-client-sleeps")
+        t.keys("Enter")
+    else:
+        engine.type_keys(sid, "typed-while-the-client-sleeps\r")
     t.wait_for("typed-while-the-client-sleeps")  # cat's echo, and cat's line after it
     wait_until(lambda: t.screen().count("typed-while-the-client-sleeps") == 2, T, msg=t.screen())
+    if handover == "all":
+        t.keys("C-c")  # the engine's interrupt, from the host reading the keys
+        assert job.wait(T)
+        assert [e for e in engine.inputs(sid) if e.get("source") == "person"]
+        return
     os.kill(pid, signal.SIGCONT)
-    engine.interrupt("h-echo")
+    engine.interrupt(sid)
     assert job.wait(T)
 
 
@@ -119,7 +134,7 @@ def test_the_host_gives_the_terminal_back(engine: HostClient, attach_dir: str, t
     engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
     t, pid = _attach(engine, tmuxes, sid, attach_dir)
     host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 1, T)
+    wait_until(lambda: _fds_to(host, tty) == 2, T)
     if how == "detach":
         t.keys("C-]")
         t.wait_for("[detached from session")
@@ -137,7 +152,7 @@ def test_the_session_closed_gives_the_terminal_back(engine: HostClient, attach_d
     engine.exec("h-close", "echo ready-h-close", wait_ms=20_000)
     t, _pid = _attach(engine, tmuxes, "h-close", attach_dir)
     host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 1, T)
+    wait_until(lambda: _fds_to(host, tty) == 2, T)
     engine.close("h-close")
     t.wait_for("[session h-close was closed]")
     t.wait_for("TTY-RESTORED")
@@ -156,7 +171,7 @@ def test_attach_and_detach_leak_no_descriptor_in_the_host(
     before = len(os.listdir(f"/proc/{host}/fd"))
     for _ in range(8):
         t, _pid = _attach(engine, tmuxes, "h-leak", attach_dir)
-        wait_until(lambda t=t: _fds_to(host, _pane_tty(t)) == 1, T)
+        wait_until(lambda t=t: _fds_to(host, _pane_tty(t)) == 2, T)
         t.keys("C-]")
         t.wait_for("EXITED 0")
         wait_until(lambda: not _viewers(engine, "h-leak"), T)
@@ -196,7 +211,7 @@ def test_a_terminal_that_does_not_read_blocks_nobody(engine: HostClient, attach_
         wait_until(lambda: read_some(0.05) or "ready-h-slow" in "\n".join(screen.text()), T)
         host = _host_pid(engine)
         tty = os.readlink(f"/proc/{proc.pid}/fd/1")
-        wait_until(lambda: _fds_to(host, tty) == 1, T)
+        wait_until(lambda: _fds_to(host, tty) == 2, T)
         # 5.9 MB, more than the pty holds and more than MAX_BEHIND: nobody reads it now.
         flood = engine.exec("h-slow", "seq 1 800000", wait_ms=60_000)
         assert isinstance(flood, Result) and flood.ok
