@@ -229,3 +229,31 @@ def test_a_terminal_that_does_not_read_blocks_nobody(engine: HostClient, attach_
             if proc.poll() is None:
                 proc.kill()
             proc.wait(T)
+
+
+def test_a_read_only_viewer_in_the_live_mode_hands_its_terminal_over_and_types_nothing(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux]
+) -> None:
+    sid = f"h-ro-{time.monotonic_ns()}"  # a fresh terminal each run (tests/rerun.py runs it again in one host)
+    try:
+        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+        engine.resize(sid, 100, 30)  # the pane's size: the viewer draws live
+        before = set(_viewers(engine, sid))
+        t = Tmux(attach_command(sid, attach_dir, "--read-only"), 100, 30)
+        tmuxes.append(t)
+        wait_until(lambda: set(_viewers(engine, sid)) - before, T)
+        t.wait_for(f"ready-{sid}")
+        host, tty = _host_pid(engine), _pane_tty(t)
+        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        job = engine.exec(sid, "read -r -p 'Answer? ' x; echo \"got [$x]\"", tty=True, wait_ms=0)
+        assert isinstance(job, jobs.Job)
+        t.wait_for("Answer?")  # written by the host
+        t.text("typed by a viewer")
+        t.keys("Enter", "C-c", "C-]")  # the host reads them in order: the detach key last
+        t.wait_for("TTY-RESTORED")
+        assert _fds_to(host, tty) == 0
+        assert not job.done and [r for r in engine.inputs(sid) if r["kind"] != "command"] == []
+        engine.send(sid, "fine", wait_ms=20_000, source="notebook")
+        assert job.wait(T)
+    finally:
+        engine.close(sid)
