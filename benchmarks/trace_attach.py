@@ -48,11 +48,23 @@ STEPS: dict[str, list[tuple[str, str | None, str]]] = {
         ("h_pty", "h_written", "the terminal's reader has bash's echo (_on_pty)"),
         ("h_piece", "h_pty", "the echo reaches the viewer's stream (_on_piece)"),
         ("h_sent", "h_piece", "the reader thread has sent it on the socket (Connection.send_stream; before: .wake)"),
+        ("h_tty", "h_piece", "session 37 on: the reader thread has written it to the person's terminal (TtyOut.put)"),
         ("h_pty_done", "h_sent", "the reader is done with the piece"),
         ("h_block", "h_pty_done", "the reader waits again"),
         ("c_wake_echo", "h_sent", "the client's select returns for the echo"),
         ("c_recv", "c_wake_echo", "the client has the bytes event"),
         ("c_drawn", "c_recv", "the client has written it to its terminal"),
+    ],
+    # Session 37 on: the person's terminal is in the host, which reads the key and writes the echo.
+    "attach_tty": [
+        ("h_key", None, "the host's connection thread reads the person's terminal (TtyKeys.readable)"),
+        ("h_engine", "h_key", "it has called the engine (PersonKeys.press)"),
+        ("h_write", "h_engine", "the engine writes the key to the PTY (Pty.write)"),
+        ("h_written", "h_write", "the key is in the PTY (the record's turn)"),
+        ("h_pty", "h_written", "the terminal's reader has bash's echo (_on_pty)"),
+        ("h_piece", "h_pty", "the echo reaches the viewer's stream (_on_piece)"),
+        ("h_tty", "h_piece", "the reader thread has written it to the person's terminal (TtyOut.put)"),
+        ("h_pty_done", "h_tty", "the reader is done with the piece"),
     ],
     "pyfloor": [
         ("c_key", None, "the client has read the key"),
@@ -165,6 +177,7 @@ def install(out_dir: str) -> None:
         return out
 
     requests.Requests.handle = timed  # type: ignore[method-assign]
+    prof: Any = None
     if os.environ.get("DSH_TRACE_PROFILE"):  # where a keys request's time goes, by function
         import cProfile
 
@@ -207,6 +220,26 @@ def install(out_dir: str) -> None:
     around(connection.Connection, "wake", None, "h_sent")
     if hasattr(connection.Connection, "send_stream"):  # session 35 on: a piece with nothing before it
         around(connection.Connection, "send_stream", None, "h_sent", lambda self, line: True)
+    try:  # session 37 on: the person's terminal is in the host
+        from dsh_magics.host import tty_in, tty_out
+
+        around(tty_out.TtyOut, "put", None, "h_tty")
+        key_read = tty_in.TtyKeys.readable
+        kprof = prof if os.environ.get("DSH_TRACE_PROFILE") else None
+        reads = [0]
+
+        def read_key(self: Any) -> Any:  # a key read by the host: its CPU time, and its profile
+            c0, w0 = cpu(), now()
+            reads[0] += 1
+            out = kprof.runcall(key_read, self) if kprof is not None and reads[0] > _WARM else key_read(self)
+            append(("=cpu_req", cpu() - c0))
+            append(("=wall_req", now() - w0))
+            return out
+
+        tty_in.TtyKeys.readable = read_key  # type: ignore[method-assign]
+        around(tty_in.TtyKeys, "readable", "h_key", None)
+    except ImportError:
+        pass  # an older tree: the client writes the echo
     around(reader_mod.WakePipe, "poke", "h_poke", None)
     wait = reader_mod.fdwait.readable
 
@@ -359,7 +392,9 @@ def main() -> int:
             if spans:
                 print(f"  {what[1:]}: median {statistics.median(spans) / 1e3:.1f} us")
         marks = [m for m in marks if not m[0].startswith("=")]
-        steps = STEPS["pyfloor" if name == "pyfloor" else "attach"]
+        wakes = sum(1 for m, _ in marks if m.startswith("c_wake"))
+        handed = any(m == "h_key" for m, _ in marks)
+        steps = STEPS["pyfloor" if name == "pyfloor" else "attach_tty" if handed else "attach"]
         at: dict[str, list[float]] = {step: [] for step, _, _ in steps}
         gap: dict[str, list[float]] = {step: [] for step, _, _ in steps}
         times = [t for _, t in marks]
@@ -387,7 +422,9 @@ def main() -> int:
             m, g = statistics.median(at[step]), statistics.median(gap[step])
             print(f"  {m:7.3f} ms    +{g:6.3f} ({after or 'key'})  {step:11} {what}  [{len(at[step])}]")
             rows.append({"step": step, "after": after, "median_ms": round(m, 3), "gap_ms": round(g, 3), "n": len(at[step])})
-        report[name] = {"total": round(total, 3), "steps": rows}
+        if name != "pyfloor":  # (session 37 on, a key and its echo wake the client no more)
+            print(f"  the client's wake-ups: {wakes / max(len(keys[name]), 1):.2f} a key")
+        report[name] = {"total": round(total, 3), "steps": rows, "client_wakeups": round(wakes / max(len(keys[name]), 1), 2)}
     for path in sorted(glob.glob(os.path.join(work, "*", "*.prof"))):  # DSH_TRACE_PROFILE
         import pstats
 
@@ -397,6 +434,8 @@ def main() -> int:
         except (TypeError, EOFError, ValueError):
             continue  # a process that had none
         calls, n = _own_calls(stats, "_on_pty" if path.endswith("-reader.prof") else "handle")
+        if not n and not path.endswith("-reader.prof"):  # session 37 on: the host reads the keys
+            calls, n = _own_calls(stats, "readable")
         name = os.path.basename(os.path.dirname(path))
         print(f"\n{name}: profile of {what}: {calls / max(n, 1):.0f} Python calls each ({n}), "
               "the trace's own wrappers left out")  # fmt: skip

@@ -11,8 +11,26 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..host.cli import add_lookup_arguments
-from .client import DEFAULT_DETACH, Attacher, parse_detach_key
+from .client import Attacher
 from .link import Conn, find
+
+#: The default detach key: Ctrl-] (as telnet's and docker's).
+DEFAULT_DETACH = "C-]"
+
+
+def parse_detach_key(spec: str) -> bytes:
+    """``C-x`` (Ctrl and one of ``@ A-Z [ \\ ] ^ _``, any case) as its byte."""
+    s = spec.strip()
+    if len(s) == 3 and s[:2].upper() == "C-":
+        ch = s[2].upper()
+        if "@" <= ch <= "_":
+            code = ord(ch) - 0x40
+            if code not in (0x03, 0x0D, 0x1B):  # Ctrl-C, Enter and Esc are needed as keys
+                return bytes([code])
+    raise ValueError(
+        f"detach key {spec!r}: give C- and one of @, A-Z, [, \\, ], ^, _ (not C-c, C-m or C-[)"
+    )
+
 
 ATTACH_DESCRIPTION = """\
 Attach this terminal to the terminal session SESSION of a terminal host, like

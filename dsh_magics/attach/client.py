@@ -19,6 +19,9 @@ or one whose size another viewer set) bytes only say "changed": the draw
 thread fetches the screen and paints it, at most :data:`FRAME_S` apart. Every way out (detach
 key, the session closed, the host gone, SIGTERM/SIGHUP, an error) goes
 through :meth:`Attacher.run`'s ``finally``, which puts the local terminal back.
+
+**A handed terminal** (attach/handover.py): the host writes the live bytes and reads the
+keys itself; this client paints only while the host holds its writes (``_direct`` false).
 """
 
 from __future__ import annotations
@@ -38,13 +41,9 @@ from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, Sessi
 from ..host import protocol as P
 from ..host.keys import KeyLines
 from ..host.runtime import HostPaths
-from ..host.stream import bytes_prefix
-from . import render
+from . import handover, render
 from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
-
-#: The default detach key: Ctrl-] (as telnet's and docker's).
-DEFAULT_DETACH = "C-]"
 
 #: Least time between two screen fetches while output keeps coming (60 a
 #: second): each fetch holds the terminal's lock for a moment, and a faster
@@ -69,20 +68,6 @@ CTRL_C = b"\x03"
 
 #: A string as a JSON string (the C encoder ``json.dumps`` ends in, without its Python layers).
 _json_str = encode_basestring_ascii
-
-
-def parse_detach_key(spec: str) -> bytes:
-    """``C-x`` (Ctrl and one of ``@ A-Z [ \\ ] ^ _``, any case) as its byte."""
-    s = spec.strip()
-    if len(s) == 3 and s[:2].upper() == "C-":
-        ch = s[2].upper()
-        if "@" <= ch <= "_":
-            code = ord(ch) - 0x40
-            if code not in (0x03, 0x0D, 0x1B):  # Ctrl-C, Enter and Esc are needed as keys
-                return bytes([code])
-    raise ValueError(
-        f"detach key {spec!r}: give C- and one of @, A-Z, [, \\, ], ^, _ (not C-c, C-m or C-[)"
-    )
 
 
 @dataclass
@@ -126,6 +111,9 @@ class Attacher:
         self._dirty = False  # the stream's first screen draws the first frame
         self._painted = False  # the window holds the painter's last frame (no bytes since)
         self._live = False  # writing the stream's bytes as they come (module docstring)
+        self._handed = False  # the host has this terminal (attach/handover.py)
+        self._keys_handed = False  # ... and reads its keys (host/tty_in.py)
+        self._direct = False  # ... and writes the stream to it now: paint nothing
         self._resized = False
         self._outcome: Outcome | None = None
         self._stopping = False
@@ -148,10 +136,10 @@ class Attacher:
         if not self.read_only:
             self._set_size(keys)  # before the stream starts: its first screen has the window's size
         self._draw = Conn(self.paths, self._client)
-        self._events = Pipe(Conn(self.paths, self._client))
-        self._events.bytes_prefix = bytes_prefix(self.session)
-        self._events.send("subscribe", {"types": ["terminal"]})
-        self._events.send("watch", {"session_id": self.session})  # its reply, then the stream
+        self._events, handed = handover.stream(Conn(self.paths, self._client), self.session, self.tty, self.caller,
+                                               self.detach_key)  # fmt: skip
+        self._handed = self.tty.cancel = handed > 0
+        self._keys_handed = handed == 2
         return info  # type: ignore[no-any-return]
 
     def run(self) -> Outcome:
@@ -177,6 +165,8 @@ class Attacher:
             self._host_gone()
         finally:
             self._stop()
+            if self._handed and self._events is not None:
+                handover.give_back(self._events, self.session)  # before the client's own last writes
             self.tty.restore()
             self._signals.uninstall()
             if draw.is_alive():
@@ -220,6 +210,8 @@ class Attacher:
         # select's lists made once and Pipe.out looked at directly: no Python call between
         # a key sent and the next wait (each costs microseconds here: README, session 36).
         typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
+        if self._keys_handed:
+            typing = full  # the host reads the keys (host/tty_in.py)
         none: list[int] = []
         unsent, pending, known = keys.out, keys.pending, self._key_lines.lines
         while self._outcome is None:
@@ -258,22 +250,9 @@ class Attacher:
         """Until the keys sent have been typed (the reply to a request after
         them says so): leaving closes the connection, and the host would drop
         what it has not read yet."""
-        keys = self._keys
-        assert keys is not None
-        keys.send("exists", {"session_id": self.session})
-        deadline = time.monotonic() + _DRAIN_S
-        while keys.pending and self._outcome is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                ready, writable, _ = select.select([keys.fileno()], [keys.fileno()] if keys.unsent else [], [], left)
-            except InterruptedError:
-                continue
-            if writable:
-                keys.flush()
-            if ready:
-                self._on_replies(keys.read())
+        assert self._keys is not None
+        self._keys.send("exists", {"session_id": self.session})
+        self._keys.wait_replies(self._on_replies, lambda: self._outcome is not None, _DRAIN_S)
 
     def _on_events(self, msgs: list[Any] | None) -> bool:
         """The stream's events; False once it ended (the host went away, or the session closed).
@@ -329,10 +308,16 @@ class Attacher:
         if kind == "bytes":
             return base64.b64decode(str(event.get("data") or ""))
         if kind == "screen" and isinstance(event.get("screen"), dict):
-            self._on_screen(event["screen"])
+            self._on_screen(event["screen"], event.get("tty"))
         elif kind == "terminal" and event.get("status") == "closed":
             self._finish(0, f"[session {self.session} was closed]")
+        elif kind == "keys":  # from the host reading the keys (host/tty_in.py)
+            self._on_host_keys(event)
         return None
+
+    def _on_host_keys(self, event: dict[str, Any]) -> None:
+        said = handover.said(event, self.session, self.host_name)
+        self._bell() if said is None else self._finish(*said)
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
         """Answers to keys, interrupts and resizes: an error rings the bell
@@ -408,6 +393,9 @@ class Attacher:
         self._keys.send("interrupt", {"session_id": self.session, "source": "person", "caller": self.caller})
 
     def _bell(self) -> None:
+        if self._direct and self._events is not None:  # the host writes to the terminal: in order with it
+            self._events.send("tty_bell", {"session_id": self.session}, errors_only=True)
+            return
         try:
             write_all(self.tty.fd_out, b"\x07")
         except OSError:
@@ -429,19 +417,28 @@ class Attacher:
         self._screen_size = (cols, rows)
 
     # -- the stream and drawing ----------------------------------------------
-    def _on_screen(self, screen: dict[str, Any]) -> None:
-        """Paint the stream's screen in full; go live if the window fits it."""
+    def _on_screen(self, screen: dict[str, Any], tty_no: Any = None) -> None:
+        """Paint the stream's screen in full; go live if the window fits it, and
+        say which if the host holds its writes for this screen (``tty_no``)."""
         with self._cond:
+            self._direct = False
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))
             cols, rows = self.tty.size()
             self._live = self._screen_size == (cols, rows)
+            if self._handed:
+                self._painter.invalidate()  # the host wrote since the last frame
             if not self._live:
                 self._dirty = True  # drawn from a fetched screen, cut or padded to the window
                 self._cond.notify_all()
-                return
-            self._painter.invalidate()
-            self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
-            self._painted = True
+            else:
+                self._painter.invalidate()
+                frame = self._painter.frame(screen, cols, rows).encode("utf-8", "replace")
+                self._write(handover.CANCEL + frame if self._handed else frame)
+                self._painted = True
+            if isinstance(tty_no, int) and self._events is not None:
+                self._events.send("tty_go", {"session_id": self.session, "screen": tty_no, "live": self._live},
+                                  errors_only=True)  # fmt: skip
+                self._direct = self._live
 
     def _write(self, data: bytes) -> None:
         """Write to the local terminal (``_cond`` held: one writer at a time)."""
@@ -490,10 +487,10 @@ class Attacher:
             with self._cond:
                 if self._stopping:
                     return
-                if self._live:
+                if self._live or self._direct:
                     continue  # the stream took over meanwhile: this screen may be older than its bytes
                 self._write(self._painter.frame(screen, cols, rows).encode("utf-8", "replace"))
                 self._painted = True
 
 
-__all__ = ["DEFAULT_DETACH", "Attacher", "Outcome", "parse_detach_key"]
+__all__ = ["Attacher", "Outcome"]

@@ -19,9 +19,12 @@ import binascii
 import functools
 import json
 import os
+import select
 import socket
 import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -337,6 +340,22 @@ class Pipe:
                     msg["op"] = rid.partition(":")[2]  # what the reply answers
                 out.append(msg)
         return out
+
+    def wait_replies(self, on_replies: Callable[[list[Any] | None], None], stop: Callable[[], bool], within: float) -> None:
+        """Until every awaited reply came (each batch to ``on_replies``), ``stop()``, or ``within`` seconds."""
+        deadline = time.monotonic() + within
+        while self.pending and not stop():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                ready, writable, _ = select.select([self.fileno()], [self.fileno()] if self.out else [], [], left)
+            except InterruptedError:
+                continue
+            if writable:
+                self.flush()
+            if ready:
+                on_replies(self.read())
 
     def close(self) -> None:
         self.conn.close()

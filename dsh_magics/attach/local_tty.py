@@ -36,6 +36,8 @@ class RawTerminal:
         self.fd_in = fd_in
         self.fd_out = fd_out
         self._saved: list[Any] | None = None
+        #: Start the restore with CAN: the host wrote here (attach/handover.py).
+        self.cancel = False
 
     def enter(self) -> None:
         self._saved = termios.tcgetattr(self.fd_in)
@@ -47,7 +49,7 @@ class RawTerminal:
         if saved is None:
             return
         try:
-            write_all(self.fd_out, render.LEAVE.encode())
+            write_all(self.fd_out, (b"\x18" if self.cancel else b"") + render.LEAVE.encode())
         except OSError:
             pass  # the terminal is gone (SIGHUP): nothing to draw on
         try:

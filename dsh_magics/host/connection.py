@@ -15,7 +15,7 @@ from typing import Any
 from . import protocol as P
 from .interest import Interest
 from .keys import KeysLane
-from .stream import ViewerStream
+from .stream import HandedKeys, ViewerStream
 
 log = logging.getLogger("dsh_magics.host")
 
@@ -66,7 +66,7 @@ class Connection:
         with self._ev_cond:
             self._ev_cond.notify_all()
         for stream in list(self.streams.values()):
-            stream.stop()
+            stream.close()  # a handed terminal's copy is closed before the client sees the end
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -128,6 +128,14 @@ class Connection:
         with self._ev_cond:
             self._ev_cond.notify()
         return True
+
+    def keys_in(self) -> HandedKeys | None:
+        """A person's keyboard handed over with a stream of this connection (host/tty_in.py)."""
+        for stream in self.streams.values():
+            keys = stream.keys_in
+            if keys is not None and keys.fd is not None:
+                return keys
+        return None
 
     def _stream_bytes(self) -> bytes:
         """The streams' queued events as wire lines (``wlock`` held)."""

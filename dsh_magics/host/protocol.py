@@ -361,7 +361,13 @@ OPERATIONS: dict[str, Operation] = {
         Operation("subscribe", {"types": V.strings}, host=True),
         Operation("detach", host=True),
         # an attached viewer's live stream of a session (host/stream.py)
-        Operation("watch", {"session_id": V.session_id}, ("session_id",), host=True),
+        Operation("watch", {"session_id": V.session_id, "tty": V.flag, "keys": V.flag, "caller": V.caller, "detach": V.text},
+                  ("session_id",), host=True),  # fmt: skip
+        # its handed terminal (host/tty_out.py): the answer to a screen, the bell, giving it back
+        Operation("tty_go", {"session_id": V.session_id, "screen": V.count, "live": V.flag},
+                  ("session_id", "screen", "live"), host=True),  # fmt: skip
+        Operation("tty_bell", {"session_id": V.session_id}, ("session_id",), host=True),
+        Operation("tty_release", {"session_id": V.session_id}, ("session_id",), host=True),
         Operation("shutdown", host=True),
         Operation("jobs", {"owner": V.text, "running": V.flag, "results": V.flag}, (), "jobs", host=True),
         # answer pages (host/pages.py): the host serves the page for a password prompt

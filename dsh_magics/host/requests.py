@@ -31,6 +31,8 @@ from .connection import EVENT_TYPES, Connection
 from .interest import Interest
 from .pages import PageTable
 from .stream import ViewerStream
+from .tty_in import TtyKeys
+from .tty_out import TtyOut, receive
 
 log = logging.getLogger("dsh_magics.host")
 
@@ -81,6 +83,9 @@ class Requests:
             "subscribe": self._op_subscribe,
             "detach": self._op_detach,
             "watch": self._op_watch,
+            "tty_go": lambda conn, a: self._stream(conn, a).go(a["screen"], a["live"]),
+            "tty_bell": lambda conn, a: self._stream(conn, a).bell(),
+            "tty_release": lambda conn, a: self._stream(conn, a).release(),
             "shutdown": self._op_shutdown,
             "attach": self._op_attach,
             "type_keys": self._op_type_keys,
@@ -290,23 +295,69 @@ class Requests:
 
     def _op_watch(self, conn: Connection, a: dict[str, Any]) -> Any:
         """Stream a session's output to this connection (host/stream.py). The
-        reply goes out first: the stream's first screen follows it."""
+        reply goes out first: the stream's first screen follows it. With
+        ``tty``, the reply is ``{"tty": "send"}`` and the client's terminal
+        comes next, as one byte with ``SCM_RIGHTS`` (host/tty_out.py); the
+        event sender starts only after it, so nothing else is written between.
+        A watch again on a stream with a handed terminal starts it again (a
+        screen first) and keeps the terminal."""
         sid = a["session_id"]
         self.registry.info(sid)  # NO_SUCH_SESSION before anything starts
         old = conn.streams.pop(sid, None)
         if old is not None:
-            old.stop()
-        conn.start_sender()
-        conn.send(P.ok_reply(conn.msg_id, True))
+            if old.tty is not None and old.tty.open and not a.get("tty"):
+                conn.streams[sid] = old
+                conn.send(P.ok_reply(conn.msg_id, True))
+                self._start(conn, old, old.restart)
+                return _SENT
+            old.close()
         stream = ViewerStream(sid, conn.wake, conn.send_stream)
+        if a.get("tty"):
+            detach = self._detach_key(a)
+            keys_in = self.registry.person_keys(sid, a.get("caller")) if detach and not viewers.read_only(conn.client) else None
+            conn.send(P.ok_reply(conn.msg_id, {"tty": "send"}))
+            fds = receive(conn.sock)
+            if fds:
+                tty_in = None
+                if len(fds) == 2 and detach:
+                    tty_in = TtyKeys(fds[1], stream, self.registry, keys_in, detach,
+                                     lambda event: conn.send(P.event_line({**event, "session_id": sid})))  # fmt: skip
+                elif len(fds) == 2:
+                    os.close(fds[1])
+                stream.hand(TtyOut(fds[0]), tty_in)
+            conn.start_sender()
+        else:
+            conn.start_sender()
+            conn.send(P.ok_reply(conn.msg_id, True))
         conn.streams[sid] = stream
-        try:
-            stream.start(self.registry)
-        except errors.DshError as e:  # closed meanwhile: the viewer hears it as closed
-            log.info("watching %s for pid %s failed: %s", sid, conn.peer_pid, e)
-            conn.streams.pop(sid, None)
-            conn.push({"type": "terminal", "session_id": sid, "status": "closed"})
+        self._start(conn, stream, stream.start)
         return _SENT
+
+    @staticmethod
+    def _detach_key(a: dict[str, Any]) -> bytes | None:
+        """``watch``'s ``keys``: the detach key the host then watches for (host/tty_in.py)."""
+        if not a.get("keys"):
+            return None
+        key = (a.get("detach") or "").encode("latin-1", "replace")
+        if len(key) != 1 or key[0] >= 0x20 or key in (b"\x03", b"\r", b"\x1b"):
+            raise errors.InvalidArgument("detach must be one control character (not Ctrl-C, Enter or Esc)", field="detach")
+        return key
+
+    def _start(self, conn: Connection, stream: ViewerStream, start: Callable[[Registry], None]) -> None:
+        try:
+            start(self.registry)
+        except errors.DshError as e:  # closed meanwhile: the viewer hears it as closed
+            log.info("watching %s for pid %s failed: %s", stream.session_id, conn.peer_pid, e)
+            conn.streams.pop(stream.session_id, None)
+            stream.close()
+            conn.push({"type": "terminal", "session_id": stream.session_id, "status": "closed"})
+
+    def _stream(self, conn: Connection, a: dict[str, Any]) -> ViewerStream:
+        """This connection's stream of the session (``tty_*``)."""
+        stream = conn.streams.get(a["session_id"])
+        if stream is None:
+            raise errors.InvalidArgument(f"this connection does not watch session {a['session_id']!r}", field="session_id")
+        return stream
 
     def _op_detach(self, conn: Connection, a: dict[str, Any]) -> Any:
         log.info("client pid %s detached; its terminals keep running", conn.peer_pid)

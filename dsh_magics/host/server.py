@@ -275,10 +275,20 @@ class HostServer:
                     # A viewer's stream goes out on this socket, and the client's every
                     # receive of it would wake a thread blocked in recv here (a socket has
                     # one wait queue); select waits for input only (README, bench_attach).
+                    # A person's keyboard handed over is read here too (host/tty_in.py).
+                    keys = conn.keys_in()
+                    kfd = keys.fd if keys is not None else None
+                    sock = conn.sock.fileno()
                     try:
-                        fdwait.readable([conn.sock.fileno()], None)
-                    except ValueError:  # its socket was closed under it (fileno -1): it ends
-                        break
+                        ready = fdwait.readable([sock] if kfd is None else [sock, kfd], None)
+                    except (OSError, ValueError):
+                        if keys is not None and keys.fd is None and not conn.closed:
+                            continue  # its keyboard was given back under the wait
+                        break  # its socket was closed under it (fileno -1): it ends
+                    if keys is not None and kfd in ready:
+                        keys.readable()  # (it reads only if that is still its descriptor)
+                    if sock not in ready:
+                        continue
                 item = reader.next_item()  # (no generator frame per request: a key's way)
                 if item is None or self._stopping.is_set():
                     break
@@ -317,6 +327,12 @@ class HostServer:
         self.idle.touch()
         with self._conns_lock:
             subs = [c for c in self._conns if c.subscribed and not c.closed]
+        if kind == "terminal" and event.get("status") == "closed":
+            # Handed terminals are given back before a viewer hears of it (host/tty_out.py).
+            for c in subs:
+                stream = c.streams.get(str(event.get("session_id")))
+                if stream is not None:
+                    stream.release()
         for c in subs:
             if kind in c.types:  # (push looks too; an attach client takes no echo's ``output``)
                 c.push(event)

@@ -23,6 +23,19 @@ that same thread when the socket takes them at once (``Connection.wake``),
 else by the connection's sender thread. The reader is told
 (``reader.handed_to_viewer``), so it parses its screen only after a moment of
 quiet and the woken viewer draws first.
+
+**A handed terminal** (:meth:`ViewerStream.hand`, host/tty_out.py): a client
+that passed its terminal gets no ``bytes`` events while it draws live; the
+reader writes each piece to its terminal. Each screen event then carries
+``"tty": N`` and the host *holds*: it writes nothing to that terminal and keeps
+the pieces after the screen, until the client, having painted screen N,
+answers ``tty_go`` (:meth:`go`): ``live`` (the held pieces go to the terminal
+and the pieces after them too) or not (its window has another size: they go
+as ``bytes`` events, as without a terminal, until the next screen). A piece
+that would put the terminal :data:`MAX_BEHIND` behind, or an alternate-screen
+switch, stops the writes at once and sends a screen (so the client paints
+with nothing of the host's under way). The bell and leaving (``tty_bell``,
+``tty_release``) are the client's other writes: docs/attach.md, docs/internals.md.
 """
 
 from __future__ import annotations
@@ -31,13 +44,25 @@ import re
 import threading
 from binascii import b2a_base64
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..terminal.core import reader
 from . import protocol as P
+from .tty_out import TtyOut
 
 if TYPE_CHECKING:
     from ..terminal import Registry
+
+
+class HandedKeys(Protocol):
+    """The person's keyboard read by the host (host/tty_in.py ``TtyKeys``)."""
+
+    fd: int | None
+
+    def readable(self) -> None: ...
+
+    def close(self) -> None: ...
+
 
 #: Bytes queued for one viewer before they are replaced by one screen.
 MAX_BEHIND = 4 * 1024 * 1024
@@ -72,6 +97,24 @@ class ViewerStream:
         self._unwatch: Callable[[], None] | None = None
         self.resyncs = 0  # screens sent because the viewer fell behind
         self._prefix = bytes_prefix(session_id)
+        self.tty: TtyOut | None = None  # the person's terminal, if handed (hand)
+        self.keys_in: HandedKeys | None = None  # ... and its keys (host/tty_in.py)
+        self.size: tuple[int, int] | None = None  # the last screen's (cols, rows)
+        self._direct = False  # pieces go to ``tty`` (the client paints nothing now)
+        self._held: list[bytes] | None = None  # pieces after screen ``_screen_no``, until its answer
+        self._held_n = 0  # bytes in _held
+        self._screen_no = 0
+
+    def hand(self, tty: TtyOut, keys_in: HandedKeys | None = None) -> None:
+        """Write live pieces to the person's terminal (module docstring), and
+        read its keys (``keys_in``); before :meth:`start`."""
+        self.tty = tty
+        self.keys_in = keys_in
+
+    @property
+    def direct(self) -> bool:
+        """The person's terminal shows the live bytes the host writes (its window has the size)."""
+        return self._direct
 
     def start(self, engine: Registry) -> None:
         """Watch through the registry's ``watch_screen`` (host-internal: not
@@ -89,6 +132,64 @@ class ViewerStream:
             self._unwatch()
             self._unwatch = None
 
+    def close(self) -> None:
+        """Stop, and close the host's copy of a handed terminal (the client left
+        or its connection ended, the session closed, the host stops)."""
+        self.stop()
+        self.release()
+
+    def release(self) -> None:
+        """Give the person's terminal back: nothing more is written to it (the
+        client's ``tty_release``); the stream goes on as ``bytes`` events."""
+        if self.keys_in is not None:
+            self.keys_in.close()
+        tty = self.tty
+        if tty is None:
+            return
+        with self._lock:
+            self._direct = False
+            held, self._held = self._held, None
+            if held:
+                self._queue_bytes(held)
+        tty.close()
+        if held:
+            self._wake()
+
+    def go(self, screen_no: int, live: bool) -> None:
+        """The client painted screen ``screen_no`` (``tty_go``): go on writing to
+        its terminal (``live``), or send bytes events (its window has another size)."""
+        tty = self.tty
+        with self._lock:
+            if tty is None or self._held is None or screen_no != self._screen_no:
+                return  # a later screen is on its way: its answer decides
+            held, self._held = self._held, None
+            if live and tty.open:
+                self._direct = True
+                tty.go()
+                if held:
+                    tty.put(b"".join(held))
+                return
+            self._queue_bytes(held)
+        if held:
+            self._wake()
+
+    def bell(self) -> bool:
+        """The client's bell, in order with the pieces (``tty_bell``); False:
+        the client writes it (its window is drawn)."""
+        with self._lock:
+            if self._direct and self.tty is not None:
+                self.tty.put(b"\x07")
+            elif self._held is not None:
+                self._held.append(b"\x07")
+            else:
+                return False
+        return True
+
+    def _queue_bytes(self, pieces: list[bytes]) -> None:
+        for piece in pieces:
+            self._queue.append(piece)
+            self._queued += len(piece)
+
     def _on_piece(self, piece: bytes | None, take: TakeScreen) -> None:
         """On the terminal's reader thread (or a resize), under its lock."""
         with self._lock:
@@ -98,8 +199,23 @@ class ViewerStream:
                 end = joined[-_TAIL:]
                 self._tail = end if b"\x1b" in end else b""  # a sequence may go on in the next piece
                 switch = b"\x1b[?" in joined and _ALT.search(joined) is not None
-                behind = self._queued + len(piece) > MAX_BEHIND
-                if not (switch or behind or self._queue) and self._send(self._bytes_line(piece)):
+                if self._direct:  # a handed terminal, drawn live: the reader writes to it
+                    tty = self.tty
+                    assert tty is not None
+                    behind = tty.queued + len(piece) > MAX_BEHIND
+                    if not (switch or behind):
+                        tty.put(piece)
+                        reader.handed_to_viewer()
+                        return
+                elif self._held is not None:  # a screen is being painted: its answer decides
+                    behind = self._held_n + len(piece) > MAX_BEHIND
+                    if not (switch or behind):
+                        self._held.append(piece)
+                        self._held_n += len(piece)
+                        return
+                else:
+                    behind = self._queued + len(piece) > MAX_BEHIND
+                if not (switch or behind or self._queue or self._held is not None) and self._send(self._bytes_line(piece)):
                     # The usual piece (a key's echo): nothing waited before it, and
                     # the socket took it at once (Connection.send_stream).
                     reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
@@ -110,7 +226,16 @@ class ViewerStream:
                 self._queued = 0
                 self._tail = b""
                 self.resyncs += behind
-                self._queue.append({"type": "screen", "session_id": self.session_id, "screen": take()})
+                event: dict[str, Any] = {"type": "screen", "session_id": self.session_id, "screen": take()}
+                self.size = (int(event["screen"]["cols"]), int(event["screen"]["rows"]))
+                if self.tty is not None and self.tty.open:
+                    # Nothing more goes to the terminal until the client painted this screen.
+                    self.tty.stop()
+                    self._direct = False
+                    self._held, self._held_n = [], 0
+                    self._screen_no += 1
+                    event["tty"] = self._screen_no
+                self._queue.append(event)
             else:
                 self._queue.append(piece)
                 self._queued += len(piece)

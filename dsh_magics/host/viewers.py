@@ -19,12 +19,17 @@ READS = frozenset(
     {
         "hello", "status", "subscribe", "detach", "jobs", "result", "job", "latest_job",
         "read", "list", "info", "exists", "wait_output", "output_seq", "screen", "inputs", "wait", "watch",
+        "tty_go", "tty_bell", "tty_release",
     }
 )  # fmt: skip
 
 
 def is_attach(client: Mapping[str, Any]) -> bool:
     return client.get("purpose") == "attach"
+
+
+def read_only(client: Mapping[str, Any]) -> bool:
+    return client.get("read_only") is True
 
 
 def check(client: Mapping[str, Any], op: str) -> None:
@@ -46,4 +51,4 @@ def attached(clients: Iterable[tuple[int, Mapping[str, Any]]]) -> list[dict[str,
     return sorted(seen.values(), key=lambda r: (str(r["session_id"]), r["pid"]))
 
 
-__all__ = ["READS", "attached", "check", "is_attach"]
+__all__ = ["READS", "attached", "check", "is_attach", "read_only"]

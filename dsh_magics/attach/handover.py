@@ -1,0 +1,135 @@
+"""The client's side of handing its terminal to the host (host/tty_out.py).
+
+While the person's window has the terminal's size, the host writes the
+stream's bytes to the person's terminal itself, so a key's echo does not pass
+through this process (benchmarks/README.md, bench_attach, session 37). The
+client opens its terminal again for the host (:func:`open_for_host`: its own
+open file, so the ``O_NONBLOCK`` the host needs is not the person's shell's),
+sends it with the ``watch`` request (:func:`hand`), and takes it back before it
+writes anything of its own when leaving (:func:`give_back`). The rules of who
+writes when: docs/attach.md, "Who writes to your terminal". Its keyboard goes
+the same way (opened again read-only, the second descriptor): the host reads
+the keys and keeps the client's rules for them (host/tty_in.py), and the client
+no longer reads its terminal.
+
+``DSH_MAGICS_ATTACH_HANDOVER=0`` keeps the terminal in the client (the stream
+then comes as ``bytes`` events and the client reads the keys, as on a platform
+without ``SCM_RIGHTS``); ``=output`` hands over the output only.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import time
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..host.stream import bytes_prefix
+from ..host.tty_out import FD_BYTE
+from .link import Conn, Pipe
+from .local_tty import RawTerminal
+
+#: How long leaving waits for the host to give the terminal back.
+GIVE_BACK_S = 2.0
+
+#: Written before the client's first bytes after the host's: CAN ends any
+#: escape sequence a partial write of the host's left open.
+CANCEL = b"\x18"
+
+
+def open_for_host(fd_out: int, fd_in: int) -> list[int]:
+    """The local terminal opened again for the host: its output (write-only,
+    non-blocking), then its input (read-only, non-blocking) unless
+    ``DSH_MAGICS_ATTACH_HANDOVER=output``; none if it cannot be handed over."""
+    how = os.environ.get("DSH_MAGICS_ATTACH_HANDOVER", "all")
+    if how == "0" or not hasattr(socket, "send_fds"):
+        return []
+    flags = os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC
+    fds: list[int] = []
+    try:
+        fds.append(os.open(os.ttyname(fd_out), os.O_WRONLY | flags))
+        if how != "output":
+            fds.append(os.open(os.ttyname(fd_in), os.O_RDONLY | flags))
+    except OSError:
+        pass  # what could be opened is handed over
+    return fds
+
+
+def hand(conn: Conn, session: str, fds: list[int], caller: str, detach: bytes) -> bool:
+    """Start the session's stream on ``conn`` with the terminal ``fds`` handed
+    over (the client closes its copies after; a second one: the keys too,
+    with the ``detach`` key); False: the host did not take them (the stream
+    then still started, as ``bytes`` events)."""
+    args: dict[str, object] = {"session_id": session, "tty": True}
+    if len(fds) == 2:
+        args.update(keys=True, caller=caller, detach=detach.decode("latin-1"))
+    try:
+        reply = conn.call("watch", args)
+    except InvalidArgument:  # a host that does not know ``tty``
+        conn.call("watch", {"session_id": session})
+        return False
+    if not (isinstance(reply, dict) and reply.get("tty") == "send"):
+        return False
+    socket.send_fds(conn.link.sock, [FD_BYTE], fds)
+    return True
+
+
+def stream(events: Conn, session: str, tty: RawTerminal, caller: str, detach: bytes) -> tuple[Pipe, int]:
+    """Start the session's stream on ``events``, with the terminal handed over
+    if it can be; how many of its descriptors the host took (0: none, 1: the
+    output, 2: the keys too)."""
+    fds = open_for_host(tty.fd_out, tty.fd_in)
+    handed = 0
+    if fds:
+        try:  # the stream starts with the terminal handed over (before subscribe: no event in between)
+            handed = len(fds) if hand(events, session, fds, caller, detach) else 0
+        finally:
+            for fd in fds:
+                os.close(fd)
+    pipe = Pipe(events)
+    pipe.bytes_prefix = bytes_prefix(session)
+    pipe.send("subscribe", {"types": ["terminal"]})
+    if not fds:
+        pipe.send("watch", {"session_id": session})  # its reply, then the stream
+    return pipe, handed
+
+
+def said(event: dict[str, Any], session: str, host: str) -> tuple[int, str] | None:
+    """What the host reading the keys told the client (host/tty_in.py), as
+    the attach's status and last line; None: ring the bell."""
+    what, error = event.get("what"), event.get("error") or {}
+    if what == "detach":
+        return 0, f"[detached from session {session} (host {host}); it keeps running]"
+    if what == "closed":
+        return 0, f"[the terminal closed; session {session} keeps running]"
+    if what == "bell":
+        return None
+    return 1, f"dsh-magics attach: {error.get('code')}: {error.get('message')}"
+
+
+def give_back(events: Pipe, session: str) -> None:
+    """Ask the host to stop writing to the terminal and close its copy, and
+    wait (at most :data:`GIVE_BACK_S`) for its answer: after it nothing of the
+    host's reaches the terminal. A host that is gone writes nothing anyway."""
+    try:
+        events.send("tty_release", {"session_id": session})
+        deadline = time.monotonic() + GIVE_BACK_S
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            fd = events.fileno()
+            ready, writable, _ = select.select([fd], [fd] if events.unsent else [], [], left)
+            if writable:
+                events.flush()
+            if ready:
+                msgs = events.read()
+                if msgs is None or any(isinstance(m, dict) and m.get("op") == "tty_release" for m in msgs):
+                    return
+    except (OSError, ValueError):
+        return  # the connection is gone: so is the host's copy
+
+
+__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "stream"]
