@@ -6,7 +6,7 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
-    ... [--rehash-timeout 0] [--login]
+    ... [--rehash-timeout 0] [--login] [--home skel]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
 reached under N host aliases (an ssh config with one Host entry each), so
@@ -50,6 +50,15 @@ reads ``/etc/profile`` and the profile (and through it, here, ``~/.bashrc``
 once; until session 37 the remote ``bash -l -i`` read it a second time:
 benchmarks/README.md, "Session 36" and "Session 37").
 
+``--home skel`` (root only) runs every contender as a throwaway user,
+``dsh-bench-fan-<pid>``, whose home is a copy of ``/etc/skel`` (Debian's
+stock ``.bashrc`` and ``.profile``): what a user with an ordinary
+``~/.bashrc`` sees, without this machine's (``pyenv init`` and
+pyenv-virtualenv's prompt hook). The benchmark creates it (``useradd``)
+and removes it with its home (``userdel -r``) when it ends, also on Ctrl-C
+or SIGTERM; pdsh logs in as it (``-l``), and so do both trees' groups (the
+ssh config's ``User``).
+
 All times are medians on this machine, with the load average printed before
 and after (the machine may be shared).
 """
@@ -59,8 +68,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -81,6 +92,8 @@ TARGETS = 16
 LOGIN = os.environ.get("DSH_BENCH_LOGIN") == "1"
 #: First commands (new terminals each time), interleaved with pdsh's.
 FIRST_REPS = 7
+#: The remote user every contender logs in as (``--home skel``: a throwaway one); None: this one.
+REMOTE_USER: str | None = None
 
 
 def _load() -> str:
@@ -266,9 +279,62 @@ def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd) -> 
     return {"cpu_rounds": rows, "cpu_median_s": med, "cpu_ours_s": ours, "cpu_pdsh_s": theirs, "cpu_ours_vs_pdsh": ours / theirs}
 
 
+class SkelUser:
+    """A throwaway local user whose home is a copy of ``/etc/skel``, for
+    ``--home skel``: created by :meth:`create`, removed with its home, its
+    group and its mail spool by :meth:`remove` once no process of it is
+    left (the sshd's sessions end when the benchmark stops its sshd)."""
+
+    def __init__(self) -> None:
+        self.name = f"dsh-bench-fan-{os.getpid()}"
+        self.uid: int | None = None
+
+    def create(self) -> None:
+        if os.geteuid() != 0:
+            sys.exit("bench_fanout.py: --home skel creates a throwaway user (useradd): run it as root")
+        if not os.path.isfile("/etc/skel/.bashrc"):
+            sys.exit("bench_fanout.py: --home skel needs /etc/skel/.bashrc (Debian's stock one)")
+        # password "*": no password, but not locked ("!"), which sshd refuses
+        # without PAM; no subordinate id ranges: nothing in /etc/subuid to remove
+        _run(["useradd", "--create-home", "--skel", "/etc/skel", "--shell", "/bin/bash", "--password", "*",
+              "-K", "SUB_UID_COUNT=0", "-K", "SUB_GID_COUNT=0", self.name])  # fmt: skip
+        self.uid = pwd.getpwnam(self.name).pw_uid
+
+    def _pids(self) -> list[int]:
+        pids = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == self.uid:
+                    pids.append(int(entry))
+            except FileNotFoundError:
+                pass
+        return pids
+
+    def remove(self) -> None:
+        if self.uid is None:
+            return
+        deadline = time.monotonic() + 10
+        while self._pids() and time.monotonic() < deadline:
+            time.sleep(0.05)  # (sessions the stopped sshd hung up, still ending)
+        for pid in self._pids():  # the user is this run's own: what it runs is too
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        done = subprocess.run(["userdel", "--remove", self.name], capture_output=True, text=True, timeout=60)
+        if done.returncode not in (0, 12):  # 12: no mail spool to remove
+            raise RuntimeError(f"userdel {self.name} failed ({done.returncode}): {done.stderr.strip()}")
+        self.uid = None
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # (so the finally blocks remove the user and stop sshd)
+
+
 def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
     hosts = f"bh[01-{TARGETS:02d}]"
-    return ["pdsh", "-R", "ssh", "-w", hosts, COMMAND], {
+    login = ["-l", REMOTE_USER] if REMOTE_USER else []
+    return ["pdsh", "-R", "ssh", *login, "-w", hosts, COMMAND], {
         **os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"
     }
 
@@ -276,7 +342,7 @@ def pdsh_setup(cfg: str) -> tuple[list[str], dict[str, str]]:
 def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
     res: dict = {"targets": TARGETS, "reps": reps, "command": COMMAND, "load_before": _load()}
     hosts = f"bh[01-{TARGETS:02d}]"
-    user = os.environ.get("USER") or "root"
+    user = REMOTE_USER or os.environ.get("USER") or "root"
     pdsh, pdsh_env = pdsh_setup(cfg)
     control = tempfile.mkdtemp(prefix="bench-cm-")
     cm_env = {
@@ -296,7 +362,8 @@ def measure(cfg: str, key: str, port: int, reps: int, max_targets: int) -> dict:
         rows["pdsh"].append(_timed(lambda: _run(pdsh, pdsh_env)))
         rows["pdsh_controlmaster"].append(_timed(lambda: _run(pdsh, cm_env)))
         if shutil.which("clush"):
-            rows["clush"].append(_timed(lambda: _run(["clush", "-b", "-o", f"-F {cfg}", "-w", hosts, COMMAND])))
+            login = ["-l", REMOTE_USER] if REMOTE_USER else []
+            rows["clush"].append(_timed(lambda: _run(["clush", "-b", *login, "-o", f"-F {cfg}", "-w", hosts, COMMAND])))  # noqa: B023
     for h in range(1, TARGETS + 1):  # end pdsh's control masters
         subprocess.run(["ssh", "-F", cfg, "-o", f"ControlPath={control}/bh{h:02d}", "-O", "exit", f"bh{h:02d}"],
                        capture_output=True, timeout=30)  # fmt: skip
@@ -348,11 +415,12 @@ def curve(max_targets: int, reps: int) -> list[dict]:
 
 def pdsh_curve(cfg: str, max_targets: int) -> list[float]:
     env = {**os.environ, "PDSH_RCMD_TYPE": "ssh", "PDSH_SSH_ARGS": f"-F {cfg} -x -l%u %h"}
+    login = ["-l", REMOTE_USER] if REMOTE_USER else []
     times = []
     n = 1
     while n <= max_targets:
         hosts = f"bh[01-{n:02d}]" if n > 1 else "bh01"
-        times.append(_timed(lambda: _run(["pdsh", "-R", "ssh", "-w", hosts, COMMAND], env)))  # noqa: B023
+        times.append(_timed(lambda: _run(["pdsh", "-R", "ssh", *login, "-w", hosts, COMMAND], env)))  # noqa: B023
         n *= 2
     return times
 
@@ -372,20 +440,42 @@ def main() -> None:
         "how long a session's ~/.bashrc waits for pyenv's rehash lock (0: to the next whole second, -1: never)",
     )  # fmt: skip
     ap.add_argument("--login", action="store_true", help="groups with login=True (the default config) instead of login=False")
+    ap.add_argument(
+        "--home", choices=("own", "skel"), default="own",
+        help="skel: every contender logs in as a throwaway user whose home is /etc/skel's (root only; removed at the end)",
+    )  # fmt: skip
     args = ap.parse_args()
+    global LOGIN, REMOTE_USER
     if args.login:  # (the --ab rounds' processes read it from the environment)
-        global LOGIN
         LOGIN = True
         os.environ["DSH_BENCH_LOGIN"] = "1"
+    if args.rehash_timeout is not None:
+        os.environ["PYENV_REHASH_TIMEOUT"] = str(args.rehash_timeout)  # (start_sshd passes it to the sessions)
+    skel = SkelUser() if args.home == "skel" else None
+    signal.signal(signal.SIGTERM, _sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (also when started with SIGINT ignored)
+    try:
+        if skel:
+            skel.create()
+            REMOTE_USER = skel.name
+        run(args, skel)
+    finally:
+        if skel:
+            skel.remove()
+
+
+def run(args: argparse.Namespace, skel: SkelUser | None) -> None:
     from tests.fanout.fleet import ssh_aliases
     from tests.sshd import start_sshd
 
-    if args.rehash_timeout is not None:
-        os.environ["PYENV_REHASH_TIMEOUT"] = str(args.rehash_timeout)  # (start_sshd passes it to the sessions)
     server = start_sshd(Path(tempfile.mkdtemp(prefix="dsh-bench-fanout-")))
+    if skel:  # sshd reads authorized_keys as the user logging in
+        os.chmod(server.dir, 0o711)
+        os.chmod(server.dir / "authorized_keys", 0o644)
     try:
         max_targets = 16 if args.quick else args.max_targets
-        options = ssh_aliases(server, [f"bh{i:02d}" for i in range(1, max(max_targets, TARGETS) + 1)])
+        names = [f"bh{i:02d}" for i in range(1, max(max_targets, TARGETS) + 1)]
+        options = ssh_aliases(server, names, user=REMOTE_USER)
         os.environ[ENV_SSH_OPTIONS] = options
         cfg = options.split(" ", 1)[1]
         if args.first_only:
@@ -402,6 +492,7 @@ def main() -> None:
             for row, pdsh_s in zip(res["curve"], pdsh_curve(cfg, max_targets), strict=True):
                 row["pdsh_s"] = pdsh_s
         res["login"] = LOGIN
+        res["home"] = args.home
         res["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     finally:
         server.stop()

@@ -18,12 +18,15 @@ from tests.sshd import Sshd, _free_port
 BOX_PREFIX = "fanout-"
 
 
-def ssh_aliases(sshd: Sshd, names: list[str], dead: tuple[str, ...] | list[str] = ()) -> str:
+def ssh_aliases(
+    sshd: Sshd, names: list[str], dead: tuple[str, ...] | list[str] = (), *, user: str | None = None
+) -> str:
     """Write an ssh config where each of ``names`` is the test sshd and each
-    of ``dead`` a port nothing listens on; the ssh options that select it."""
+    of ``dead`` a port nothing listens on; the ssh options that select it.
+    ``user``: the remote user (default: this one)."""
     options = sshd.client_config("fanout")
     cfg = Path(options.split(" ", 1)[1])
-    user = os.environ.get("USER") or "root"
+    user = user or os.environ.get("USER") or "root"
     closed = _free_port()
     blocks = "".join(f"Host {n}\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {user}\n" for n in names)
     blocks += "".join(f"Host {n}\n  HostName 127.0.0.1\n  Port {closed}\n  User {user}\n" for n in dead)

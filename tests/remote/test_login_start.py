@@ -101,6 +101,25 @@ def test_the_login_shell_is_sshds_own_and_reads_bashrc_once(remote, opened) -> N
     assert b"ControlPath=none" in ssh and ssh[-3:] == [b"--", b"127.0.0.1", b""], ssh  # (no remote command)
 
 
+@pytest.mark.parametrize(("read", "runs"), [(False, 3), (True, 2)], ids=["plain", "a-read-in-bashrc"])
+def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, read, runs) -> None:
+    """The user's ``PROMPT_COMMAND`` (pyenv-virtualenv's hook on this
+    machine: a process each run) runs before the login shell's first prompt
+    and after each line it reads until the set-up's first line unsets it:
+    after the one empty line and the check, and no more (seven runs before
+    session 37's round 2: two empty lines first, two before the set-up, and
+    its first line). A ``read`` in ~/.bashrc takes the empty line."""
+    server, home = remote
+    (home / ".bashrc").write_text(
+        ('read -r -t 5 answer; echo "r[$answer]" >> "$HOME/reads"\n' if read else "echo r >> \"$HOME/reads\"\n")
+        + 'PROMPT_COMMAND=\'echo c >> "$HOME/prompts"\'\n'
+    )
+    term = _open(opened, server.target)
+    assert _run(term, "echo $((6*7))").output.strip() == "42"
+    assert (home / "reads").read_text().split() == ["p", "r[]" if read else "r"]
+    assert (home / "prompts").read_text().split() == ["c"] * runs
+
+
 def test_the_login_start_keeps_the_set_up_guarantees(remote, opened) -> None:
     """History holds no line of the engine (the check is typed into the
     login shell's readline, as the set-up's first line is), and a job runs

@@ -94,18 +94,20 @@ def _printf(kind: str, nonce: str, status: str | None = None) -> str:
     return f"\\builtin printf '\\033]6973;{kind};{nonce};%d;%q\\007' {status} \"$PWD\" >&{MARKER_FD}"
 
 
-def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool = True) -> str:
+def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool = True, blank: bool = True) -> str:
     """Typed once, right after the remote bash starts (its profile has run or
     is running: type-ahead waits in the terminal). Readline is still on and
     echo too, so everything up to the ready probe is discarded by the reader.
     The ready probe reports whether the ``cd`` worked and where the shell is.
 
-    Two empty lines go first, for a start-up file that reads the terminal
-    (``read -t 5 answer`` in ~/.bashrc): it takes one, as if a person pressed
-    Enter, and leaves the set-up to bash (the ``read`` builtin takes one line
-    at a time). Two, because over ssh ~/.bashrc runs twice: in the shell
-    sshd starts for the engine's command (Debian's bash reads it there) and
-    in the login shell. Bash at its prompt runs nothing for an empty line.
+    Two empty lines go first (with ``blank``), for a start-up file that
+    reads the terminal (``read -t 5 answer`` in ~/.bashrc): it takes one, as
+    if a person pressed Enter, and leaves the set-up to bash (``read`` takes
+    one line at a time); two, for a command that runs ~/.bashrc twice.
+    ssh's login start types the set-up once a bash login shell answered its
+    check (``login_check``: no start-up file is left reading), with none:
+    each would be a run of the user's ``PROMPT_COMMAND``, which the first
+    line also unsets (tests/remote/test_login_start.py counts the runs).
 
     Only the first line is read with readline (which reads ``~/.inputrc``
     first, so the user's editing mode is the one recorded): it turns line
@@ -121,7 +123,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool
     cd = cd_command(cwd) if cwd else ":"
     echo = "\\builtin command stty echo -echoctl 2>/dev/null; " if stty else ""
     lines = [
-        f"{MODE_VAR}=emacs; {MODE_RECORD}; {EDIT_OFF}",
+        f"{MODE_VAR}=emacs; {MODE_RECORD}; {EDIT_OFF}; \\builtin unset PROMPT_COMMAND",
         f"{HIST_VAR}=; [[ -o history ]] && {HIST_VAR}=1; "
         "\\builtin set +o history +u +e +x +v +T +o pipefail 2>/dev/null; "
         "\\builtin trap - DEBUG ERR RETURN; \\builtin unset HISTFILE PROMPT_COMMAND PS0; \\builtin unset TMOUT 2>/dev/null; "
@@ -139,7 +141,7 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool
         _where(ready_nonce),
         _printf(SYNC, ready_nonce, f'"${{{LAST_VAR}[0]}}"') + f"; {LAST_VAR}=(0 '')",
     ]
-    return "\n\n" + "\n".join(lines) + "\n"
+    return ("\n\n" if blank else "") + "\n".join(lines) + "\n"
 
 
 def _where(nonce: str) -> str:

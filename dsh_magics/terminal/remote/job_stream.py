@@ -41,6 +41,7 @@ class InbandStream:
         self.ready_status: int | None = None
         self.startup_raw = bytearray()  # what the client printed before the shell was ready
         self._typed_at_start: frozenset[str] = frozenset()  # the set-up's lines (their echo is not the client's words)
+        self._login_nonce: str | None = None  # the login check's (login_text)
         self._echo_nonce: str | None = None  # typed with this nonce; held data may be its echo
         self._held: list[bytes] = []
         self._echo = b""  # the echo of the last job's typed lines (held data is matched against it)
@@ -76,21 +77,27 @@ class InbandStream:
         self._echo = echo_of(text)
         return text
 
-    def setup_text(self, cwd: str | None, session_id: str, *, stty: bool = True) -> str:
+    def setup_text(self, cwd: str | None, session_id: str, *, stty: bool = True, key: str | None = None) -> str:
+        """The set-up (``inband.setup_text``). ``key``: the ``KEY`` marker's
+        nonce a login start saw; when it is the check's own, a bash login
+        shell read the check after its start-up files, and the set-up goes
+        with no empty lines first."""
         assert self.ready_nonce is not None
         self._echo_nonce = None
-        text = inband.setup_text(self.ready_nonce, cwd, session_id, stty=stty)
+        after_check = key is not None and key == self._login_nonce
+        text = inband.setup_text(self.ready_nonce, cwd, session_id, stty=stty, blank=not after_check)
         self._typed_at_start |= frozenset(ln.strip() for ln in text.split("\n") if ln.strip())
         return text
 
     def login_text(self) -> str:
-        """Typed first to an ssh login shell (``inband.login_check``): two
-        empty lines (as the set-up's, for a start-up file that reads one),
-        then the check, whose ``KEY`` says bash reads what follows. Its echo
-        is not the client's words either."""
-        line = inband.login_check(new_nonce())
+        """Typed first to an ssh login shell (``inband.login_check``): one
+        empty line (for a start-up file that reads one: the login shell
+        reads its own once), then the check, whose ``KEY`` says bash reads
+        what follows. Its echo is not the client's words either."""
+        self._login_nonce = new_nonce()
+        line = inband.login_check(self._login_nonce)
         self._typed_at_start |= frozenset([line])
-        return "\n\n" + line + "\n"
+        return "\n" + line + "\n"
 
     def startup_words(self) -> str:
         """The client's last words before the shell was ready, without the

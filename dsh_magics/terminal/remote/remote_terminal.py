@@ -114,7 +114,8 @@ class RemoteTerminal(TerminalBase):
             try:
                 # (no bash answering a login start: reported below, as any start that found no shell)
                 if not self.login_start or self._bash_reads(started):
-                    self.transport.type(self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes))
+                    text = self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes, key=self.scanner.key)
+                    self.transport.type(text)
             except ShellExited:
                 # The client ended before the set-up was typed (`cmd:false`):
                 # the reader sees it end (and sets `ready`); reported below as
