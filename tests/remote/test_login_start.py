@@ -101,6 +101,39 @@ def test_the_login_shell_is_sshds_own_and_reads_bashrc_once(remote, opened) -> N
     assert b"ControlPath=none" in ssh and ssh[-3:] == [b"--", b"127.0.0.1", b""], ssh  # (no remote command)
 
 
+def test_a_remote_command_of_the_users_config_never_runs(remote, opened, monkeypatch) -> None:
+    """A ``RemoteCommand`` in the user's ssh config would run in place of the
+    login shell, and the start would type its first line into whatever that
+    started (a ``tmux attach``, a psql prompt): the engine's ssh overrides it
+    (``targets.NO_REMOTE_COMMAND``), for the terminal and its side channel."""
+    server, home = remote
+    options = server.client_config("remote-command")
+    cfg = Path(options.split(" ", 1)[1])
+    cfg.write_text(cfg.read_text() + f'  RemoteCommand echo hijacked >> {home}/hijacked; exec cat\n')
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", options)
+    term = _open(opened, server.target)
+    res = _run(term, 'echo "$0"; echo ok')
+    assert res.output.split() == ["-bash", "ok"], res
+    assert not (home / "hijacked").exists()
+    pid = term.stream.where[0]
+    assert term.side is not None and pid is not None
+    assert (term.side.locate(pid) or "").startswith("/dev/pts/")  # the side channel (a command line) runs too
+
+
+def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, opened) -> None:
+    """Debian's ``~/.bashrc`` has ``HISTCONTROL=ignoreboth``; with a prompt
+    command that appends each line to the history file at once, the check
+    line (typed before the set-up turns history off) must not be there."""
+    server, home = remote
+    (home / ".bashrc").write_text(
+        f'HISTCONTROL=ignoreboth; HISTFILE={home}/hist; history -c; PROMPT_COMMAND="history -a"\n'
+    )
+    term = _open(opened, server.target)
+    assert _run(term, "echo ok").output.strip() == "ok"
+    hist = (home / "hist").read_text() if (home / "hist").exists() else ""
+    assert "/bin/sh" not in hist and "6973" not in hist, hist
+
+
 @pytest.mark.parametrize(("read", "runs"), [(False, 3), (True, 2)], ids=["plain", "a-read-in-bashrc"])
 def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, read, runs) -> None:
     """The user's ``PROMPT_COMMAND`` (pyenv-virtualenv's hook on this

@@ -21,16 +21,17 @@ def argv(text: str, login: bool = True, env: dict[str, str] | None = None) -> li
 
 
 NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+NO_RC = ["-o", "RemoteCommand=none"]  # first: a RemoteCommand of the user's config never runs
 
 
 def test_ssh_argv_host_only():
     # a login start runs no remote command: sshd starts the user's login shell (tests/remote/test_login_start.py)
-    assert argv("ssh://gpu-box") == ["ssh", "-tt", *NO_MUX, *SSH_TAIL, "--", "gpu-box"]
+    assert argv("ssh://gpu-box") == ["ssh", "-tt", *NO_RC, *NO_MUX, *SSH_TAIL, "--", "gpu-box"]
 
 
 def test_ssh_argv_user_port_and_no_login():
     assert argv("ssh://alice@Gpu.Example.org:2222", login=False) == [
-        "ssh", "-tt", *SSH_TAIL, "-p", "2222", "-l", "alice", "--", "Gpu.Example.org",
+        "ssh", "-tt", *NO_RC, *SSH_TAIL, "-p", "2222", "-l", "alice", "--", "Gpu.Example.org",
         "exec bash --noprofile --norc -i",
     ]  # fmt: skip
 
@@ -38,7 +39,7 @@ def test_ssh_argv_user_port_and_no_login():
 def test_ssh_ipv6_and_extra_options_first():
     env = {"DSH_MAGICS_SSH_OPTIONS": "-F /tmp/cfg -o ServerAliveInterval=1", "DSH_MAGICS_SSH": "/opt/ssh"}
     assert argv("ssh://[::1]:22", env=env) == [
-        "/opt/ssh", "-tt", *NO_MUX, "-F", "/tmp/cfg", "-o", "ServerAliveInterval=1", *SSH_TAIL, "-p", "22", "--", "::1",
+        "/opt/ssh", "-tt", *NO_RC, *NO_MUX, "-F", "/tmp/cfg", "-o", "ServerAliveInterval=1", *SSH_TAIL, "-p", "22", "--", "::1",
     ]  # fmt: skip
 
 

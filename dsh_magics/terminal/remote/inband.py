@@ -392,8 +392,7 @@ _DRAW_NONCE = (
     "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
     "else n=$(od -An -N8 -tx8 /dev/urandom); n=${n##* }; fi; "
 )
-"""``sh`` code setting ``n`` to 64 random bits in hex (16 digits), with no
-process where ``/proc/sys/kernel/random/uuid`` is there."""
+"""``sh`` setting ``n`` to 64 random bits in hex, with no process where the uuid file is."""
 LOGIN_BASH = ["bash", "-l", "-i"]
 
 
@@ -408,20 +407,21 @@ def login_check(nonce: str) -> str:
     ``\\'`` (fish's escapes there). Its ``/bin/sh`` looks at the
     process that ran it (``/proc/$PPID/comm``, read with no process
     started): under a bash login shell it prints the ``KEY`` marker with the
-    engine's ``nonce`` and fails, so bash goes on and reads the set-up, and
-    the profile and ``~/.bashrc`` were read once. Under any other shell
-    (or where ``/proc`` says nothing) it succeeds, and the shell execs
+    engine's ``nonce`` and fails, so bash goes on and reads the set-up (the
+    profile and ``~/.bashrc`` were read once). Under any other shell (or
+    where ``/proc`` says nothing) it succeeds, and the shell execs
     :func:`wrapped_shell` of ``bash -l -i``, which prints its own ``KEY``
-    before bash starts (as a ``login=False`` start does): the other shell's
-    profile, then bash's. The set-up is typed only after a ``KEY``, so a
-    shell that reads its input ahead (a line editor) takes none of it into
-    the ``exec``. A failed ``&&`` runs no ERR trap and trips no ``set -e``.
-    Pinned by tests/remote/test_login_start.py."""
+    first (as a ``login=False`` start does). The set-up is typed only after
+    a ``KEY``, so a line editor reading ahead takes none of it into the
+    ``exec``. A failed ``&&`` runs no ERR trap and trips no ``set -e``; a
+    leading space keeps it out of a history that ignores such lines (bash's
+    ``HISTCONTROL=ignorespace``, zsh's ``hist_ignore_space``, fish).
+    tests/remote/test_login_start.py pins it."""
     check = (
         'exec 2>/dev/null; read -r p </proc/$PPID/comm || exit 0; [ "$p" = bash ] || exit 0; '
         f'printf "\\033]6973;{KEY};{nonce}\\007"; exit 1'
     )
-    return f"/bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)}"
+    return f" /bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)}"
 
 
 def wrapped_shell(bash: list[str]) -> str:

@@ -36,6 +36,13 @@ directory: why a start failed, and what the master said about the
 connection later (a timeout, a reset). The terminal's PTY still gets ssh's
 ``Connection to ... closed.``"""
 
+NO_REMOTE_COMMAND = ["-o", "RemoteCommand=none"]
+"""The first option of every ssh the engine starts: a ``RemoteCommand`` of
+the user's ssh config never runs in place of the engine's command or login
+shell (a login start would otherwise type its first line into what that
+command starts, a ``tmux attach`` say; tests/remote/test_targets.py). It
+needs OpenSSH 7.6 or later (2017), which knows the option."""
+
 NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
 """ssh options of a login start's terminal and of its side channel: no
 control socket at all (a ``ControlMaster``/``ControlPersist`` of the user's
@@ -126,13 +133,13 @@ class Target:
     def ssh_argv(
         self, mode: str, control: list[str], env: Mapping[str, str] | None = None, log: str | None = None
     ) -> list[str]:
-        """``ssh MODE CONTROL [DSH_MAGICS_SSH_OPTIONS] [-E LOG] DEFAULTS [-p] [-l] -- host``
+        """``ssh MODE -o RemoteCommand=none CONTROL [DSH_MAGICS_SSH_OPTIONS] [-E LOG] DEFAULTS [-p] [-l] -- host``
         (a remote command goes after it). The engine's options come first:
         ssh keeps the first value of each; ``-E`` comes after the user's, as
         ssh keeps the last log file it is given."""
         env = os.environ if env is None else env
         extra = shlex.split(env.get(ENV_SSH_OPTIONS, ""))
-        argv = [env.get(ENV_SSH) or "ssh", mode, *control, *extra]
+        argv = [env.get(ENV_SSH) or "ssh", mode, *NO_REMOTE_COMMAND, *control, *extra]
         if log is not None:
             argv += ["-E", log]
         argv += [
