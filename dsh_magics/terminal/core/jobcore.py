@@ -72,6 +72,7 @@ class JobCore:
         self.alt = AltScreenGate()  # output drawn on the alternate screen skips the ring
         self.used_full_screen = False  # the running job entered the alternate screen
         self.full_screen: tuple[str, ...] | None = None  # what it showed last, settled
+        self._look_due = False  # an idle found the lock taken (idle, feed)
         self.running: Running | None = None
         self.output_seq = 0
         #: Raw viewers (TerminalBase.watch_screen): called with every piece fed
@@ -95,6 +96,9 @@ class JobCore:
         """Output bytes of the shell (markers already taken out): to the
         screen (queued; parsed when looked at or when the reader goes idle)
         and, cleaned, to the line ring."""
+        if self._look_due:  # the reader's last idle found the lock taken: look now, before new output
+            self._look_due = False
+            self._keep_full_screen()
         for piece, on_alt, switch in self.alt.split(data):
             if switch is False and self.full_screen is None:  # leaving, never seen idle
                 self.full_screen = tuple(self.screen.text())
@@ -115,16 +119,23 @@ class JobCore:
         and parsing it here after every pause cost the reader about a tenth
         of its time on ``seq``, benchmarks/README.md). Skipped when somebody
         holds the lock (they may wait for this very reader); a look parses
-        anyway."""
+        anyway; what a person saw then is kept by the next :meth:`feed`, before
+        the new output (tests/terminal/test_altscreen.py::
+        test_the_last_screen_is_kept_when_the_readers_idle_found_the_lock_taken)."""
         if self.lock.acquire(blocking=False):
             try:
                 if self.screen.escapes_queued:
                     self.screen.settle()
-                if self.alt.active and self.running is not None:
-                    # What a person saw last (a program may scroll on its way out).
-                    self.full_screen = tuple(self.screen.text())
+                self._keep_full_screen()
             finally:
                 self.lock.release()
+        else:
+            self._look_due = True
+
+    def _keep_full_screen(self) -> None:
+        if self.alt.active and self.running is not None:
+            # What a person saw last (a program may scroll on its way out).
+            self.full_screen = tuple(self.screen.text())
 
     def flush_cleaner(self) -> None:
         text = self.cleaner.flush()
