@@ -245,6 +245,8 @@ class Attacher:
                 self._on_replies(keys.read())
             if sig_fd in ready:
                 self._on_signals(self._signals.take())
+                if not self._keys_handed:  # (given back at a SIGTSTP: the keys are read here again)
+                    typing = [ev_fd, key_fd, sig_fd, fd_in]
 
     def _drain(self) -> None:
         """Until the keys sent have been typed (the reply to a request after
@@ -312,12 +314,9 @@ class Attacher:
         elif kind == "terminal" and event.get("status") == "closed":
             self._finish(0, f"[session {self.session} was closed]")
         elif kind == "keys":  # from the host reading the keys (host/tty_in.py)
-            self._on_host_keys(event)
+            said = handover.said(event, self.session, self.host_name)
+            self._bell() if said is None else self._finish(*said)
         return None
-
-    def _on_host_keys(self, event: dict[str, Any]) -> None:
-        said = handover.said(event, self.session, self.host_name)
-        self._bell() if said is None else self._finish(*said)
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
         """Answers to keys, interrupts and resizes: an error rings the bell
@@ -343,6 +342,10 @@ class Attacher:
             name = "SIGTERM" if signal.SIGTERM in got else "SIGHUP"
             self._finish(1, f"[{name}: detached from session {self.session}; it keeps running]")
             return
+        if signal.SIGTSTP in got:  # (_cond held: the draw thread paints nothing meanwhile)
+            with self._cond:
+                handover.suspend(self._events, self.session, self.tty, self._handed)
+                self._handed = self._keys_handed = self._direct = self._live = False
         if signal.SIGWINCH in got:
             with self._cond:
                 self._live = False  # until the screen the resize brings
