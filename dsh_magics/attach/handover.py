@@ -161,12 +161,13 @@ def give_back(events: Pipe, session: str) -> None:
         return  # the connection is gone (or broken: closing it releases): so is the host's copy
 
 
-def suspend(events: Pipe | None, session: str, tty: RawTerminal, handed: bool) -> None:
+def suspend(events: Pipe | None, session: str, tty: RawTerminal, handed: bool, caller: str, detach: bytes) -> list[int]:
     """SIGTSTP (``kill -TSTP``; Ctrl-Z is a key of the session's in raw mode):
     as tmux's client does, take the terminal back from the host, put it back
     in the person's mode and stop; continued (SIGCONT), enter raw mode again
-    and ask for a fresh screen. The client keeps the terminal from then on
-    (the stream as ``bytes`` events, the keys read by the client): docs/attach.md."""
+    and ask to hand the terminal over again (its screen first). The
+    descriptors to send when the host's reply says "send" (:func:`send_held`);
+    the client keeps the terminal until the host says it took it (``tty``)."""
     if handed and events is not None:
         give_back(events, session)
     tty.restore()
@@ -174,8 +175,30 @@ def suspend(events: Pipe | None, session: str, tty: RawTerminal, handed: bool) -
     # stop in an orphaned process group (a client run by ``bash -c`` in a pane).
     os.kill(os.getpid(), signal.SIGSTOP)  # stopped here until continued
     tty.enter()
-    if events is not None:
-        events.send("watch", {"session_id": session})  # a fresh screen first, then bytes events
+    if events is None:
+        return []
+    fds = open_for_host(tty.fd_out, tty.fd_in) if handed else []
+    args: dict[str, Any] = {"session_id": session}
+    if len(fds) == 2:
+        args.update(tty=True, keys=True, caller=caller, detach=detach.decode("latin-1"))
+    elif fds:
+        args.update(tty=True)
+    events.send("watch", args)  # a fresh screen first (the host then holds its writes for it)
+    return fds
 
 
-__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "stream", "suspend"]
+def send_held(events: Pipe, fds: list[int], value: Any) -> list[int]:
+    """The reply to :func:`suspend`'s ``watch``: send the terminal if the
+    host said so; the client's copies are closed either way (none left)."""
+    try:
+        if isinstance(value, dict) and value.get("tty") == "send":
+            socket.send_fds(events.sock, [FD_BYTE], fds)
+    except OSError:
+        pass  # the host is gone, or took nothing: its "tty" says so, or the loop sees the end
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return []
+
+
+__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "send_held", "stream", "suspend"]

@@ -337,7 +337,7 @@ def test_sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again(
 ) -> None:
     """A stopped client (SIGTSTP, as a shell's job control sends it) has given
     the terminal back first: the host neither holds nor writes it; continued,
-    the client draws the session again and the keys work (its own now)."""
+    the client draws the session again and hands the terminal over again."""
     sid = f"h-tstp-{time.monotonic_ns()}"
     try:
         engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
@@ -354,9 +354,17 @@ def test_sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again(
         assert "while-stopped" not in t.screen()
         os.kill(pid, signal.SIGCONT)
         t.wait_for("while-stopped")  # a fresh screen
-        t.text("echo typed-$((6*7))")
+        wait_until(lambda: _fds_to(host, tty) == 2, T, msg="handed over again")
+        job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
+        assert isinstance(job, jobs.Job)
+        os.kill(pid, signal.SIGSTOP)  # the echo and the keys without the client again
+        wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
+        t.text("typed-after-the-resume")
         t.keys("Enter")
-        t.wait_for("typed-42")
+        wait_until(lambda: t.screen().count("typed-after-the-resume") == 2, T, msg=t.screen)
+        os.kill(pid, signal.SIGCONT)
+        t.keys("C-c")
+        assert job.wait(T)
         t.keys("C-]")
         t.wait_for("TTY-RESTORED")
     finally:
