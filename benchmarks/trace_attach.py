@@ -225,20 +225,24 @@ def install(out_dir: str) -> None:
         from dsh_magics.host import tty_in, tty_out
 
         around(tty_out.TtyOut, "put", None, "h_tty")
-        key_read = tty_in.TtyKeys.readable
+        # Session 37 round 2: read on the keys' reader thread (``_got``), typed on
+        # the typist's (``_type``: its CPU time and profile); before, both in ``readable``.
+        read_name = "_got" if hasattr(tty_in.TtyKeys, "_got") else "readable"
+        type_name = "_type" if read_name == "_got" else "readable"
+        key_type = getattr(tty_in.TtyKeys, type_name)
         kprof = prof if os.environ.get("DSH_TRACE_PROFILE") else None
         reads = [0]
 
-        def read_key(self: Any) -> Any:  # a key read by the host: its CPU time, and its profile
+        def type_key(self: Any, *args: Any) -> Any:  # a key typed by the host: its CPU time, and its profile
             c0, w0 = cpu(), now()
             reads[0] += 1
-            out = kprof.runcall(key_read, self) if kprof is not None and reads[0] > _WARM else key_read(self)
+            out = kprof.runcall(key_type, self, *args) if kprof is not None and reads[0] > _WARM else key_type(self, *args)
             append(("=cpu_req", cpu() - c0))
             append(("=wall_req", now() - w0))
             return out
 
-        tty_in.TtyKeys.readable = read_key  # type: ignore[method-assign]
-        around(tty_in.TtyKeys, "readable", "h_key", None)
+        setattr(tty_in.TtyKeys, type_name, type_key)
+        around(tty_in.TtyKeys, read_name, "h_key", None)
     except ImportError:
         pass  # an older tree: the client writes the echo
     around(reader_mod.WakePipe, "poke", "h_poke", None)

@@ -1,27 +1,26 @@
 """The attach loop: keys from the local terminal to the session, screens back.
 
-One loop on the main thread waits on the keyboard, the signal pipe and the
-two connections that matter for a key's echo: keys go out on one (written
-without waiting for their replies, which are read when they come: errors ring
-the bell or end the attach), and the session's live stream (host/stream.py)
-comes in on the other and is written to the local terminal in the same
-loop, so a key and its echo cross no thread. A draw thread fetches the screen
-and paints what differs when the stream's bytes cannot be written as they are.
+One loop on the main thread waits on the keyboard, the signal pipe and the two connections that
+matter for a key's echo: keys go out on one (written without waiting for their replies, which
+are read when they come: errors ring the bell or end the attach), and the session's live stream
+(host/stream.py) comes in on the other and is written to the local terminal in the same loop, so
+a key and its echo cross no thread. A draw thread fetches the screen and paints what differs
+when the stream's bytes cannot be written as they are.
 
-**Live and drawn.** The stream starts with the terminal's screen, painted in
-full. While the local window has the terminal's size, the stream's bytes are
-written to it as they come (a key's echo is one hop from the terminal's
-reader): the local terminal then shows what the terminal's emulator shows.
-The host sends a screen instead of bytes after a resize, at an alternate
-screen switch and when this client falls behind; each is painted in full and
-the bytes go on from there. In a window of another size (a read-only viewer,
-or one whose size another viewer set) bytes only say "changed": the draw
-thread fetches the screen and paints it, at most :data:`FRAME_S` apart. Every way out (detach
-key, the session closed, the host gone, SIGTERM/SIGHUP, an error) goes
-through :meth:`Attacher.run`'s ``finally``, which puts the local terminal back.
+**Live and drawn.** The stream starts with the terminal's screen, painted in full. While the
+local window has the terminal's size, the stream's bytes are written to it as they come (a key's
+echo is one hop from the terminal's reader): the local terminal then shows what the terminal's
+emulator shows. The host sends a screen instead of bytes after a resize, at an alternate screen
+switch and when this client falls behind; each is painted in full and the bytes go on from
+there. In a window of another size (a read-only viewer, or one whose size another viewer set)
+bytes only say "changed": the draw thread fetches the screen and paints it, at most
+:data:`FRAME_S` apart. Every way out (detach key, the session closed, the host gone,
+SIGTERM/SIGHUP, an error) goes through :meth:`Attacher.run`'s ``finally``, which puts the local
+terminal back.
 
 **A handed terminal** (attach/handover.py): the host writes the live bytes and reads the
 keys itself; this client paints only while the host holds its writes (``_direct`` false).
+SIGTSTP gives it back and hands it over again when continued (``handover.suspend``).
 """
 
 from __future__ import annotations
@@ -45,23 +44,21 @@ from . import handover, render
 from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
 
-#: Least time between two screen fetches while output keeps coming (60 a
-#: second): each fetch holds the terminal's lock for a moment, and a faster
-#: redraw than the eye follows only slows the job down. A change after a
-#: quiet moment is fetched at once.
+#: Least time between two screen fetches while output keeps coming (60 a second): each fetch holds
+#: the terminal's lock for a moment, and a faster redraw than the eye follows only slows the job
+#: down. A change after a quiet moment is fetched at once.
 FRAME_S = 1 / 60
 
 #: Keys are sent in pieces of at most this many characters (a paste).
 _CHUNK = 16 * 1024
 
-#: Keys in flight before the keyboard is read again: requests not yet
-#: answered, and bytes the socket has not taken (a big paste into a job that
-#: does not read it waits in the terminal, not in this process).
+#: Keys in flight before the keyboard is read again: requests not yet answered, and bytes the
+#: socket has not taken (a big paste into a job that does not read it waits in the terminal).
 _MAX_PENDING = 64
 _MAX_UNSENT = 256 * 1024
 
-#: How long leaving waits for the keys already sent to be answered (they are
-#: typed in order; closing before would drop the ones not yet read).
+#: How long leaving waits for the keys already sent to be answered (they are typed in order;
+#: closing before would drop the ones not yet read).
 _DRAIN_S = 5.0
 
 CTRL_C = b"\x03"
@@ -99,9 +96,8 @@ class Attacher:
         self.detach_key = detach_key
         self.tty = RawTerminal(fd_in, fd_out)
         self.caller = f"attach-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        client = {"pid": os.getpid(), "purpose": "attach", "session": session, "read_only": read_only,
-                  "caller": self.caller}  # fmt: skip
-        self._client = client
+        self._client = {"pid": os.getpid(), "purpose": "attach", "session": session, "read_only": read_only,
+                        "caller": self.caller}  # fmt: skip
         self._keys: Pipe | None = None
         self._draw: Conn | None = None
         self._events: Pipe | None = None
@@ -113,6 +109,8 @@ class Attacher:
         self._live = False  # writing the stream's bytes as they come (module docstring)
         self._handed = False  # the host has this terminal (attach/handover.py)
         self._keys_handed = False  # ... and reads its keys (host/tty_in.py)
+        self._typing: list[int] = []  # the loop's wait while typing (changed in place)
+        self._rehand: list[int] = []  # the terminal for the host, at watch's "send" (handover.suspend)
         self._direct = False  # ... and writes the stream to it now: paint nothing
         self._resized = False
         self._outcome: Outcome | None = None
@@ -209,9 +207,8 @@ class Attacher:
         fd_in, sig_fd, ev_fd, key_fd = self.tty.fd_in, self._signals.read_fd, events.fileno(), keys.fileno()
         # select's lists made once and Pipe.out looked at directly: no Python call between
         # a key sent and the next wait (each costs microseconds here: README, session 36).
-        typing, full, keys_w = [ev_fd, key_fd, sig_fd, fd_in], [ev_fd, key_fd, sig_fd], [key_fd]
-        if self._keys_handed:
-            typing = full  # the host reads the keys (host/tty_in.py)
+        full, keys_w = [ev_fd, key_fd, sig_fd], [key_fd]  # (no fd_in: the host reads the keys, host/tty_in.py)
+        typing = self._typing = [*full] if self._keys_handed else [*full, fd_in]
         none: list[int] = []
         unsent, pending, known = keys.out, keys.pending, self._key_lines.lines
         while self._outcome is None:
@@ -298,6 +295,8 @@ class Attacher:
         event's data, else None (with an outcome once the stream ended)."""
         event = msg.get("event")
         if not isinstance(event, dict):
+            if self._rehand and msg.get("op") == "watch" and self._events is not None:
+                self._rehand = handover.send_held(self._events, self._rehand, msg.get("value"))
             if msg.get("ok") is False and msg.get("op") == "watch":
                 e = P.error_from_wire(msg.get("error"))
                 self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
@@ -311,13 +310,13 @@ class Attacher:
             self._on_screen(event["screen"], event.get("tty"))
         elif kind == "terminal" and event.get("status") == "closed":
             self._finish(0, f"[session {self.session} was closed]")
+        elif kind == "tty":  # what the host took when handed the terminal again (handover.suspend)
+            self._handed, self._keys_handed = event.get("took") in (1, 2), event.get("took") == 2
+            self._typing[:] = self._typing[:3] if self._keys_handed else self._typing
         elif kind == "keys":  # from the host reading the keys (host/tty_in.py)
-            self._on_host_keys(event)
+            said = handover.said(event, self.session, self.host_name)
+            self._bell() if said is None else self._finish(*said)
         return None
-
-    def _on_host_keys(self, event: dict[str, Any]) -> None:
-        said = handover.said(event, self.session, self.host_name)
-        self._bell() if said is None else self._finish(*said)
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
         """Answers to keys, interrupts and resizes: an error rings the bell
@@ -343,6 +342,11 @@ class Attacher:
             name = "SIGTERM" if signal.SIGTERM in got else "SIGHUP"
             self._finish(1, f"[{name}: detached from session {self.session}; it keeps running]")
             return
+        if signal.SIGTSTP in got:  # (_cond held: the draw thread paints nothing meanwhile)
+            with self._cond:
+                self._rehand = handover.suspend(self._events, self.session, self.tty, self._handed, self.caller, self.detach_key)
+                self._handed = self._keys_handed = self._direct = self._live = False
+                self._typing[:] = [*self._typing[:3], self.tty.fd_in]  # the client reads its keys until "tty"
         if signal.SIGWINCH in got:
             with self._cond:
                 self._live = False  # until the screen the resize brings

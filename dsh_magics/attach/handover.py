@@ -19,15 +19,17 @@ without ``SCM_RIGHTS``); ``=output`` hands over the output only.
 
 from __future__ import annotations
 
+import json
 import os
 import select
+import signal
 import socket
 import time
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import HostUnavailable, InvalidArgument
 from ..host.stream import bytes_prefix
-from ..host.tty_out import FD_BYTE
+from ..host.tty_out import FD_BYTE, RECEIVE_S
 from .link import Conn, Pipe
 from .local_tty import RawTerminal
 
@@ -57,11 +59,11 @@ def open_for_host(fd_out: int, fd_in: int) -> list[int]:
     return fds
 
 
-def hand(conn: Conn, session: str, fds: list[int], caller: str, detach: bytes) -> bool:
+def hand(conn: Conn, session: str, fds: list[int], caller: str, detach: bytes) -> int:
     """Start the session's stream on ``conn`` with the terminal ``fds`` handed
     over (the client closes its copies after; a second one: the keys too,
-    with the ``detach`` key); False: the host did not take them (the stream
-    then still started, as ``bytes`` events)."""
+    with the ``detach`` key); how many the host says it took (0: none, the
+    stream then goes as ``bytes`` events and the client reads its keys)."""
     args: dict[str, object] = {"session_id": session, "tty": True}
     if len(fds) == 2:
         args.update(keys=True, caller=caller, detach=detach.decode("latin-1"))
@@ -69,11 +71,38 @@ def hand(conn: Conn, session: str, fds: list[int], caller: str, detach: bytes) -
         reply = conn.call("watch", args)
     except InvalidArgument:  # a host that does not know ``tty``
         conn.call("watch", {"session_id": session})
-        return False
+        return 0
     if not (isinstance(reply, dict) and reply.get("tty") == "send"):
-        return False
-    socket.send_fds(conn.link.sock, [FD_BYTE], fds)
-    return True
+        return 0
+    sock = conn.link.sock
+    socket.send_fds(sock, [FD_BYTE], fds)
+    return _took(sock)
+
+
+def _took(sock: socket.socket) -> int:
+    """The host's ``{"type": "tty", "took": N}``, the line right after the
+    descriptors. Read a byte at a time: the stream's first lines may follow
+    it at once, and they are the poll loop's (``Pipe``), not this read's."""
+    line = bytearray()
+    sock.settimeout(RECEIVE_S + GIVE_BACK_S)
+    try:
+        while not line.endswith(b"\n"):
+            b = sock.recv(1)
+            if not b or len(line) > 4096:
+                raise HostUnavailable("the terminal host went away while taking the terminal")
+            line += b
+    except OSError as e:
+        raise HostUnavailable(f"the terminal host went away while taking the terminal ({e})") from None
+    finally:
+        sock.settimeout(None)
+    try:
+        event = json.loads(line)["event"]
+        took = event["took"]
+    except (ValueError, KeyError, TypeError):
+        raise HostUnavailable(f"the terminal host answered the hand-over with {bytes(line)[:200]!r}") from None
+    if event.get("type") != "tty" or took not in (0, 1, 2):
+        raise HostUnavailable(f"the terminal host answered the hand-over with {bytes(line)[:200]!r}")
+    return int(took)
 
 
 def stream(events: Conn, session: str, tty: RawTerminal, caller: str, detach: bytes) -> tuple[Pipe, int]:
@@ -84,7 +113,7 @@ def stream(events: Conn, session: str, tty: RawTerminal, caller: str, detach: by
     handed = 0
     if fds:
         try:  # the stream starts with the terminal handed over (before subscribe: no event in between)
-            handed = len(fds) if hand(events, session, fds, caller, detach) else 0
+            handed = hand(events, session, fds, caller, detach)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -128,8 +157,48 @@ def give_back(events: Pipe, session: str) -> None:
                 msgs = events.read()
                 if msgs is None or any(isinstance(m, dict) and m.get("op") == "tty_release" for m in msgs):
                     return
-    except (OSError, ValueError):
-        return  # the connection is gone: so is the host's copy
+    except (OSError, ValueError, HostUnavailable):
+        return  # the connection is gone (or broken: closing it releases): so is the host's copy
 
 
-__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "stream"]
+def suspend(events: Pipe | None, session: str, tty: RawTerminal, handed: bool, caller: str, detach: bytes) -> list[int]:
+    """SIGTSTP (``kill -TSTP``; Ctrl-Z is a key of the session's in raw mode):
+    as tmux's client does, take the terminal back from the host, put it back
+    in the person's mode and stop; continued (SIGCONT), enter raw mode again
+    and ask to hand the terminal over again (its screen first). The
+    descriptors to send when the host's reply says "send" (:func:`send_held`);
+    the client keeps the terminal until the host says it took it (``tty``)."""
+    if handed and events is not None:
+        give_back(events, session)
+    tty.restore()
+    # SIGSTOP, not SIGTSTP again: the kernel drops a SIGTSTP whose action is to
+    # stop in an orphaned process group (a client run by ``bash -c`` in a pane).
+    os.kill(os.getpid(), signal.SIGSTOP)  # stopped here until continued
+    tty.enter()
+    if events is None:
+        return []
+    fds = open_for_host(tty.fd_out, tty.fd_in) if handed else []
+    args: dict[str, Any] = {"session_id": session}
+    if len(fds) == 2:
+        args.update(tty=True, keys=True, caller=caller, detach=detach.decode("latin-1"))
+    elif fds:
+        args.update(tty=True)
+    events.send("watch", args)  # a fresh screen first (the host then holds its writes for it)
+    return fds
+
+
+def send_held(events: Pipe, fds: list[int], value: Any) -> list[int]:
+    """The reply to :func:`suspend`'s ``watch``: send the terminal if the
+    host said so; the client's copies are closed either way (none left)."""
+    try:
+        if isinstance(value, dict) and value.get("tty") == "send":
+            socket.send_fds(events.sock, [FD_BYTE], fds)
+    except OSError:
+        pass  # the host is gone, or took nothing: its "tty" says so, or the loop sees the end
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return []
+
+
+__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "send_held", "stream", "suspend"]

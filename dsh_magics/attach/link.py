@@ -289,7 +289,8 @@ class Pipe:
     def read(self) -> list[Any] | None:
         """The whole messages received so far (dicts, and the raw bytes of a
         viewer stream's bytes events when :attr:`bytes_prefix` is set); None
-        at the end of the stream."""
+        at the end of the stream. A line that is not JSON raises
+        HOST_UNAVAILABLE (the stream cannot go on without it)."""
         try:
             n = self.sock.recv_into(self._view)
         except (BlockingIOError, InterruptedError):
@@ -332,7 +333,8 @@ class Pipe:
             try:
                 msg = json.loads(line)
             except ValueError:
-                continue
+                # Never dropped in silence: a lost line may be a detach or a screen.
+                raise HostUnavailable(f"the terminal host sent a line that is not JSON: {line[:120]!r}") from None
             if isinstance(msg, dict):
                 rid = msg.get("id")
                 if "event" not in msg and isinstance(rid, str):

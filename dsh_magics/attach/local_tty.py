@@ -4,6 +4,8 @@
 the alternate screen, and restores both on :meth:`restore` (idempotent). The
 attach loop calls it in ``finally``; SIGTERM and SIGHUP are turned into a
 wake-up of that loop (:class:`Signals`), so they leave through the same path.
+SIGTSTP too: the loop then puts the terminal back and stops the client
+(attach/handover.py ``suspend``), and enters raw mode again when continued.
 """
 
 from __future__ import annotations
@@ -64,10 +66,10 @@ class RawTerminal:
 
 
 class Signals:
-    """SIGWINCH, SIGTERM and SIGHUP as wake-ups of the attach loop: the
-    handler only notes the signal and writes a byte to a pipe."""
+    """SIGWINCH, SIGTERM, SIGHUP and SIGTSTP as wake-ups of the attach loop:
+    the handler only notes the signal and writes a byte to a pipe."""
 
-    WATCHED = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP)
+    WATCHED = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP)
 
     def __init__(self) -> None:
         self.read_fd, self._write_fd = os.pipe()

@@ -15,7 +15,7 @@ from typing import Any
 from . import protocol as P
 from .interest import Interest
 from .keys import KeysLane
-from .stream import HandedKeys, ViewerStream
+from .stream import ViewerStream
 
 log = logging.getLogger("dsh_magics.host")
 
@@ -56,7 +56,12 @@ class Connection:
         self.keys: KeysLane | None = None  # a person's keys lines, once one was checked (host/keys.py)
 
     def send(self, data: bytes) -> None:
+        """A reply or an event line, now. A stream line cut by the socket
+        (``_unsent``, left by :meth:`wake`/:meth:`send_stream`) is finished
+        first: a line spliced into another would be lost to the client."""
         with self.wlock:
+            if self._unsent:
+                data, self._unsent = self._unsent + data, b""
             self.sock.sendall(data)
 
     def close(self) -> None:
@@ -128,14 +133,6 @@ class Connection:
         with self._ev_cond:
             self._ev_cond.notify()
         return True
-
-    def keys_in(self) -> HandedKeys | None:
-        """A person's keyboard handed over with a stream of this connection (host/tty_in.py)."""
-        for stream in self.streams.values():
-            keys = stream.keys_in
-            if keys is not None and keys.fd is not None:
-                return keys
-        return None
 
     def _stream_bytes(self) -> bytes:
         """The streams' queued events as wire lines (``wlock`` held)."""

@@ -297,12 +297,16 @@ class Requests:
         """Stream a session's output to this connection (host/stream.py). The
         reply goes out first: the stream's first screen follows it. With
         ``tty``, the reply is ``{"tty": "send"}`` and the client's terminal
-        comes next, as one byte with ``SCM_RIGHTS`` (host/tty_out.py); the
+        comes next, as one byte with ``SCM_RIGHTS`` (host/tty_out.py), and the
+        host says what it took (``{"type": "tty", "took": N}``: 0, the output,
+        or the keys too) before anything of the stream; the
         event sender starts only after it, so nothing else is written between.
         A watch again on a stream with a handed terminal starts it again (a
         screen first) and keeps the terminal."""
         sid = a["session_id"]
         self.registry.info(sid)  # NO_SUCH_SESSION before anything starts
+        detach = self._detach_key(a) if a.get("tty") else None  # (checked before an old stream goes)
+        keys = self.registry.person_keys(sid, a.get("caller")) if detach and not viewers.read_only(conn.client) else None
         old = conn.streams.pop(sid, None)
         if old is not None:
             if old.tty is not None and old.tty.open and not a.get("tty"):
@@ -312,25 +316,32 @@ class Requests:
                 return _SENT
             old.close()
         stream = ViewerStream(sid, conn.wake, conn.send_stream)
+        tty_in = None
         if a.get("tty"):
-            detach = self._detach_key(a)
-            keys_in = self.registry.person_keys(sid, a.get("caller")) if detach and not viewers.read_only(conn.client) else None
             conn.send(P.ok_reply(conn.msg_id, {"tty": "send"}))
             fds = receive(conn.sock)
+            if len(fds) == 2 and detach:
+                tty_in = TtyKeys(fds[1], stream, self.registry, keys, detach,
+                                 lambda event: conn.send(P.event_line({**event, "session_id": sid})))  # fmt: skip
+            elif len(fds) == 2:
+                os.close(fds.pop())
             if fds:
-                tty_in = None
-                if len(fds) == 2 and detach:
-                    tty_in = TtyKeys(fds[1], stream, self.registry, keys_in, detach,
-                                     lambda event: conn.send(P.event_line({**event, "session_id": sid})))  # fmt: skip
-                elif len(fds) == 2:
-                    os.close(fds[1])
                 stream.hand(TtyOut(fds[0]), tty_in)
+            # What the host took (attach/handover.py): before the stream, so the
+            # client knows whether it still reads its keys and writes bytes.
+            conn.send(P.event_line({"type": "tty", "session_id": sid, "took": len(fds)}))
+            conn.streams[sid] = stream
             conn.start_sender()
         else:
+            conn.streams[sid] = stream
             conn.start_sender()
             conn.send(P.ok_reply(conn.msg_id, True))
-        conn.streams[sid] = stream
-        self._start(conn, stream, stream.start)
+        if not conn.closed:
+            self._start(conn, stream, stream.start)
+        if conn.closed:  # closed meanwhile (Connection.close may not have seen this stream)
+            stream.close()
+        if tty_in is not None:
+            tty_in.start()  # (a closed one ends at once, closing its pipe)
         return _SENT
 
     @staticmethod

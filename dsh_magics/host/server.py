@@ -275,20 +275,12 @@ class HostServer:
                     # A viewer's stream goes out on this socket, and the client's every
                     # receive of it would wake a thread blocked in recv here (a socket has
                     # one wait queue); select waits for input only (README, bench_attach).
-                    # A person's keyboard handed over is read here too (host/tty_in.py).
-                    keys = conn.keys_in()
-                    kfd = keys.fd if keys is not None else None
-                    sock = conn.sock.fileno()
+                    # (A person's keyboard handed over is read by a thread of its own: host/tty_in.py.)
                     try:
-                        ready = fdwait.readable([sock] if kfd is None else [sock, kfd], None)
+                        if not fdwait.readable([conn.sock.fileno()], None):
+                            continue
                     except (OSError, ValueError):
-                        if keys is not None and keys.fd is None and not conn.closed:
-                            continue  # its keyboard was given back under the wait
                         break  # its socket was closed under it (fileno -1): it ends
-                    if keys is not None and kfd in ready:
-                        keys.readable()  # (it reads only if that is still its descriptor)
-                    if sock not in ready:
-                        continue
                 item = reader.next_item()  # (no generator frame per request: a key's way)
                 if item is None or self._stopping.is_set():
                     break

@@ -59,8 +59,6 @@ class HandedKeys(Protocol):
 
     fd: int | None
 
-    def readable(self) -> None: ...
-
     def close(self) -> None: ...
 
 
@@ -143,15 +141,15 @@ class ViewerStream:
         client's ``tty_release``); the stream goes on as ``bytes`` events."""
         if self.keys_in is not None:
             self.keys_in.close()
-        tty = self.tty
-        if tty is None:
-            return
         with self._lock:
+            tty, self.tty = self.tty, None
+            if tty is None:
+                return
             self._direct = False
             held, self._held = self._held, None
             if held:
                 self._queue_bytes(held)
-        tty.close()
+            tty.close()  # (in the lock: a screen between would stop and hold a terminal gone)
         if held:
             self._wake()
 

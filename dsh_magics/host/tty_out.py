@@ -28,10 +28,13 @@ Pinned by tests/attach/test_handover.py.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import select
 import socket
+import struct
+import termios
 import threading
 
 from ..terminal.core import fdwait
@@ -53,7 +56,7 @@ def receive(sock: socket.socket) -> list[int]:
     try:
         if not fdwait.readable([sock.fileno()], RECEIVE_S):
             return []
-        data, fds, _flags, _addr = socket.recv_fds(sock, 1, 4, socket.MSG_DONTWAIT)
+        data, fds, _flags, _addr = socket.recv_fds(sock, 1, 4, socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
     except OSError as e:
         log.info("no terminal received: %s", e)
         return []
@@ -79,6 +82,17 @@ class TtyOut:
     @property
     def open(self) -> bool:
         return self._fd is not None
+
+    def size(self) -> tuple[int, int] | None:
+        """(cols, rows) of the person's window; None once closed."""
+        with self._lock:
+            if self._fd is None:
+                return None
+            try:
+                rows, cols = struct.unpack("HHHH", fcntl.ioctl(self._fd, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+            except OSError:
+                return None
+        return cols, rows
 
     def put(self, data: bytes) -> None:
         """Write ``data`` now as far as the terminal takes it; the rest waits

@@ -20,11 +20,15 @@ import sys
 import termios
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from dsh_magics import jobs
-from dsh_magics.host import HostClient
+from dsh_magics.attach import handover
+from dsh_magics.attach.link import Conn, Pipe
+from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host.stream import bytes_prefix
 from dsh_magics.terminal import Result
 from dsh_magics.terminal.screen import Screen
 
@@ -255,5 +259,113 @@ def test_a_read_only_viewer_in_the_live_mode_hands_its_terminal_over_and_types_n
         assert not job.done and [r for r in engine.inputs(sid) if r["kind"] != "command"] == []
         engine.send(sid, "fine", wait_ms=20_000, source="notebook")
         assert job.wait(T)
+    finally:
+        engine.close(sid)
+
+
+def test_a_key_that_waits_holds_neither_the_detach_key_nor_the_hand_back(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path
+) -> None:
+    """A paste into a job that does not read waits in the session's PTY: the
+    host's typing of it waits too, but the detach key is still read and the
+    terminal given back at once (the keys are read on a thread of their own,
+    host/tty_in.py): nothing of the person's own shell goes to the session after."""
+    sid = f"h-stall-{time.monotonic_ns()}"
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    paste = tmp_path / "paste"
+    paste.write_bytes(b"x" * 65536)
+    try:
+        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+        t, pid = _attach(engine, tmuxes, sid, attach_dir)
+        host, tty = _host_pid(engine), _pane_tty(t)
+        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        job = engine.exec(
+            sid, f"stty -icanon -echo; echo go-{sid}; read -r _ < {fifo}; head -c 65536 >/dev/null; stty sane; echo done-{sid}",
+            tty=True, source="notebook", wait_ms=0,
+        )  # fmt: skip
+        assert isinstance(job, jobs.Job)
+        t.wait_for(f"go-{sid}")
+        t.tmux("load-buffer", str(paste))
+        t.tmux("paste-buffer", "-t", "0")  # more than the session's PTY holds: the typing waits
+        t.keys("C-]")
+        t.wait_for("[detached from session")
+        t.wait_for("TTY-RESTORED")
+        assert _fds_to(host, tty) == 0  # given back, not given up on
+        with open(fifo, "w") as f:  # the job reads the paste now: the host's typing ends
+            f.write("\n")
+        assert job.wait(T) and isinstance(job.result, Result) and f"done-{sid}" in job.result.output
+        assert pid not in _viewers(engine, sid)
+    finally:
+        engine.close(sid)
+
+
+def test_the_host_says_what_it_took_and_a_refused_hand_over_streams_bytes(engine: HostClient, attach_dir: str) -> None:
+    """Descriptors that are not terminals are refused: the host says it took
+    none (``hand`` gives 0, so the client keeps its keys and writes the
+    bytes), and the stream comes as ``bytes`` events."""
+    sid = f"h-refused-{time.monotonic_ns()}"
+    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+    client = {"pid": os.getpid(), "purpose": "attach", "session": sid, "read_only": False}
+    conn = Conn(HostPaths.for_name("att", attach_dir), client)
+    r, w = os.pipe()
+    try:
+        assert handover.hand(conn, sid, [w, r], "person", b"\x1d") == 0
+        pipe = Pipe(conn)
+        pipe.bytes_prefix = bytes_prefix(sid)
+        pipe.start()
+        got: list[object] = []
+
+        def streamed() -> bool:
+            if select.select([pipe.fileno()], [], [], 0.05)[0]:
+                got.extend(pipe.read() or [])
+            return any(isinstance(m, bytes) and b"after-the-refusal" in m for m in got)
+
+        assert any(isinstance(m, dict) and m.get("event", {}).get("type") == "screen" for m in
+                   wait_until(lambda: streamed() or [m for m in got if isinstance(m, dict)], T))  # fmt: skip
+        engine.exec(sid, "printf 'after-the-%s\\n' refusal", wait_ms=20_000)
+        wait_until(streamed, T)
+    finally:
+        os.close(r)
+        os.close(w)
+        conn.close()
+        engine.close(sid)
+
+
+def test_sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], stopped: list[int]
+) -> None:
+    """A stopped client (SIGTSTP, as a shell's job control sends it) has given
+    the terminal back first: the host neither holds nor writes it; continued,
+    the client draws the session again and hands the terminal over again."""
+    sid = f"h-tstp-{time.monotonic_ns()}"
+    try:
+        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+        t, pid = _attach(engine, tmuxes, sid, attach_dir)
+        host, tty = _host_pid(engine), _pane_tty(t)
+        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        os.kill(pid, signal.SIGTSTP)
+        stopped.append(pid)
+        wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
+        assert _fds_to(host, tty) == 0  # given back before it stopped
+        engine.exec(sid, "printf 'while-%s\\n' stopped", wait_ms=20_000)
+        # The person's own screen, back from the alternate one, and nothing of the host's on it.
+        assert t.tmux("display-message", "-p", "-t", "0", "#{alternate_on}").strip() == "0"
+        assert "while-stopped" not in t.screen()
+        os.kill(pid, signal.SIGCONT)
+        t.wait_for("while-stopped")  # a fresh screen
+        wait_until(lambda: _fds_to(host, tty) == 2, T, msg="handed over again")
+        job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
+        assert isinstance(job, jobs.Job)
+        os.kill(pid, signal.SIGSTOP)  # the echo and the keys without the client again
+        wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
+        t.text("typed-after-the-resume")
+        t.keys("Enter")
+        wait_until(lambda: t.screen().count("typed-after-the-resume") == 2, T, msg=t.screen)
+        os.kill(pid, signal.SIGCONT)
+        t.keys("C-c")
+        assert job.wait(T)
+        t.keys("C-]")
+        t.wait_for("TTY-RESTORED")
     finally:
         engine.close(sid)
