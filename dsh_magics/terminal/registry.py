@@ -21,6 +21,7 @@ from . import interaction, waits
 from . import validation as V
 from .api import Engine
 from .config import TerminalConfig
+from .core import ctrl_c
 from .core.input_record import InputLog
 from .deadline import settled_within
 from .events import Listener, Listeners
@@ -356,18 +357,23 @@ class Registry(Engine):
                     self._starting.add(session_id)
                     break
                 self._started.wait(timeout=1.0)
+        # A Ctrl-C from here until the terminal is registered either cuts
+        # the start short (the terminal closes what it began) or waits until
+        # the terminal is in the table, where close_all() finds it: never a
+        # shell that nobody would close (core.ctrl_c).
         try:
-            term = self._new_terminal(session_id, cwd, target)
+            with ctrl_c.deferred():
+                term = self._new_terminal(session_id, cwd, target)
+                with self._lock:
+                    self._starting.discard(session_id)
+                    self._terms[session_id] = term
+                    self._started.notify_all()
+                self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
         except BaseException:
             with self._lock:
                 self._starting.discard(session_id)
                 self._started.notify_all()
             raise
-        with self._lock:
-            self._starting.discard(session_id)
-            self._terms[session_id] = term
-            self._started.notify_all()
-        self._emit({"type": "terminal", "session_id": session_id, "status": "idle"})
         return term
 
     def _replace(self, session_id: str, cwd: str | None, target: Target | None = None) -> AnyTerminal:

@@ -14,7 +14,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import procs, pty, reader, tty_state
+from ..core import ctrl_c, procs, pty, reader, tty_state
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
@@ -75,43 +75,42 @@ class Terminal(TerminalBase):
     def _start(self) -> None:
         if not os.path.isdir(self._start_cwd):
             raise InvalidArgument(f"cwd {self._start_cwd!r} is not a directory")
-        # From the spawn until the reader runs a Ctrl-C is held back, then
-        # closes what was started: raised half-way, it orphaned the shell
-        # (tests/magics/test_engine_gaps.py::test_ctrl_c_during_terminal_start_leaves_no_shell).
-        try:
-            with watchdog.ctrl_c_deferred():
-                try:
-                    env = shell.shell_env(self.session_id, self.transport.token)
-                    size = (self.config.cols, self.config.rows)
-                    self.transport.pty.spawn(shell.argv(self.config), env=env, size=size, cwd=self._start_cwd)
-                except Exception:
-                    self._scratch.remove()
-                    raise
-                watched = pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
-                self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
-                self._ready_nonce = new_nonce()
-                self.transport.gate = Gate(self._tmpdir)
-                setup = self._scratch.write_file(
-                    "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
-                )
-                self._reader = threading.Thread(
-                    target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True
-                )
-                self._reader.start()
-        except BaseException:  # Ctrl-C, or a full disk (NO_SPACE): the shell must not stay behind
-            self.close()
-            raise
-        try:
-            self.transport.type(shell.setup_line(setup, self._ready_nonce))
+        # A Ctrl-C is held back from the spawn on, but for the wait for the
+        # shell; whatever ends the start early (that Ctrl-C, a full disk:
+        # NO_SPACE, a shell that never answers) closes what was started.
+        # Raised elsewhere half-way, it orphaned the shell (core.ctrl_c;
+        # tests/magics/test_engine_gaps.py::test_ctrl_c_during_terminal_start_leaves_no_shell).
+        with ctrl_c.deferred():
+            try:
+                env = shell.shell_env(self.session_id, self.transport.token)
+                size = (self.config.cols, self.config.rows)
+                self.transport.pty.spawn(shell.argv(self.config), env=env, size=size, cwd=self._start_cwd)
+            except Exception:
+                self._scratch.remove()
+                raise
+            try:
+                self._boot()
+            except BaseException:
+                self.close()
+                raise
+
+    def _boot(self) -> None:
+        """The start after the spawn: the reader, the set-up, the wait for
+        the shell's ready marker (the only part a Ctrl-C cuts short)."""
+        watched = pty.housekeeping(watchdog.watch, self.transport.token, self._tmpdir)
+        self._interrupter = Interrupter(self.transport.proc.pid, self.transport.proc.fd, self.transport.poke)
+        self._ready_nonce = new_nonce()
+        self.transport.gate = Gate(self._tmpdir)
+        setup = self._scratch.write_file(
+            "setup.sh", shell.setup_script(self._start_cwd, self._tmpdir, self.transport.gate.shell_open())
+        )
+        self._reader = threading.Thread(target=self._read_loop, name=f"dsh-terminal-{self.session_id}", daemon=True)
+        self._reader.start()
+        self.transport.type(shell.setup_line(setup, self._ready_nonce))
+        with ctrl_c.allowed():
             ready, replaced = self._wait_ready()
-        except BaseException:
-            # Ctrl-C (KeyboardInterrupt) half-way through start-up: the
-            # terminal was never registered, so nobody else would close it.
-            self.close()
-            raise
         if not ready or self.core.dead:
             exited = self.core.dead  # before close(), which kills a shell that hangs
-            self.close()
             skip = " DSH_MAGICS_LOGIN=0 skips it" if self.config.login else ""
             if replaced:
                 why = (
@@ -128,7 +127,7 @@ class Terminal(TerminalBase):
                     f"the shell did not finish start-up within {self.config.start_timeout:g}s "
                     f"(is the login profile slow, or waiting for input?{skip})"
                 )
-            raise ShellExited(why, session_id=self.session_id)
+            raise ShellExited(why, session_id=self.session_id)  # (_start closes the terminal)
         unlink(setup)
         # The watchdog knows of the terminal before its first job: an owner
         # that died right after a job, the note still queued behind a slow
@@ -146,7 +145,7 @@ class Terminal(TerminalBase):
     def close(self) -> None:
         """Kill the shell and every process it started; remove temp files
         (a Ctrl-C half-way is held back until the close is complete)."""
-        with watchdog.ctrl_c_deferred():
+        with ctrl_c.deferred():
             self._close()
 
     def _close(self) -> None:

@@ -1,16 +1,13 @@
 """The owner watchdog: a small process that kills a dead owner's terminals
-(however it died), and the guard that lets ``close`` finish under Ctrl-C.
-Why both exist: docs/internals.md ("When the owner dies")."""
+(however it died). Why it exists: docs/internals.md ("When the owner dies");
+its sibling for Ctrl-C is ``core.ctrl_c``."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
@@ -64,31 +61,6 @@ def watch(token: str, scratch_dir: str | None = None) -> None:
 def forget(token: str) -> None:
     """The terminal was closed properly; nothing left to watch."""
     _send("-" + token)
-
-
-@contextlib.contextmanager
-def ctrl_c_deferred() -> Iterator[None]:
-    """Postpone KeyboardInterrupt in the main thread for the duration (a
-    half-finished close is exactly how processes get orphaned)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.default_int_handler:
-            yield
-            return
-        caught: list[int] = []
-        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    except (ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            raise KeyboardInterrupt
 
 
 def _main() -> None:

@@ -19,7 +19,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import bash_version, reader
+from ..core import bash_version, ctrl_c, reader
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
@@ -111,18 +111,19 @@ class RemoteTerminal(TerminalBase):
         )
         core = self.core
         try:
-            try:
-                # (no bash answering a login start: reported below, as any start that found no shell)
-                if not self.login_start or self._bash_reads(started):
-                    text = self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes, key=self.scanner.key)
-                    self.transport.type(text)
-            except ShellExited:
-                # The client ended before the set-up was typed (`cmd:false`):
-                # the reader sees it end (and sets `ready`); reported below as
-                # any start that found no shell, with the client's exit code
-                # (tests/remote/test_failures.py::test_a_client_that_ends_at_once_is_unreachable).
-                pass
-            ready = core.ready.wait(max(0.0, self.config.start_timeout - (time.monotonic() - started)))
+            with ctrl_c.allowed():  # (the registry holds a Ctrl-C back around the rest: core.ctrl_c)
+                try:
+                    # (no bash answering a login start: reported below, as any start that found no shell)
+                    if not self.login_start or self._bash_reads(started):
+                        text = self.stream.setup_text(cwd, self.session_id, stty=not self.target.hands_modes, key=self.scanner.key)
+                        self.transport.type(text)
+                except ShellExited:
+                    # The client ended before the set-up was typed (`cmd:false`):
+                    # the reader sees it end (and sets `ready`); reported below as
+                    # any start that found no shell, with the client's exit code
+                    # (tests/remote/test_failures.py::test_a_client_that_ends_at_once_is_unreachable).
+                    pass
+                ready = core.ready.wait(max(0.0, self.config.start_timeout - (time.monotonic() - started)))
         except BaseException:
             self.close()
             raise
@@ -202,7 +203,12 @@ class RemoteTerminal(TerminalBase):
 
     def close(self) -> None:
         """End the remote shell and what it started in its session, then the
-        local client and anything it started here."""
+        local client and anything it started here (a Ctrl-C half-way is held
+        back until the close is complete: core.ctrl_c)."""
+        with ctrl_c.deferred():
+            self._close()
+
+    def _close(self) -> None:
         core = self.core
         with core.lock:
             if not core.mark_closed():
