@@ -15,11 +15,7 @@ reads), and, for the other login shell, a throwaway user whose shell is
 from __future__ import annotations
 
 import os
-import pwd
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +25,10 @@ from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core.procs import alive
-from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, ssh_start
 from tests.conftest import pids_with_env, wait_until
 from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
-from tests.sshd import Sshd, start_sshd
+from tests.sshd import Sshd, sshd_for_users, sshd_with_home, throwaway_user
 
 LOGIN = TerminalConfig(login=True, start_timeout=20.0)
 PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
@@ -40,10 +36,7 @@ PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
 
 @pytest.fixture(scope="module")
 def home_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sshd, Path]]:
-    home = tmp_path_factory.mktemp("login-home")
-    server = start_sshd(tmp_path_factory.mktemp("login-sshd"), env={"HOME": str(home)})
-    yield server, home
-    server.stop()
+    yield from sshd_with_home(tmp_path_factory, "login")
 
 
 @pytest.fixture
@@ -212,7 +205,7 @@ def test_the_check_line_reads_alike_in_every_shell() -> None:
     """One line of two commands joined by ``&&``, whose scripts are plain
     single-quoted words: nothing in them that csh (``!``) or fish (``\\\\``,
     ``\\'``) reads differently inside single quotes."""
-    line = inband.login_check(inband.new_nonce())
+    line = ssh_start.login_check(inband.new_nonce())
     # (the leading space keeps it out of a history that ignores such lines)
     assert "\n" not in line and line.startswith(" /bin/sh -c '") and "' && exec sh -c '" in line
     words = re.findall(r"'([^']*)'", line)
@@ -230,19 +223,8 @@ def test_the_check_line_reads_alike_in_every_shell() -> None:
 def sh_user() -> Iterator[tuple[str, Path]]:
     """A throwaway user whose login shell is /bin/sh (dash here), with a
     home of its own; the test sshd's one authorized key lets it in."""
-    if os.geteuid() != 0 or shutil.which("useradd") is None:
-        pytest.skip("needs root and useradd to make a user whose login shell is not bash")
-    name = f"dsh-test-fan-{os.getpid()}"
-    home = Path(tempfile.mkdtemp(prefix="dsh-test-fan-home-"))  # (outside pytest's 0700 directory: the user's own)
-    # '*': no password, and not locked (sshd refuses a locked account without PAM)
-    subprocess.run(["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", name], check=True)
-    try:
-        info = pwd.getpwnam(name)
-        os.chown(home, info.pw_uid, info.pw_gid)
-        yield name, home
-    finally:
-        subprocess.run(["userdel", name], check=False)
-        shutil.rmtree(home, ignore_errors=True)
+    with throwaway_user("sh", "/bin/sh") as user:
+        yield user
 
 
 def _sh_target(server: Sshd, name: str) -> str:
@@ -251,15 +233,8 @@ def _sh_target(server: Sshd, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def user_sshd(sh_user) -> Iterator[Sshd]:
-    """Its own sshd (sessions keep the user's own HOME), in a directory the
-    user may enter: sshd reads the authorized keys as that user."""
-    base = Path(tempfile.mkdtemp(prefix="dsh-test-fan-sshd-"))
-    base.chmod(0o755)
-    server = start_sshd(base)
-    (base / "authorized_keys").chmod(0o644)
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    """Its own sshd (sessions keep the user's own HOME)."""
+    yield from sshd_for_users()
 
 
 def test_a_login_shell_that_is_not_bash_execs_a_login_bash(user_sshd, sh_user, opened, monkeypatch) -> None:
