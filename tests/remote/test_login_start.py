@@ -127,23 +127,29 @@ def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, open
     assert "/bin/sh" not in hist and "6973" not in hist, hist
 
 
-@pytest.mark.parametrize(("read", "runs"), [(False, 3), (True, 2)], ids=["plain", "a-read-in-bashrc"])
+@pytest.mark.parametrize(("read", "runs"), [(False, 2), (True, 1)], ids=["plain", "a-read-in-bashrc"])
 def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, read, runs) -> None:
     """The user's ``PROMPT_COMMAND`` (pyenv-virtualenv's hook on this
     machine: a process each run) runs before the login shell's first prompt
-    and after each line it reads until the set-up's first line unsets it:
-    after the one empty line and the check, and no more (seven runs before
-    session 37's round 2: two empty lines first, two before the set-up, and
-    its first line). A ``read`` in ~/.bashrc takes the empty line."""
+    and after the one empty line (a ``read`` in ~/.bashrc takes that line
+    instead), and no more: the check line's bash-only branch unsets it
+    (``ssh_start.QUIET_PROMPT``), with ``PS1`` (whose ``$(...)`` runs at each
+    prompt) and ``PS0`` (at each line read). Seven runs of the hook before
+    session 37's round 2 (two empty lines first, two before the set-up, and
+    its first line), three until session 38 (one after the check)."""
     server, home = remote
     (home / ".bashrc").write_text(
         ('read -r -t 5 answer; echo "r[$answer]" >> "$HOME/reads"\n' if read else "echo r >> \"$HOME/reads\"\n")
         + 'PROMPT_COMMAND=\'echo c >> "$HOME/prompts"\'\n'
+        + 'PS1=\'$(echo s >> "$HOME/ps1")$ \' PS0=\'$(echo z >> "$HOME/ps0")\'\n'
     )
     term = _open(opened, server.target)
     assert _run(term, "echo $((6*7))").output.strip() == "42"
     assert (home / "reads").read_text().split() == ["p", "r[]" if read else "r"]
     assert (home / "prompts").read_text().split() == ["c"] * runs
+    assert (home / "ps1").read_text().split() == ["s"] * runs
+    # (PS0 comes after a line is read, before it runs: the check line's is the one left)
+    assert (home / "ps0").read_text().split() == ["z"]
 
 
 def test_the_login_start_keeps_the_set_up_guarantees(remote, opened) -> None:
@@ -204,13 +210,14 @@ def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
 def test_the_check_line_reads_alike_in_every_shell() -> None:
     """One line of two commands joined by ``&&``, whose scripts are plain
     single-quoted words: nothing in them that csh (``!``) or fish (``\\\\``,
-    ``\\'``) reads differently inside single quotes."""
+    ``\\'``) reads differently inside single quotes; then bash's own branch
+    (only parsed elsewhere: test_login_shells.py runs it in each shell)."""
     line = ssh_start.login_check(inband.new_nonce())
     # (the leading space keeps it out of a history that ignores such lines)
     assert "\n" not in line and line.startswith(" /bin/sh -c '") and "' && exec sh -c '" in line
     words = re.findall(r"'([^']*)'", line)
     assert len(words) == 2
-    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}'"
+    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}' || \\builtin unset PROMPT_COMMAND PS0 PS1"
     for word in words:
         assert "!" not in word and "\\\\" not in word and "\\'" not in word
 

@@ -106,8 +106,9 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool
     one line at a time); two, for a command that runs ~/.bashrc twice.
     ssh's login start types the set-up once a bash login shell answered its
     check (``ssh_start.login_check``: no start-up file is left reading), with none:
-    each would be a run of the user's ``PROMPT_COMMAND``, which the first
-    line also unsets (tests/remote/test_login_start.py counts the runs).
+    each would be a run of the user's ``PROMPT_COMMAND``, which the check
+    (``ssh_start.QUIET_PROMPT``) and the first line unset
+    (tests/remote/test_login_start.py counts the runs).
 
     Only the first line is read with readline (which reads ``~/.inputrc``
     first, so the user's editing mode is the one recorded): it turns line

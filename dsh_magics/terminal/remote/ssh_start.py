@@ -14,7 +14,7 @@ import shlex
 
 from .inband import KEY, SHELL_END
 
-__all__ = ["LOGIN_BASH", "login_check", "wrapped_shell"]
+__all__ = ["LOGIN_BASH", "QUIET_PROMPT", "login_check", "wrapped_shell"]
 
 _DRAW_NONCE = (
     "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
@@ -22,6 +22,12 @@ _DRAW_NONCE = (
 )
 """``sh`` setting ``n`` to 64 random bits in hex, with no process where the uuid file is."""
 LOGIN_BASH = ["bash", "-l", "-i"]
+QUIET_PROMPT = "\\builtin unset PROMPT_COMMAND PS0 PS1"
+"""The check's third command, run by bash alone (the first fails there), so
+that the prompt bash shows after the check line runs nothing of the user's
+(a ``PROMPT_COMMAND`` such as pyenv-virtualenv's hook is a process a run,
+a ``PS1`` may run ``$(__git_ps1)``). Other shells exec before it and only
+parse it."""
 
 
 def login_check(nonce: str) -> str:
@@ -32,24 +38,26 @@ def login_check(nonce: str) -> str:
     One line that ``sh``, bash, zsh, ksh, fish (3.0 on) and csh parse
     alike: two commands joined by ``&&``, their scripts single-quoted words
     with no ``'``, no ``!`` (csh expands it even there) and no ``\\\\`` or
-    ``\\'`` (fish's escapes there). Its ``/bin/sh`` looks at the
+    ``\\'`` (fish's escapes there), then ``|| QUIET_PROMPT``. Its ``/bin/sh`` looks at the
     process that ran it (``/proc/$PPID/comm``, read with no process
     started): under a bash login shell it prints the ``KEY`` marker with the
-    engine's ``nonce`` and fails, so bash goes on and reads the set-up (the
-    profile and ``~/.bashrc`` were read once). Under any other shell (or
+    engine's ``nonce`` and fails, so bash unsets its prompt hooks
+    (:data:`QUIET_PROMPT`) and goes on to read the set-up (the profile and
+    ``~/.bashrc`` were read once). Under any other shell (or
     where ``/proc`` says nothing) it succeeds, and the shell execs
     :func:`wrapped_shell` of ``bash -l -i``, which prints its own ``KEY``
     first (as a ``login=False`` start does). The set-up is typed only after
     a ``KEY``, so a line editor reading ahead takes none of it into the
-    ``exec``. A failed ``&&`` runs no ERR trap and trips no ``set -e``; a
+    ``exec``. The failed ``&&`` runs no ERR trap and trips no ``set -e``; a
     leading space keeps it out of a history that ignores such lines (bash's
     ``HISTCONTROL=ignorespace``, zsh's ``hist_ignore_space``, fish).
-    tests/remote/test_login_start.py pins it."""
+    tests/remote/test_login_start.py and test_login_shells.py (each shell
+    logs in for real) pin it."""
     check = (
         'exec 2>/dev/null; read -r p </proc/$PPID/comm || exit 0; [ "$p" = bash ] || exit 0; '
         f'printf "\\033]6973;{KEY};{nonce}\\007"; exit 1'
     )
-    return f" /bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)}"
+    return f" /bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)} || {QUIET_PROMPT}"
 
 
 def wrapped_shell(bash: list[str]) -> str:
