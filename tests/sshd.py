@@ -227,10 +227,32 @@ def throwaway_user(tag: str, shell: str) -> Iterator[tuple[str, Path]]:
     home = Path(tempfile.mkdtemp(prefix=f"dsh-test-fan-{tag}-home-"))
     # '*': no password, and not locked (sshd refuses a locked account without PAM)
     subprocess.run(["useradd", "-M", "-d", str(home), "-s", shell, "-p", "*", name], check=True)
+    uid = pwd.getpwnam(name).pw_uid
     try:
-        info = pwd.getpwnam(name)
-        os.chown(home, info.pw_uid, info.pw_gid)
+        os.chown(home, uid, pwd.getpwnam(name).pw_gid)
         yield name, home
     finally:
-        subprocess.run(["userdel", name], check=False)
-        shutil.rmtree(home, ignore_errors=True)
+        from tests.conftest import wait_until  # (tests/conftest.py imports this module)
+
+        # userdel refuses a user with a process left (a session's sshd that
+        # is still ending): wait for none, then fail loudly rather than leave it
+        try:
+            wait_until(lambda: not _processes_of(uid), timeout=10, msg=f"processes of {name} left")
+        finally:
+            subprocess.run(["userdel", name], check=True)
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                uids = next((line.split()[1:] for line in f if line.startswith("Uid:")), [])
+        except OSError:
+            continue
+        if str(uid) in uids:
+            found.append(int(entry))
+    return found
