@@ -9,17 +9,24 @@ The ``sshd`` fixture is one server for the whole session: tests/conftest.py
 imports it, and no other module may (a second import is a second fixture of
 the same name, so a second server, and the last one started would own
 ``DSH_MAGICS_SSH_OPTIONS``). Tests that need a server of their own (a
-private HOME, one to stop) call :func:`start_sshd`.
+private HOME, one to stop) call :func:`start_sshd`, or one of the two
+generators built on it for a module fixture: :func:`sshd_with_home` (every
+session gets one private HOME, never this machine's own: its profile runs
+pyenv) and :func:`sshd_for_users` (sessions keep their user's own HOME: for
+:func:`throwaway_user`, a user whose login shell is any shell).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,3 +181,78 @@ def sshd(tmp_path_factory) -> Iterator[Sshd]:
     else:
         os.environ[ENV_SSH_OPTIONS] = old
     server.stop()
+
+
+def sshd_with_home(factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Sshd, Path]]:
+    """A server of its own whose sessions all get one private HOME (``SetEnv
+    HOME``), yielded with that home, stopped at the end: for a module
+    fixture (``yield from sshd_with_home(tmp_path_factory, "login")``)."""
+    home = factory.mktemp(f"{name}-home")
+    server = start_sshd(factory.mktemp(f"{name}-sshd"), env={"HOME": str(home)})
+    try:
+        yield server, home
+    finally:
+        server.stop()
+
+
+def sshd_for_users() -> Iterator[Sshd]:
+    """A server of its own for :func:`throwaway_user`\'s users: sessions keep
+    their user's own HOME, and its directory is one such a user may enter
+    (sshd reads the authorized keys as the user). Removed at the end."""
+    base = Path(tempfile.mkdtemp(prefix="dsh-test-fan-sshd-"))
+    base.chmod(0o755)
+    try:
+        server = start_sshd(base)
+        (base / "authorized_keys").chmod(0o644)
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextmanager
+def throwaway_user(tag: str, shell: str) -> Iterator[tuple[str, Path]]:
+    """A user ``dsh-test-fan-TAG-PID`` whose login shell is ``shell``, with
+    an empty home of its own (outside pytest's 0700 directory), removed with
+    it at the end; any server's one authorized key lets it in
+    (:func:`sshd_for_users`). Skips unless root with ``useradd``, or when
+    ``shell`` is not installed. No change to root's own shell or home."""
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("needs root and useradd to make a user with a login shell of its own")
+    if not os.access(shell, os.X_OK):
+        pytest.skip(f"{shell} is not installed")
+    name = f"dsh-test-fan-{tag}-{os.getpid()}"
+    home = Path(tempfile.mkdtemp(prefix=f"dsh-test-fan-{tag}-home-"))
+    # '*': no password, and not locked (sshd refuses a locked account without PAM)
+    subprocess.run(["useradd", "-M", "-d", str(home), "-s", shell, "-p", "*", name], check=True)
+    uid = pwd.getpwnam(name).pw_uid
+    try:
+        os.chown(home, uid, pwd.getpwnam(name).pw_gid)
+        yield name, home
+    finally:
+        from tests.conftest import wait_until  # (tests/conftest.py imports this module)
+
+        # userdel refuses a user with a process left (a session's sshd that
+        # is still ending): wait for none, then fail loudly rather than leave it
+        try:
+            wait_until(lambda: not _processes_of(uid), timeout=10, msg=f"processes of {name} left")
+        finally:
+            subprocess.run(["userdel", name], check=True)
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                uids = next((line.split()[1:] for line in f if line.startswith("Uid:")), [])
+        except OSError:
+            continue
+        if str(uid) in uids:
+            found.append(int(entry))
+    return found

@@ -20,7 +20,7 @@ import pytest
 from dsh_magics.errors import DshError
 from dsh_magics.terminal import Registry, Result
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import Sshd, start_sshd
+from tests.sshd import Sshd, sshd_with_home
 
 DEADLINE_S = 20.0
 SLEEP = shutil.which("sleep") or "/bin/sleep"
@@ -118,10 +118,7 @@ class Where:
 @pytest.fixture(scope="module")
 def private_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sshd, Path]]:
     """An sshd whose sessions get a private HOME (not /root: its profile runs pyenv)."""
-    home = tmp_path_factory.mktemp("ssh-home")
-    server = start_sshd(tmp_path_factory.mktemp("sshd-home"), env={"HOME": str(home)})
-    yield server, home
-    server.stop()
+    yield from sshd_with_home(tmp_path_factory, "hostile")
 
 
 @pytest.fixture(params=["local", "ssh"])

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from dsh_magics.terminal.remote import inband
+from dsh_magics.terminal.remote import inband, ssh_start
 from dsh_magics.terminal.remote.inband import Marker, Scanner, decode_cwd, encode_command
 
 NONCE = "0123456789abcdef"
@@ -90,7 +90,7 @@ def test_capture_is_left_out_where_it_would_join_the_command(command, ok):
 def _wrapper_output(inner: str) -> tuple[int, bytes]:
     """What the ssh terminal's wrapper prints around a command that stands in
     for bash (run here by a real ``sh``), and how it ends (negative: a signal)."""
-    script = inband.wrapped_shell([inner])
+    script = ssh_start.wrapped_shell([inner])
     proc = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], capture_output=True, timeout=30)
     assert proc.stderr == b"", proc.stderr  # the wrapper itself says nothing (no "Killed")
     return proc.returncode, proc.stdout

@@ -15,11 +15,7 @@ reads), and, for the other login shell, a throwaway user whose shell is
 from __future__ import annotations
 
 import os
-import pwd
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +25,10 @@ from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core.procs import alive
-from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, ssh_start
 from tests.conftest import pids_with_env, wait_until
 from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
-from tests.sshd import Sshd, start_sshd
+from tests.sshd import Sshd, sshd_for_users, sshd_with_home, throwaway_user
 
 LOGIN = TerminalConfig(login=True, start_timeout=20.0)
 PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
@@ -40,10 +36,7 @@ PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
 
 @pytest.fixture(scope="module")
 def home_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sshd, Path]]:
-    home = tmp_path_factory.mktemp("login-home")
-    server = start_sshd(tmp_path_factory.mktemp("login-sshd"), env={"HOME": str(home)})
-    yield server, home
-    server.stop()
+    yield from sshd_with_home(tmp_path_factory, "login")
 
 
 @pytest.fixture
@@ -134,23 +127,29 @@ def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, open
     assert "/bin/sh" not in hist and "6973" not in hist, hist
 
 
-@pytest.mark.parametrize(("read", "runs"), [(False, 3), (True, 2)], ids=["plain", "a-read-in-bashrc"])
+@pytest.mark.parametrize(("read", "runs"), [(False, 2), (True, 1)], ids=["plain", "a-read-in-bashrc"])
 def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, read, runs) -> None:
     """The user's ``PROMPT_COMMAND`` (pyenv-virtualenv's hook on this
     machine: a process each run) runs before the login shell's first prompt
-    and after each line it reads until the set-up's first line unsets it:
-    after the one empty line and the check, and no more (seven runs before
-    session 37's round 2: two empty lines first, two before the set-up, and
-    its first line). A ``read`` in ~/.bashrc takes the empty line."""
+    and after the one empty line (a ``read`` in ~/.bashrc takes that line
+    instead), and no more: the check line's bash-only branch unsets it
+    (``ssh_start.QUIET_PROMPT``), with ``PS1`` (whose ``$(...)`` runs at each
+    prompt) and ``PS0`` (at each line read). Seven runs of the hook before
+    session 37's round 2 (two empty lines first, two before the set-up, and
+    its first line), three until session 38 (one after the check)."""
     server, home = remote
     (home / ".bashrc").write_text(
         ('read -r -t 5 answer; echo "r[$answer]" >> "$HOME/reads"\n' if read else "echo r >> \"$HOME/reads\"\n")
         + 'PROMPT_COMMAND=\'echo c >> "$HOME/prompts"\'\n'
+        + 'PS1=\'$(echo s >> "$HOME/ps1")$ \' PS0=\'$(echo z >> "$HOME/ps0")\'\n'
     )
     term = _open(opened, server.target)
     assert _run(term, "echo $((6*7))").output.strip() == "42"
     assert (home / "reads").read_text().split() == ["p", "r[]" if read else "r"]
     assert (home / "prompts").read_text().split() == ["c"] * runs
+    assert (home / "ps1").read_text().split() == ["s"] * runs
+    # (PS0 comes after a line is read, before it runs: the check line's is the one left)
+    assert (home / "ps0").read_text().split() == ["z"]
 
 
 def test_the_login_start_keeps_the_set_up_guarantees(remote, opened) -> None:
@@ -211,13 +210,14 @@ def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
 def test_the_check_line_reads_alike_in_every_shell() -> None:
     """One line of two commands joined by ``&&``, whose scripts are plain
     single-quoted words: nothing in them that csh (``!``) or fish (``\\\\``,
-    ``\\'``) reads differently inside single quotes."""
-    line = inband.login_check(inband.new_nonce())
+    ``\\'``) reads differently inside single quotes; then bash's own branch
+    (only parsed elsewhere: test_login_shells.py runs it in each shell)."""
+    line = ssh_start.login_check(inband.new_nonce())
     # (the leading space keeps it out of a history that ignores such lines)
     assert "\n" not in line and line.startswith(" /bin/sh -c '") and "' && exec sh -c '" in line
     words = re.findall(r"'([^']*)'", line)
     assert len(words) == 2
-    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}'"
+    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}' || \\builtin unset PROMPT_COMMAND PS0 PS1"
     for word in words:
         assert "!" not in word and "\\\\" not in word and "\\'" not in word
 
@@ -230,19 +230,8 @@ def test_the_check_line_reads_alike_in_every_shell() -> None:
 def sh_user() -> Iterator[tuple[str, Path]]:
     """A throwaway user whose login shell is /bin/sh (dash here), with a
     home of its own; the test sshd's one authorized key lets it in."""
-    if os.geteuid() != 0 or shutil.which("useradd") is None:
-        pytest.skip("needs root and useradd to make a user whose login shell is not bash")
-    name = f"dsh-test-fan-{os.getpid()}"
-    home = Path(tempfile.mkdtemp(prefix="dsh-test-fan-home-"))  # (outside pytest's 0700 directory: the user's own)
-    # '*': no password, and not locked (sshd refuses a locked account without PAM)
-    subprocess.run(["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", name], check=True)
-    try:
-        info = pwd.getpwnam(name)
-        os.chown(home, info.pw_uid, info.pw_gid)
-        yield name, home
-    finally:
-        subprocess.run(["userdel", name], check=False)
-        shutil.rmtree(home, ignore_errors=True)
+    with throwaway_user("sh", "/bin/sh") as user:
+        yield user
 
 
 def _sh_target(server: Sshd, name: str) -> str:
@@ -251,15 +240,8 @@ def _sh_target(server: Sshd, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def user_sshd(sh_user) -> Iterator[Sshd]:
-    """Its own sshd (sessions keep the user's own HOME), in a directory the
-    user may enter: sshd reads the authorized keys as that user."""
-    base = Path(tempfile.mkdtemp(prefix="dsh-test-fan-sshd-"))
-    base.chmod(0o755)
-    server = start_sshd(base)
-    (base / "authorized_keys").chmod(0o644)
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    """Its own sshd (sessions keep the user's own HOME)."""
+    yield from sshd_for_users()
 
 
 def test_a_login_shell_that_is_not_bash_execs_a_login_bash(user_sshd, sh_user, opened, monkeypatch) -> None:

@@ -14,7 +14,7 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.errors import SecretInput
 from dsh_magics.terminal.core.procs import alive, descendants
-from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, side_channel
+from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, side_channel, ssh_start
 from tests.conftest import pids_with_env, wait_until
 from tests.containers import Box
 from tests.remote.conftest import connection_processes
@@ -134,7 +134,7 @@ def test_probe_argv_never_uses_the_users_control_socket(monkeypatch) -> None:
         assert argv.index("ControlPersist=no") < argv.index("ControlPersist=yes")
     # the terminal's ssh is the master and logs to the private directory (ssh keeps the last -E);
     # its bash runs under the wrapper that says when it has ended
-    assert main[-1] == inband.wrapped_shell(["bash", "--noprofile", "--norc", "-i"])
+    assert main[-1] == ssh_start.wrapped_shell(["bash", "--noprofile", "--norc", "-i"])
     assert main[-1].startswith("exec sh -c ") and "bash --noprofile --norc -i 2>&3" in main[-1]
     last_log = max(i for i, arg in enumerate(main) if arg == "-E")
     assert main[last_log + 1] == "/tmp/dsh-ssh-x/log"

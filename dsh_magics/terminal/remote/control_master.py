@@ -18,7 +18,7 @@ hang-up), and nothing of it outlives a killed engine
 An ssh master stays up while any session over it is open, also once its own
 session (the terminal's) has ended. So the remote bash runs under a wrapper
 that prints an in-band end-of-shell marker when bash returns
-(``inband.wrapped_shell``), and the engine then closes the side channel:
+(``ssh_start.wrapped_shell``), and the engine then closes the side channel:
 the master has no session left and exits, and the terminal ends as any
 client's end (remote_terminal.py). Limits: docs/remote.md ("The engine's ssh
 connection").

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from ..core.environment import QUIET_ENV
 from ..core.markers import MARKER_FD, PREFIX, Grammar, Marker, MarkerScanner, new_nonce
 
-__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "login_check", "setup_text", "sync_line", "wrapped_shell"]
+__all__ = ["Marker", "Scanner", "encode_command", "job_text", "new_nonce", "setup_text", "sync_line"]
 
 BEGIN, END, SYNC, PROMPT = "B", "E", "S", "P"
 WHERE = "Y"  # at start-up: the shell's pid and its terminal, for the side channel
 LINE = "L"  # a person's line from their prompt (terminal/person.py), %q-quoted where a cwd goes
-KEY, SHELL_END = "K", "Z"  # ssh: the wrapper's nonce, before bash starts; the same nonce once bash has ended
+KEY, SHELL_END = "K", "Z"  # ssh: the wrapper's nonce, before bash starts; the same nonce once bash has ended (ssh_start.py)
 INPUT_FD = 210
 NULL_FD = 211
 CMD_VAR = "__dsh_magics_cmd"
@@ -105,9 +105,10 @@ def setup_text(ready_nonce: str, cwd: str | None, session_id: str, *, stty: bool
     if a person pressed Enter, and leaves the set-up to bash (``read`` takes
     one line at a time); two, for a command that runs ~/.bashrc twice.
     ssh's login start types the set-up once a bash login shell answered its
-    check (``login_check``: no start-up file is left reading), with none:
-    each would be a run of the user's ``PROMPT_COMMAND``, which the first
-    line also unsets (tests/remote/test_login_start.py counts the runs).
+    check (``ssh_start.login_check``: no start-up file is left reading), with none:
+    each would be a run of the user's ``PROMPT_COMMAND``, which the check
+    (``ssh_start.QUIET_PROMPT``) and the first line unset
+    (tests/remote/test_login_start.py counts the runs).
 
     Only the first line is read with readline (which reads ``~/.inputrc``
     first, so the user's editing mode is the one recorded): it turns line
@@ -388,76 +389,9 @@ def _ansi_c(body: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-_DRAW_NONCE = (
-    "if IFS=- read -r a b c d e </proc/sys/kernel/random/uuid; then n=$a${e%????}; "
-    "else n=$(od -An -N8 -tx8 /dev/urandom); n=${n##* }; fi; "
-)
-"""``sh`` setting ``n`` to 64 random bits in hex, with no process where the uuid file is."""
-LOGIN_BASH = ["bash", "-l", "-i"]
-
-
-def login_check(nonce: str) -> str:
-    """Typed first to the user's login shell, whatever it is, when an ssh
-    terminal runs no remote command (``Target.starts_login_shell``), before
-    the set-up, which is typed once a ``KEY`` marker says bash reads it.
-
-    One line that ``sh``, bash, zsh, ksh, fish (3.0 on) and csh parse
-    alike: two commands joined by ``&&``, their scripts single-quoted words
-    with no ``'``, no ``!`` (csh expands it even there) and no ``\\\\`` or
-    ``\\'`` (fish's escapes there). Its ``/bin/sh`` looks at the
-    process that ran it (``/proc/$PPID/comm``, read with no process
-    started): under a bash login shell it prints the ``KEY`` marker with the
-    engine's ``nonce`` and fails, so bash goes on and reads the set-up (the
-    profile and ``~/.bashrc`` were read once). Under any other shell (or
-    where ``/proc`` says nothing) it succeeds, and the shell execs
-    :func:`wrapped_shell` of ``bash -l -i``, which prints its own ``KEY``
-    first (as a ``login=False`` start does). The set-up is typed only after
-    a ``KEY``, so a line editor reading ahead takes none of it into the
-    ``exec``. A failed ``&&`` runs no ERR trap and trips no ``set -e``; a
-    leading space keeps it out of a history that ignores such lines (bash's
-    ``HISTCONTROL=ignorespace``, zsh's ``hist_ignore_space``, fish).
-    tests/remote/test_login_start.py pins it."""
-    check = (
-        'exec 2>/dev/null; read -r p </proc/$PPID/comm || exit 0; [ "$p" = bash ] || exit 0; '
-        f'printf "\\033]6973;{KEY};{nonce}\\007"; exit 1'
-    )
-    return f" /bin/sh -c {shlex.quote(check)} && {wrapped_shell(LOGIN_BASH)}"
-
-
-def wrapped_shell(bash: list[str]) -> str:
-    """The remote command of an ssh terminal whose ssh is its connection's
-    control master (``login=False``), and what a login start's shell
-    other than bash execs (:func:`login_check`): ``bash`` under a small
-    ``sh`` that says when it has ended. An ssh master outlives its own session while another session over
-    it is open (the side channel's), so the engine must learn that the
-    remote shell ended and close the side channel itself.
-
-    The wrapper draws a nonce of its own (64 random bits: from a new
-    ``/proc/sys/kernel/random/uuid``, read with no process started, else 8
-    bytes of ``/dev/urandom`` through ``od``; in no argv or environment a
-    job could read), prints it in a ``KEY`` marker
-    before bash starts, and the same nonce in a ``SHELL_END`` marker once
-    bash has returned, however it ended (``exit``, a signal, a user's EXIT
-    trap: that runs inside bash, before). Then it ends as bash did: with its
-    status, or by the same signal (ssh then says 255, as for a bash killed
-    by a signal; so an ``exit 130`` also reads as one). ``sh`` runs it
-    whatever the user's login shell is; it reads no start-up file for ``-c``,
-    and its own stderr is /dev/null (it would report a killed bash there,
-    into the job's output); bash gets the session's.
-    """
-    script = (
-        f"exec 3>&2 2>/dev/null; {_DRAW_NONCE}"
-        f'printf "\\033]6973;{KEY};%s\\007" "$n"; '
-        f"({' '.join(bash)} 2>&3 3>&-); s=$?; "
-        f'printf "\\033]6973;{SHELL_END};%s\\007" "$n"; '
-        '[ "$s" -gt 128 ] && [ "$s" -le 192 ] && kill -$((s-128)) $$; exit "$s"'
-    )
-    return "exec sh -c " + shlex.quote(script)
-
-
 class ShellScanner(MarkerScanner):
     """The remote grammar's scanner. It also takes the ssh wrapper's markers
-    (:func:`wrapped_shell`) out of the stream: the first ``KEY`` before
+    (``ssh_start.wrapped_shell``) out of the stream: the first ``KEY`` before
     :meth:`seal` (the wrapper's: it prints it before bash starts) sets the
     nonce, and a ``SHELL_END`` with that nonce calls ``on_end`` once (on the
     reader's thread, under the terminal's lock: it must not block). Other

@@ -13,6 +13,7 @@ from . import inband
 from .connection import last_words
 from .echo import EchoTail, echo_of, is_echo
 from .inband import BEGIN, END, PROMPT, SYNC, TRAP_BEGIN, TRAP_END, Marker, new_nonce
+from .ssh_start import login_check
 
 ConfirmPrompt = Callable[[Running, Callable[[], None], Callable[[], None]], bool]
 """(run, yes, no) -> whether the side channel looks (PromptWatch.confirm_prompt)."""
@@ -90,12 +91,12 @@ class InbandStream:
         return text
 
     def login_text(self) -> str:
-        """Typed first to an ssh login shell (``inband.login_check``): one
+        """Typed first to an ssh login shell (``ssh_start.login_check``): one
         empty line (for a start-up file that reads one: the login shell
         reads its own once), then the check, whose ``KEY`` says bash reads
         what follows. Its echo is not the client's words either."""
         self._login_nonce = new_nonce()
-        line = inband.login_check(self._login_nonce)
+        line = login_check(self._login_nonce)
         self._typed_at_start |= frozenset([line])
         return "\n" + line + "\n"
 

@@ -169,7 +169,7 @@ class RemoteTerminal(TerminalBase):
         # session (sshd runs the user's shell and rc file for it; issue 35 §5).
 
     def _bash_reads(self, started: float) -> bool:
-        """ssh's login start: type the check (``inband.login_check``) and
+        """ssh's login start: type the check (``ssh_start.login_check``) and
         wait for a ``KEY`` marker, from the check under a bash login shell
         or from the wrapper another shell execs. False when none came
         before the start's deadline or the client ended."""

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ...errors import InvalidArgument
 from .. import validation as V
-from .inband import wrapped_shell
+from .ssh_start import wrapped_shell
 
 KINDS = ("ssh", "docker", "podman", "kubectl", "cmd")
 ENV_TARGETS = "DSH_MAGICS_TARGETS"
@@ -94,7 +94,7 @@ class Target:
         shell then reads the profile (and, as Debian's does, ``~/.bashrc``)
         once, where ``bash -l -i`` run as a command had sshd's shell read
         ``~/.bashrc`` for the command first (issue 35 §5). The engine then
-        types ``inband.login_check`` before its set-up: a bash login shell
+        types ``ssh_start.login_check`` before its set-up: a bash login shell
         stays, any other execs a wrapped ``bash -l -i``."""
         return self.kind == "ssh" and login
 
@@ -112,7 +112,7 @@ class Target:
         ``login`` this ssh is the engine's own connection, the master of a
         control socket there, which the side channel's session shares, and
         bash runs under a wrapper that says when it has ended
-        (``inband.wrapped_shell``)."""
+        (``ssh_start.wrapped_shell``)."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
