@@ -7,10 +7,13 @@ one, released by an Event, never a sleep."""
 
 from __future__ import annotations
 
+import base64
 import fcntl
+import json
 import os
 import pty
 import select
+import shutil
 import socket
 import struct
 import termios
@@ -55,7 +58,7 @@ def served() -> Iterator[tuple[HostServer, HostClient, HostPaths]]:
         server.stop("test over")
         thread.join(T)
         assert not thread.is_alive()
-        os.rmdir(d)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _fds_to(path: str) -> int:
@@ -267,8 +270,6 @@ def test_a_screen_during_the_release_does_not_keep_the_terminal(
 
 
 def _event(line: bytes) -> dict[str, Any] | None:
-    import json
-
     for one in line.splitlines():
         try:
             msg = json.loads(one)
@@ -280,9 +281,6 @@ def _event(line: bytes) -> dict[str, Any] | None:
 
 
 def _bytes_of(line: bytes, sid: str) -> bytes:
-    import base64
-    import json
-
     out = b""
     for one in line.splitlines():
         try:
