@@ -37,10 +37,10 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, SessionBusy, ShellExited
 from ..host import protocol as P
+from ..host.bells import Bells
 from ..host.keys import KeyLines
 from ..host.runtime import HostPaths
 from . import handover, render
-from .bells import Bells
 from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
 from .outcomes import Outcome, Said

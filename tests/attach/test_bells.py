@@ -1,11 +1,11 @@
-"""attach/bells.py: which BELs of a terminal's output are bells, across the
+"""host/bells.py: which BELs of a terminal's output are bells, across the
 pieces it comes in (a window drawn from screens rings them itself)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dsh_magics.attach.bells import Bells
+from dsh_magics.host.bells import Bells
 
 
 @pytest.mark.parametrize(

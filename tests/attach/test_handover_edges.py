@@ -2,7 +2,7 @@
 copies of the person's terminal are close-on-exec (no child of the host gets
 them), a host that stops gives the terminal back in its person's modes, and a
 bell reaches a window drawn from screens (host/tty_out.py, host/server.py's
-stop, attach/bells.py)."""
+stop, host/bells.py)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def _pane_flag(t: Tmux, name: str) -> str:
     return t.tmux("display-message", "-p", "-t", "0", f"#{{{name}}}").strip()
 
 
-@pytest.mark.parametrize("when", ["drawn", "held"])
+@pytest.mark.parametrize("when", ["drawn", "held", "replaced"])
 def test_a_bell_rings_in_a_window_drawn_from_screens(
     engine: HostClient, attach_dir: str, tmuxes: list[Tmux], when: str
 ) -> None:
@@ -119,7 +119,8 @@ def test_a_bell_rings_in_a_window_drawn_from_screens(
     from screens; a bell the session's program rings (``printf '\\a'``) still
     rings there, also when it came while the host held the output for a
     screen the client had not painted yet (the client stopped meanwhile; the
-    held pieces then reach it as ``bytes``)."""
+    held pieces then reach it as ``bytes``), and when a second screen replaced
+    the held pieces (a screen has no bell: the host keeps it after the screen)."""
     sid = f"e-bell-{when}-{time.monotonic_ns()}"
     pid = 0
     try:
@@ -133,12 +134,14 @@ def test_a_bell_rings_in_a_window_drawn_from_screens(
         host, tty = _host_pid(engine), _pane_tty(t)
         wait_until(lambda: _fds_to(host, tty) == 2, T)
         assert _pane_flag(t, "window_bell_flag") == "0"
-        if when == "held":
+        if when != "drawn":
             os.kill(pid, signal.SIGSTOP)  # it cannot answer the screen below: the host holds
             wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
             engine.resize(sid, 81, 24)
         engine.exec(sid, "printf 'ring\\a%s\\n' -bell", wait_ms=20_000)
-        if when == "held":
+        if when == "replaced":
+            engine.resize(sid, 82, 24)  # a screen in place of the held pieces
+        if when != "drawn":
             os.kill(pid, signal.SIGCONT)
         t.wait_for("ring-bell")
         wait_until(lambda: _pane_flag(t, "window_bell_flag") == "1", T, msg="no bell in the pane")

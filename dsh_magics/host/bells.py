@@ -1,10 +1,13 @@
-"""The bells in a terminal's output, for a window drawn from screens.
+"""The bells in a terminal's output, where the output's bytes do not reach the person's terminal.
 
-A window drawn from the emulator's screens (attach/client.py: a window of
-another size than the terminal's) never gets the output's bytes, and a screen
-has no bell in it: without this, a program's ``printf '\\a'``, readline's bell
-at a Tab with several matches, and the host's ``tty_bell`` held for a screen
-the client then painted drawn (host/stream.py ``go``) were all dropped there.
+Two places need them. A window drawn from the emulator's screens
+(attach/client.py: a window of another size than the terminal's) never writes
+the output's bytes, and a screen has no bell in it: without this, a program's
+``printf '\\a'``, readline's bell at a Tab with several matches, and the
+host's ``tty_bell`` held for a screen the client then painted drawn
+(host/stream.py ``go``) were all dropped there. And a screen that replaces
+pieces (host/stream.py: a resize, an alternate-screen switch, a viewer fallen
+behind) drops their bytes: their bells go on after the screen.
 :class:`Bells` finds each BEL that is a bell, not the end of a control string
 (``ESC ] 2 ; title BEL`` sets a title and rings nothing), across the pieces
 the output comes in. Pinned by
