@@ -32,17 +32,18 @@ import signal
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from ..errors import DshError, HostUnavailable, NoSuchSession, NotRunning, SessionBusy, ShellExited
 from ..host import protocol as P
+from ..host.bells import Bells
 from ..host.keys import KeyLines
 from ..host.runtime import HostPaths
 from . import handover, render
 from .link import Conn, Pipe
 from .local_tty import RawTerminal, Signals, write_all
+from .outcomes import Outcome, Said
 
 #: Least time between two screen fetches while output keeps coming (60 a second): each fetch holds
 #: the terminal's lock for a moment, and a faster redraw than the eye follows only slows the job
@@ -67,14 +68,6 @@ CTRL_C = b"\x03"
 _json_str = encode_basestring_ascii
 
 
-@dataclass
-class Outcome:
-    """How the attach ended: exit status and the line said after the terminal is back."""
-
-    status: int
-    message: str
-
-
 class Attacher:
     """One person attached to ``session`` of the host at ``paths``."""
 
@@ -96,6 +89,7 @@ class Attacher:
         self.detach_key = detach_key
         self.tty = RawTerminal(fd_in, fd_out)
         self.caller = f"attach-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._said = Said(session, host_name)
         self._client = {"pid": os.getpid(), "purpose": "attach", "session": session, "read_only": read_only,
                         "caller": self.caller}  # fmt: skip
         self._keys: Pipe | None = None
@@ -117,6 +111,7 @@ class Attacher:
         self._stopping = False
         self._screen_size: tuple[int, int] | None = None
         self._painter = render.Painter()
+        self._bells = Bells()  # the output's bells, for a window drawn from screens
         self._key_lines = KeyLines(session, self.caller)  # every keys line, a short key's kept
 
     # ------------------------------------------------------------------
@@ -158,7 +153,7 @@ class Attacher:
             draw.start()
             self._loop()
         except DshError as e:
-            self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+            self._finish(self._said.error(e))
         except OSError:  # a connection broke while writing to it
             self._host_gone()
         finally:
@@ -175,18 +170,14 @@ class Attacher:
         return self._outcome or Outcome(0, "")
 
     # ------------------------------------------------------------------
-    def _finish(self, status: int, message: str) -> None:
+    def _finish(self, outcome: Outcome) -> None:
         with self._cond:
             if self._outcome is None:
-                self._outcome = Outcome(status, message)
+                self._outcome = outcome
         self._signals.wake()
 
     def _host_gone(self) -> None:
-        self._finish(
-            1,
-            f"dsh-magics attach: {HostUnavailable.code}: the terminal host {self.host_name} "
-            f"went away; session {self.session} is gone with it",
-        )
+        self._finish(self._said.host_gone())
 
     def _stop(self) -> None:
         with self._cond:
@@ -226,7 +217,7 @@ class Attacher:
                 except OSError:
                     data = b""
                 if not data:
-                    self._finish(0, f"[the terminal closed; session {self.session} keeps running]")
+                    self._finish(self._said.terminal_closed())
                     return
                 line = known.get(data) if self._live else None  # a key sent before (so checked below)
                 if line is not None:
@@ -283,10 +274,12 @@ class Attacher:
                         except InterruptedError:
                             write_all(self.tty.fd_out, data)
                         except OSError:
-                            self._finish(1, "")
+                            self._finish(Said.unwritable())
                     continue
                 self._live = False
                 self._dirty = True
+                if self._bells.feed(data):  # a screen has no bell: the window rings it here
+                    self._write(b"\x07")
                 self._cond.notify_all()
         return True
 
@@ -298,8 +291,7 @@ class Attacher:
             if self._rehand and msg.get("op") == "watch" and self._events is not None:
                 self._rehand = handover.send_held(self._events, self._rehand, msg.get("value"))
             if msg.get("ok") is False and msg.get("op") == "watch":
-                e = P.error_from_wire(msg.get("error"))
-                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+                self._finish(self._said.error(P.error_from_wire(msg.get("error"))))
             return None  # the replies to subscribe and watch (or the watch's failure)
         if event.get("session_id") != self.session:
             return None
@@ -309,13 +301,13 @@ class Attacher:
         if kind == "screen" and isinstance(event.get("screen"), dict):
             self._on_screen(event["screen"], event.get("tty"))
         elif kind == "terminal" and event.get("status") == "closed":
-            self._finish(0, f"[session {self.session} was closed]")
+            self._finish(self._said.session_closed())
         elif kind == "tty":  # what the host took when handed the terminal again (handover.suspend)
             self._handed, self._keys_handed = event.get("took") in (1, 2), event.get("took") == 2
             self._typing[:] = self._typing[:3] if self._keys_handed else self._typing
         elif kind == "keys":  # from the host reading the keys (host/tty_in.py)
-            said = handover.said(event, self.session, self.host_name)
-            self._bell() if said is None else self._finish(*said)
+            said = self._said.keys_event(event)
+            self._bell() if said is None else self._finish(said)
         return None
 
     def _on_replies(self, msgs: list[dict[str, Any]] | None) -> None:
@@ -331,16 +323,16 @@ class Attacher:
             e = P.error_from_wire(msg.get("error"))
             op = msg.get("op")
             if isinstance(e, (NoSuchSession, ShellExited)) and op != "resize":
-                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+                self._finish(self._said.error(e))
             elif isinstance(e, (NotRunning, SessionBusy)):
                 self._bell()  # a remote terminal at rest (no person's prompt there), or another caller's job
             elif not isinstance(e, ShellExited):  # a resize of an exited shell: the next look says so
-                self._finish(1, f"dsh-magics attach: {e.code}: {e.message}")
+                self._finish(self._said.error(e))
 
     def _on_signals(self, got: set[int]) -> None:
         if got & {signal.SIGTERM, signal.SIGHUP}:
             name = "SIGTERM" if signal.SIGTERM in got else "SIGHUP"
-            self._finish(1, f"[{name}: detached from session {self.session}; it keeps running]")
+            self._finish(self._said.signalled(name))
             return
         if signal.SIGTSTP in got:  # (_cond held: the draw thread paints nothing meanwhile)
             with self._cond:
@@ -366,7 +358,7 @@ class Attacher:
                 if cut:
                     self._type(data[:cut])
                 self._drain()
-            self._finish(0, f"[detached from session {self.session} (host {self.host_name}); it keeps running]")
+            self._finish(self._said.detached())
             return
         if self.read_only:
             return  # a viewer's keys change nothing (the host refuses them too)
@@ -451,7 +443,7 @@ class Attacher:
         try:
             write_all(self.tty.fd_out, data)
         except OSError:
-            self._finish(1, "")
+            self._finish(Said.unwritable())
 
     def _draw_loop(self) -> None:
         assert self._draw is not None

@@ -125,19 +125,6 @@ def stream(events: Conn, session: str, tty: RawTerminal, caller: str, detach: by
     return pipe, handed
 
 
-def said(event: dict[str, Any], session: str, host: str) -> tuple[int, str] | None:
-    """What the host reading the keys told the client (host/tty_in.py), as
-    the attach's status and last line; None: ring the bell."""
-    what, error = event.get("what"), event.get("error") or {}
-    if what == "detach":
-        return 0, f"[detached from session {session} (host {host}); it keeps running]"
-    if what == "closed":
-        return 0, f"[the terminal closed; session {session} keeps running]"
-    if what == "bell":
-        return None
-    return 1, f"dsh-magics attach: {error.get('code')}: {error.get('message')}"
-
-
 def give_back(events: Pipe, session: str) -> None:
     """Ask the host to stop writing to the terminal and close its copy, and
     wait (at most :data:`GIVE_BACK_S`) for its answer: after it nothing of the
@@ -201,4 +188,4 @@ def send_held(events: Pipe, fds: list[int], value: Any) -> list[int]:
     return []
 
 
-__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "said", "send_held", "stream", "suspend"]
+__all__ = ["CANCEL", "GIVE_BACK_S", "give_back", "hand", "open_for_host", "send_held", "stream", "suspend"]

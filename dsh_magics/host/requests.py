@@ -327,10 +327,17 @@ class Requests:
                 os.close(fds.pop())
             if fds:
                 stream.hand(TtyOut(fds[0]), tty_in)
-            # What the host took (attach/handover.py): before the stream, so the
-            # client knows whether it still reads its keys and writes bytes.
-            conn.send(P.event_line({"type": "tty", "session_id": sid, "took": len(fds)}))
+            # The connection's from here, before anything can fail or close it:
+            # its close closes the terminal's copies (tests/attach/test_handover_races.py).
             conn.streams[sid] = stream
+            try:
+                # What the host took (attach/handover.py): before the stream, so the
+                # client knows whether it still reads its keys and writes bytes.
+                conn.send(P.event_line({"type": "tty", "session_id": sid, "took": len(fds)}))
+            except OSError:  # the client went away with its terminal just handed (or the host closed it)
+                conn.close()
+                stream.close()  # (a close before the line above did not see it)
+                return _SENT
             conn.start_sender()
         else:
             conn.streams[sid] = stream
@@ -341,7 +348,7 @@ class Requests:
         if conn.closed:  # closed meanwhile (Connection.close may not have seen this stream)
             stream.close()
         if tty_in is not None:
-            tty_in.start()  # (a closed one ends at once, closing its pipe)
+            tty_in.start()  # (a closed one does not start)
         return _SENT
 
     @staticmethod

@@ -13,6 +13,9 @@ place of the bytes whenever they alone would draw wrong:
 - when the viewer falls :data:`MAX_BEHIND` bytes behind: what is queued is
   dropped and one screen says it all (flow control for a slow reader).
 
+A screen has no bell: if what it replaces rang one (host/bells.py), one bell
+piece follows the screen.
+
 Events on the connection: ``{"type": "screen", "session_id", "screen"}``
 (``Engine.screen(vt=True)``) and ``{"type": "bytes", "session_id", "data"}``
 (base64). Pieces come from the terminal's reader thread under its lock. A
@@ -48,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..terminal.core import reader
 from . import protocol as P
+from .bells import Bells
 from .tty_out import TtyOut
 
 if TYPE_CHECKING:
@@ -70,6 +74,17 @@ _ALT = re.compile(rb"\x1b\[\?(?:[0-9;]*;)?(?:1049|1047|47)(?:;[0-9;]*)?[hl]")
 _TAIL = 24  # bytes kept to find a sequence split across two pieces
 
 TakeScreen = Callable[[], dict[str, Any]]
+
+
+#: The bell, as a piece of its own.
+BEL = b"\x07"
+
+
+def _rings(queue: list[bytes | dict[str, Any]], held: list[bytes] | None, piece: bytes | None) -> bool:
+    """Do the pieces a screen replaces (queued, held, and the one that brought
+    it) ring a bell (host/bells.py)? Looked at only then, never on a piece's way."""
+    pieces = [p for p in queue if isinstance(p, bytes)] + (held or []) + ([piece] if piece else [])
+    return any(BEL in p for p in pieces) and Bells().feed(b"".join(pieces)) > 0
 
 
 def bytes_prefix(session_id: str) -> bytes:
@@ -176,9 +191,9 @@ class ViewerStream:
         the client writes it (its window is drawn)."""
         with self._lock:
             if self._direct and self.tty is not None:
-                self.tty.put(b"\x07")
+                self.tty.put(BEL)
             elif self._held is not None:
-                self._held.append(b"\x07")
+                self._held.append(BEL)
             else:
                 return False
         return True
@@ -219,7 +234,9 @@ class ViewerStream:
                     reader.handed_to_viewer()  # the reader's idle parse lets the viewer draw first
                     return
             if piece is None or behind or switch:
-                # A screen holds everything before it: what is queued can go.
+                # A screen holds everything before it: what is queued can go, but
+                # for its bells (a screen has none): one rings after the screen.
+                rang = _rings(self._queue, self._held, piece)
                 self._queue.clear()
                 self._queued = 0
                 self._tail = b""
@@ -230,10 +247,14 @@ class ViewerStream:
                     # Nothing more goes to the terminal until the client painted this screen.
                     self.tty.stop()
                     self._direct = False
-                    self._held, self._held_n = [], 0
+                    self._held, self._held_n = [BEL] if rang else [], 0
                     self._screen_no += 1
                     event["tty"] = self._screen_no
+                    rang = False  # (held: written or sent once the client painted the screen)
                 self._queue.append(event)
+                if rang:
+                    self._queue.append(BEL)
+                    self._queued += 1
             else:
                 self._queue.append(piece)
                 self._queued += len(piece)

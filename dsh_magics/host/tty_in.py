@@ -79,13 +79,19 @@ class TtyKeys:
         self._keys = keys  # None: a read-only viewer
         self._detach = detach
         self._tell = tell
-        self._wake_r, self._wake_w = os.pipe()  # close() writes a byte: the reader's wait ends
+        self._wake_r = self._wake_w = -1  # close() writes a byte there: the reader's wait ends (start)
         self._typing: deque[bytes] = deque()  # keys read, not yet typed (the typist's)
         self._typed = threading.Condition()
         self._reading = True  # False once the reader thread ended: the typist ends when it is done
         self._typist: threading.Thread | None = None
 
     def start(self) -> None:
+        """The reader thread, and the pipe that wakes it; nothing if closed
+        before (a connection gone during the hand-over)."""
+        with self.lock:
+            if self.fd is None:
+                return
+            self._wake_r, self._wake_w = os.pipe()
         threading.Thread(target=self._read_loop, name="dsh-host-keys", daemon=True).start()
 
     def close(self) -> None:

@@ -56,7 +56,7 @@ def receive(sock: socket.socket) -> list[int]:
     try:
         if not fdwait.readable([sock.fileno()], RECEIVE_S):
             return []
-        data, fds, _flags, _addr = socket.recv_fds(sock, 1, 4, socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
+        data, fds = _recv_fds(sock)
     except OSError as e:
         log.info("no terminal received: %s", e)
         return []
@@ -65,6 +65,29 @@ def receive(sock: socket.socket) -> list[int]:
     for fd in fds:
         os.close(fd)
     return []
+
+
+#: Received descriptors close-on-exec at once (Linux), so no child the host starts gets them.
+_CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+
+
+def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """One byte and up to four descriptors, close-on-exec. Not
+    ``socket.recv_fds``: before Python 3.12 it drops its ``flags`` argument,
+    so ``MSG_CMSG_CLOEXEC`` never reached the kernel and a shell the host
+    started while it held the terminal got a copy (pinned by
+    tests/attach/test_handover_edges.py::test_no_child_of_the_host_gets_the_persons_terminal)."""
+    room = socket.CMSG_SPACE(4 * struct.calcsize("i"))
+    data, ancdata, _flags, _addr = sock.recvmsg(1, room, socket.MSG_DONTWAIT | _CLOEXEC)
+    fds: list[int] = []
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            whole = len(payload) - len(payload) % struct.calcsize("i")
+            fds += struct.unpack(f"{whole // struct.calcsize('i')}i", payload[:whole])
+    if not _CLOEXEC:  # no atomic flag here: set it now (before any other thread can fork, as a rule)
+        for fd in fds:
+            os.set_inheritable(fd, False)
+    return data, fds
 
 
 class TtyOut:

@@ -86,7 +86,8 @@ def test_every_write_to_a_terminal_goes_through_pty_write_and_says_what_it_is() 
     """Bytes reach a PTY only in ``Pty.write`` (``os.write`` on a PTY's
     ``fd``, or ptyprocess's own writers, nowhere else), and every call of it
     says whether it is the engine's own line or recorded input (``typed=``).
-    The input paths (``send`` of both keyboards) pass a record."""
+    The input paths (the local keyboard's ``_into_job``, which its ``send`` and
+    a person's keys share, and the remote keyboard's ``send``) pass a record."""
     stray: list[str] = []
     untold: list[str] = []
     for path in PACKAGE.rglob("*.py"):
@@ -107,10 +108,10 @@ def test_every_write_to_a_terminal_goes_through_pty_write_and_says_what_it_is() 
                 untold.append(f"{rel}:{call.lineno} ({where})")
     assert not stray, stray
     assert not untold, f"Pty.write without typed=: {untold}"
-    for rel in ("terminal/local/keyboard.py", "terminal/remote/keyboard.py"):
+    for rel, path_of_input in (("terminal/local/keyboard.py", "_into_job"), ("terminal/remote/keyboard.py", "send")):
         typing_calls = [
             call for where, call in _calls(PACKAGE / rel)
-            if where == "send" and isinstance(call.func, ast.Attribute) and call.func.attr in ("write", "type")
+            if where == path_of_input and isinstance(call.func, ast.Attribute) and call.func.attr in ("write", "type")
         ]  # fmt: skip
         assert typing_calls, rel
         for call in typing_calls:

@@ -21,66 +21,68 @@ from .scratch import close_fd
 
 
 def send(core: JobCore, transport: LocalShell, typing: interaction.Typing) -> tuple[jobs.Job, int, str]:
-    """:meth:`Terminal.send`: type into the running job's terminal.
-
-    What must be known before the bytes go (a running job, the screen's key
-    modes, whether the job asks for hidden entry) is looked at under the
-    engine lock; the bytes are written next, and recorded by that write
-    after them (``Pty.write``): on an attached person's key, the record
-    overlaps with the echo on its way (benchmarks/README.md, ``bench_attach.py``)."""
-    data = typing.data()
-    key = typing.key
-    with core.lock:
-        run = core.input_run()
-        if typing.keyed:  # as an xterm in the screen's current modes sends them
-            data = typing.data(core.screen.modes())
-        hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
-        if not typing.keyed and hidden and not typing.allow_secret:
-            raise interaction.hidden_entry_refused(core.session_id, run.job.id)
-        # What it waited for is answered: look again once the program has
-        # had a moment with the input.
-        run.answered(None)
-        due = run.quiet.look_in(quiet.QUIET_S)
-        if key == "ctrl-c":
-            run.intr.asked()  # the line it aborts was ours to abort
-        start_line, prompt = core.ring.next_line, core.ring.partial
-        transport.typed = True
-        job = run.job
-    typed = Typed(core.session_id, job.id, typing.record(hidden), run.inputs.append, core.emit)
-    with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.pty.write(data, typed=typed)  # recorded once written
-    transport.wake.due(due)
-    return job, start_line, prompt
+    """:meth:`Terminal.send`: type into the running job's terminal (:func:`_into_job`)."""
+    return _into_job(core, transport, typing.data(), typing)
 
 
 def type_person(core: JobCore, transport: LocalShell, data: str, caller: str | None) -> tuple[jobs.Job, int, str]:
     """An attached person's raw keys into the running job (``Terminal.type_keys``):
-    :func:`send` for ``Typing(data, raw=True, source=person)``, with what that
-    case never needs left out (the ``Typing``, its named keys and key modes,
-    the refusal of secret text: a person may type a password, which is
-    recorded as ``[secret]``). Every key a person types at ``dsh-magics
-    attach`` comes here, and on a loaded machine each Python call on its way
-    to the PTY costs about a microsecond (benchmarks/README.md, bench_attach
-    session 36). The rules are :func:`send`'s, in the same order: the running
-    job under the engine lock, the hidden-entry look (``tcgetattr``) before
-    the write, the record redacted then, written by ``Pty.write`` after the
-    bytes. Pinned with :func:`send` by tests/attach/test_input_record.py and
-    tests/contract/test_person.py (a person's keys, a password typed at
-    ``read -s``)."""
+    :func:`_into_job` without a ``Typing``. Every key a person types at
+    ``dsh-magics attach`` comes here, and on a loaded machine each Python call
+    on its way to the PTY costs about a microsecond (benchmarks/README.md,
+    bench_attach session 36): no ``Typing`` is made per key."""
+    return _into_job(core, transport, data.encode("utf-8", "surrogateescape"), None, data, caller)
+
+
+def _into_job(
+    core: JobCore,
+    transport: LocalShell,
+    data: bytes,
+    typing: interaction.Typing | None,
+    keys: str = "",
+    caller: str | None = None,
+) -> tuple[jobs.Job, int, str]:
+    """Type ``data`` into the running job: the one path of :func:`send` and
+    of a person's keys (``typing`` None: ``keys`` as their terminal sent them,
+    by ``caller``).
+
+    What must be known before the bytes go (a running job, the screen's key
+    modes for named keys, whether the job asks for hidden entry) is looked at
+    under the engine lock; the bytes are written next, and recorded by that
+    write after them (``Pty.write``): on an attached person's key, the record
+    overlaps with the echo on its way (benchmarks/README.md, ``bench_attach.py``).
+    A person's keys skip what only ``send`` has: named keys and their modes,
+    the refusal of secret text (a person may type a password, which is
+    recorded as ``[secret]``) and a Ctrl-C of ``key="ctrl-c"`` (a person's
+    Ctrl-C is the engine's interrupt, never a byte: host/tty_in.py). Pinned by
+    tests/attach/test_input_record.py and tests/contract/test_person.py (a
+    person's keys, a password typed at ``read -s``)."""
     with core.lock:
         run = core.input_run()
-        hidden = run.echo_on and tty_state.hidden_entry(transport.pty.proc.fd)
-        run.answered(quiet.QUIET_S)  # send's answered(None) and look_in(QUIET_S) in one call
+        hidden = run.echo_on and tty_state.hidden_entry(transport.proc.fd)
+        if typing is not None:
+            if typing.keyed:  # as an xterm in the screen's current modes sends them
+                data = typing.data(core.screen.modes())
+            elif hidden and not typing.allow_secret:
+                raise interaction.hidden_entry_refused(core.session_id, run.job.id)
+            if typing.key == "ctrl-c":
+                run.intr.asked()  # the line it aborts was ours to abort
+        # What it waited for is answered: look again once the program has
+        # had a moment with the input.
+        run.answered(quiet.QUIET_S)
         due = run.quiet.at
         start_line, prompt = core.ring.next_line, core.ring.partial
         transport.typed = True
         job = run.job
-    record = interaction.InputRecord(
-        interaction.PERSON, time.time(), interaction.REDACTED if hidden else data, hidden, None, caller, False
-    )
+    if typing is None:
+        record = interaction.InputRecord(
+            interaction.PERSON, time.time(), interaction.REDACTED if hidden else keys, hidden, None, caller, False
+        )
+    else:
+        record = typing.record(hidden)
     typed = Typed(core.session_id, job.id, record, run.inputs.append, core.emit)
     with transport.send_lock:  # outside the engine lock: a full input queue blocks the write
-        transport.pty.write(data.encode("utf-8", "surrogateescape"), typed=typed)  # recorded once written
+        transport.pty.write(data, typed=typed)  # recorded once written
     transport.wake.due(due)  # type: ignore[arg-type]  # answered(QUIET_S) set it
     return job, start_line, prompt
 
