@@ -127,6 +127,22 @@ def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, open
     assert "/bin/sh" not in hist and "6973" not in hist, hist
 
 
+def test_a_shell_end_with_the_checks_nonce_ends_nothing(remote, opened) -> None:
+    """Under a bash login shell the scanner's key is the check's nonce
+    (printed by the check, which had it in ``/bin/sh``'s argv: other users
+    of the host may read it there). No wrapper runs around that bash, so a
+    ``SHELL_END`` marker with it, printed by a job, ends nothing
+    (``inband.ShellScanner.expect_check``): the terminal goes on."""
+    server, _home = remote
+    term = _open(opened, server.target)
+    nonce = term.scanner.key
+    assert nonce is not None and f"{inband.KEY};{nonce}" in ssh_start.login_check(nonce)
+    res = _run(term, f"printf '\\033]6973;{inband.SHELL_END};{nonce}\\007'; echo after")
+    assert res.output == "after\n", res
+    assert not term.scanner.ended
+    assert _run(term, "echo $((6*7))").output == "42\n"
+
+
 @pytest.mark.parametrize(("read", "runs"), [(False, 2), (True, 1)], ids=["plain", "a-read-in-bashrc"])
 def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, read, runs) -> None:
     """The user's ``PROMPT_COMMAND`` (pyenv-virtualenv's hook on this

@@ -395,7 +395,8 @@ class ShellScanner(MarkerScanner):
     :meth:`seal` (the wrapper's: it prints it before bash starts) sets the
     nonce, and a ``SHELL_END`` with that nonce calls ``on_end`` once (on the
     reader's thread, under the terminal's lock: it must not block). Other
-    ``KEY`` and ``SHELL_END`` markers are dropped."""
+    ``KEY`` and ``SHELL_END`` markers are dropped, and so is a ``SHELL_END``
+    after the ``KEY`` of a login start's check (:meth:`expect_check`)."""
 
     def __init__(self) -> None:
         super().__init__(GRAMMAR)
@@ -403,6 +404,16 @@ class ShellScanner(MarkerScanner):
         self.ended = False
         self.on_end: Callable[[], None] = lambda: None
         self._sealed = False
+        self._check: str | None = None
+
+    def expect_check(self, nonce: str) -> None:
+        """A login start typed its check (``ssh_start.login_check``) with
+        ``nonce``. A ``KEY`` carrying it comes from a bash login shell, which
+        runs under no wrapper: nothing there prints a ``SHELL_END``, so none
+        ends the shell after it (the nonce was in ``/bin/sh``'s argv, which
+        other users of the host may read; a job could print it).
+        tests/remote/test_login_start.py::test_a_shell_end_with_the_checks_nonce_ends_nothing."""
+        self._check = nonce
 
     def seal(self) -> None:
         """The shell is ready: no ``KEY`` counts any more (a job could print one)."""
@@ -419,7 +430,7 @@ class ShellScanner(MarkerScanner):
             elif p.kind == KEY:
                 if self.key is None and not self._sealed:
                     self.key = p.nonce
-            elif p.nonce == self.key and not self.ended:
+            elif p.nonce == self.key and self.key != self._check and not self.ended:
                 self.ended = True
                 self.on_end()
         return kept

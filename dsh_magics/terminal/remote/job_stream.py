@@ -90,15 +90,16 @@ class InbandStream:
         self._typed_at_start |= frozenset(ln.strip() for ln in text.split("\n") if ln.strip())
         return text
 
-    def login_text(self) -> str:
+    def login_text(self) -> tuple[str, str]:
         """Typed first to an ssh login shell (``ssh_start.login_check``): one
         empty line (for a start-up file that reads one: the login shell
         reads its own once), then the check, whose ``KEY`` says bash reads
-        what follows. Its echo is not the client's words either."""
-        self._login_nonce = new_nonce()
-        line = login_check(self._login_nonce)
+        what follows; returned with the check's nonce. Its echo is not the
+        client's words either."""
+        self._login_nonce = nonce = new_nonce()
+        line = login_check(nonce)
         self._typed_at_start |= frozenset([line])
-        return "\n" + line + "\n"
+        return "\n" + line + "\n", nonce
 
     def startup_words(self) -> str:
         """The client's last words before the shell was ready, without the

@@ -174,7 +174,9 @@ class RemoteTerminal(TerminalBase):
         or from the wrapper another shell execs. False when none came
         before the start's deadline or the client ended."""
         core = self.core
-        self.transport.type(self.stream.login_text())
+        text, nonce = self.stream.login_text()
+        self.scanner.expect_check(nonce)
+        self.transport.type(text)
         left = max(0.0, self.config.start_timeout - (time.monotonic() - started))
         with core.out_cond:
             return core.out_cond.wait_for(lambda: self.scanner.key is not None or core.dead, timeout=left) and (
