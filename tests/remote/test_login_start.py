@@ -113,13 +113,17 @@ def test_a_remote_command_of_the_users_config_never_runs(remote, opened, monkeyp
     assert (term.side.locate(pid) or "").startswith("/dev/pts/")  # the side channel (a command line) runs too
 
 
-def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, opened) -> None:
+@pytest.mark.parametrize("control", ["ignoreboth", ""], ids=["ignoreboth", "no-histcontrol"])
+def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, opened, control) -> None:
     """Debian's ``~/.bashrc`` has ``HISTCONTROL=ignoreboth``; with a prompt
     command that appends each line to the history file at once, the check
-    line (typed before the set-up turns history off) must not be there."""
+    line (typed before the set-up turns history off) must not be there.
+    Nor without ``HISTCONTROL``: the check unsets ``PROMPT_COMMAND``
+    (``ssh_start.QUIET_PROMPT``), so its ``history -a`` does not run again
+    before the set-up unsets ``HISTFILE``."""
     server, home = remote
     (home / ".bashrc").write_text(
-        f'HISTCONTROL=ignoreboth; HISTFILE={home}/hist; history -c; PROMPT_COMMAND="history -a"\n'
+        f'HISTCONTROL={control}; HISTFILE={home}/hist; history -c; PROMPT_COMMAND="history -a"\n'
     )
     term = _open(opened, server.target)
     assert _run(term, "echo ok").output.strip() == "ok"
