@@ -236,8 +236,9 @@ def test_the_check_line_reads_alike_in_every_shell() -> None:
     # (the leading space keeps it out of a history that ignores such lines)
     assert "\n" not in line and line.startswith(" /bin/sh -c '") and "' && exec sh -c '" in line
     words = re.findall(r"'([^']*)'", line)
-    assert len(words) == 2
-    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}' || \\builtin unset PROMPT_COMMAND PS0 PS1"
+    assert len(words) == 5 and words[2:] == ["PROMPT_COMMAND", "PS0", "PS1"]  # (quoted: see ssh_start.QUIET_PROMPT)
+    words = words[:2]
+    assert line == f" /bin/sh -c '{words[0]}' && exec sh -c '{words[1]}' || \\builtin unset 'PROMPT_COMMAND' 'PS0' 'PS1'"
     for word in words:
         assert "!" not in word and "\\\\" not in word and "\\'" not in word
 

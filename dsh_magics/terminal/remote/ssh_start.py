@@ -22,12 +22,15 @@ _DRAW_NONCE = (
 )
 """``sh`` setting ``n`` to 64 random bits in hex, with no process where the uuid file is."""
 LOGIN_BASH = ["bash", "-l", "-i"]
-QUIET_PROMPT = "\\builtin unset PROMPT_COMMAND PS0 PS1"
+QUIET_PROMPT = "\\builtin unset 'PROMPT_COMMAND' 'PS0' 'PS1'"
 """The check's third command, run by bash alone (the first fails there), so
 that the prompt bash shows after the check line runs nothing of the user's
 (a ``PROMPT_COMMAND`` such as pyenv-virtualenv's hook is a process a run,
 a ``PS1`` may run ``$(__git_ps1)``). Other shells exec before it and only
-parse it."""
+parse it. The names are quoted: zsh's ``correct_all`` would otherwise ask
+to correct ``PS0`` to a file ``ps0`` in the login directory, and the start
+would wait on the question
+(tests/remote/test_login_shells.py::test_zshs_spelling_correction_does_not_stall_the_start)."""
 
 
 def login_check(nonce: str) -> str:
