@@ -212,34 +212,113 @@ def sshd_for_users() -> Iterator[Sshd]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+USER_PREFIX = "dsh-test-fan-"
+"""Throwaway users are ``dsh-test-fan-TAG-PID``: PID is the test run's, so a
+later run can tell the users of a run that died (:func:`sweep_dead_users`)."""
+
+
 @contextmanager
 def throwaway_user(tag: str, shell: str) -> Iterator[tuple[str, Path]]:
     """A user ``dsh-test-fan-TAG-PID`` whose login shell is ``shell``, with
     an empty home of its own (outside pytest's 0700 directory), removed with
     it at the end; any server's one authorized key lets it in
     (:func:`sshd_for_users`). Skips unless root with ``useradd``, or when
-    ``shell`` is not installed. No change to root's own shell or home."""
+    ``shell`` is not installed. No change to root's own shell or home.
+
+    The end leaves nothing of the user, whatever the test did (a failed
+    assertion with its terminal still open included): its processes get 10 s
+    to end (a session's sshd still ending), then SIGKILL; then ``userdel``,
+    the home, and whatever the uid owns directly under /tmp (fish, with no
+    ``XDG_RUNTIME_DIR`` from a PAM-less sshd, makes ``/tmp/fish.USER``). It
+    then checks that none of these is left (:func:`leftovers_of`), and fails
+    if one is. Users of a run that died first are removed at the start."""
     if os.geteuid() != 0 or shutil.which("useradd") is None:
         pytest.skip("needs root and useradd to make a user with a login shell of its own")
     if not os.access(shell, os.X_OK):
         pytest.skip(f"{shell} is not installed")
-    name = f"dsh-test-fan-{tag}-{os.getpid()}"
-    home = Path(tempfile.mkdtemp(prefix=f"dsh-test-fan-{tag}-home-"))
-    # '*': no password, and not locked (sshd refuses a locked account without PAM)
-    subprocess.run(["useradd", "-M", "-d", str(home), "-s", shell, "-p", "*", name], check=True)
-    uid = pwd.getpwnam(name).pw_uid
+    sweep_dead_users()
+    name = f"{USER_PREFIX}{tag}-{os.getpid()}"
+    home = Path(tempfile.mkdtemp(prefix=f"{USER_PREFIX}{tag}-home-"))
+    uid: int | None = None
     try:
-        os.chown(home, uid, pwd.getpwnam(name).pw_gid)
+        # '*': no password, and not locked (sshd refuses a locked account without PAM)
+        subprocess.run(["useradd", "-M", "-d", str(home), "-s", shell, "-p", "*", name], check=True)
+        entry = pwd.getpwnam(name)
+        uid = entry.pw_uid
+        os.chown(home, uid, entry.pw_gid)
         yield name, home
     finally:
-        from tests.conftest import wait_until  # (tests/conftest.py imports this module)
-
-        # userdel refuses a user with a process left (a session's sshd that
-        # is still ending): wait for none, then fail loudly rather than leave it
         try:
-            wait_until(lambda: not _processes_of(uid), timeout=10, msg=f"processes of {name} left")
+            if uid is not None:
+                _remove_user(name, uid, wait=10.0)
         finally:
-            subprocess.run(["userdel", name], check=True)
+            shutil.rmtree(home, ignore_errors=True)
+    assert uid is not None
+    left = leftovers_of(name, uid)
+    assert not left, f"user {name} left {left}"
+
+
+def _remove_user(name: str, uid: int, *, wait: float) -> None:
+    """End the uid's processes (``wait`` seconds for them to go, then
+    SIGKILL), ``userdel`` (which refuses a user with a process), and remove
+    what the uid owns directly under /tmp."""
+    from tests.conftest import wait_until  # (tests/conftest.py imports this module)
+
+    try:
+        wait_until(lambda: not _processes_of(uid), timeout=wait, msg=f"processes of {name} left")
+    except AssertionError:
+        for pid in _processes_of(uid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wait_until(lambda: not _processes_of(uid), timeout=10, msg=f"processes of {name} outlived SIGKILL")
+    try:
+        subprocess.run(["userdel", name], check=True)
+    finally:
+        for path in _tmp_of(uid):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+def _tmp_of(uid: int) -> list[Path]:
+    """What ``uid`` owns directly under /tmp."""
+    found = []
+    for entry in os.scandir("/tmp"):
+        try:
+            if entry.stat(follow_symlinks=False).st_uid == uid:
+                found.append(Path(entry.path))
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def leftovers_of(name: str, uid: int) -> list[str]:
+    """What is left of a removed user: its passwd entry, processes, files
+    directly under /tmp."""
+    left = [f"pid {p}" for p in _processes_of(uid)] + [str(p) for p in _tmp_of(uid)]
+    try:
+        pwd.getpwnam(name)
+        left.append("its passwd entry")
+    except KeyError:
+        pass
+    return left
+
+
+def sweep_dead_users() -> None:
+    """Remove the throwaway users (and their homes and /tmp files) of test
+    runs that died before their clean-up; those of a live run stay."""
+    for entry in pwd.getpwall():
+        if not entry.pw_name.startswith(USER_PREFIX):
+            continue
+        pid = entry.pw_name.rsplit("-", 1)[-1]
+        if pid.isdigit() and os.path.exists(f"/proc/{pid}"):
+            continue
+        _remove_user(entry.pw_name, entry.pw_uid, wait=0.0)
+        home = Path(entry.pw_dir)
+        if home.parent == Path(tempfile.gettempdir()) and home.name.startswith(USER_PREFIX):
             shutil.rmtree(home, ignore_errors=True)
 
 

@@ -18,6 +18,10 @@ start", says what is tested and the limits found here.
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +32,14 @@ from dsh_magics import jobs
 from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from dsh_magics.terminal.remote.job_stream import InbandStream
-from tests.sshd import Sshd, sshd_for_users, throwaway_user
+from tests.sshd import (
+    USER_PREFIX,
+    Sshd,
+    leftovers_of,
+    sshd_for_users,
+    sweep_dead_users,
+    throwaway_user,
+)
 
 LOGIN = TerminalConfig(login=True, start_timeout=20.0)
 # bash's own start-up files, read by the `bash -l -i` the check execs
@@ -59,7 +70,12 @@ SHELLS: dict[str, Shell] = {
     ),
     "fish": Shell(
         "/usr/bin/fish",
-        {".config/fish/config.fish": 'echo fish >> "$HOME/reads"\n'},
+        {
+            ".config/fish/config.fish": 'echo fish >> "$HOME/reads"\n',
+            # there already: no create_manpage_completions.py (CPU-heavy, in the
+            # background) at a fresh home's first prompt
+            ".local/share/fish/generated_completions/": "",
+        },
         ["fish", "p", "r"],
         ".local/share/fish/fish_history",
     ),
@@ -108,11 +124,14 @@ def _fresh_home(home: Path, files: dict[str, str]) -> None:
     for f in sorted(home.rglob("*"), reverse=True):
         f.rmdir() if f.is_dir() and not f.is_symlink() else f.unlink()
     for rel, text in {".profile": PROFILE, ".bashrc": BASHRC, **files}.items():
-        path = home / rel
+        path = home / rel  # (REL/: a directory)
         for d in reversed(path.relative_to(home).parents[:-1]):
             (home / d).mkdir(exist_ok=True)
             os.chown(home / d, owner.st_uid, owner.st_gid)
-        path.write_text(text)
+        if rel.endswith("/"):
+            path.mkdir()
+        else:
+            path.write_text(text)
         os.chown(path, owner.st_uid, owner.st_gid)
 
 
@@ -176,8 +195,64 @@ def test_zshs_new_user_menu_takes_the_empty_line_and_aborts(server, opened, monk
         _fresh_home(home, {})
         monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("zsh-new"))
         term = _open(opened, server, name)
-        assert b"zsh-newuser-install" in seen[0] and b"Aborting." in seen[0], seen
-        res = _run(term, "echo ok; ls -A ~")
-        assert res.output.split() == ["ok", ".bashrc", ".profile", "reads"], res  # no .zshrc written
-        assert (home / "reads").read_text().split() == ["p", "r"]
-        term.close()
+        try:
+            assert b"zsh-newuser-install" in seen[0] and b"Aborting." in seen[0], seen
+            res = _run(term, "echo ok; ls -A ~")
+            assert res.output.split() == ["ok", ".bashrc", ".profile", "reads"], res  # no .zshrc written
+            assert (home / "reads").read_text().split() == ["p", "r"]
+        finally:
+            term.close()  # before the user goes, whatever failed
+
+
+def test_zshs_spelling_correction_does_not_stall_the_start(server, opened, monkeypatch) -> None:
+    """With ``setopt correct_all`` zsh offers to correct each argument that
+    names no file but is close to one: the check line's ``unset PS0`` next
+    to a file ``ps0`` would ask ``correct 'PS0' to 'ps0' [nyae]?`` and the
+    start would wait for an answer. The check quotes those names, which zsh
+    leaves alone."""
+    with throwaway_user("zshfix", "/usr/bin/zsh") as (name, home):
+        _fresh_home(home, {".zshrc": "setopt correct_all\n", **{n: "" for n in ("ps", "ps0", "ps1", "prompt_command")}})
+        monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("zsh-fix"))
+        term = _open(opened, server, name, cwd=str(home))
+        try:
+            assert _run(term, "echo ok").output == "ok\n"
+        finally:
+            term.close()
+
+
+def test_a_failed_test_with_its_terminal_open_leaves_nothing_of_its_user(server, opened, monkeypatch) -> None:
+    """A test that fails inside ``throwaway_user`` with its terminal still
+    open (its sshd session and bash are the user's processes, which
+    ``userdel`` refuses to remove): the clean-up kills them after its wait,
+    and removes the user, its home and its /tmp files all the same."""
+    monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("fail"))
+    with pytest.raises(ZeroDivisionError):
+        with throwaway_user("fail", "/bin/sh") as (name, home):
+            _fresh_home(home, {})
+            uid = home.stat().st_uid
+            term = _open(opened, server, name)
+            assert _run(term, "echo ok").output == "ok\n"
+            1 / 0  # noqa: B018 - the test's failure, its terminal open
+    assert not leftovers_of(name, uid) and not home.exists()
+
+
+def test_the_users_of_a_run_that_died_are_swept() -> None:
+    """A user (and home) whose creating pid is gone is removed by the next
+    ``sweep_dead_users`` (every ``throwaway_user`` runs one first); one of a
+    live run (this one) stays."""
+    with throwaway_user("live", "/bin/sh") as (live, _home):
+        ended = subprocess.Popen(["true"])  # (its pid: a run that has died)
+        ended.wait()
+        name = f"{USER_PREFIX}dead-{ended.pid}"
+        home = Path(tempfile.gettempdir()) / f"{USER_PREFIX}dead-home-{ended.pid}"
+        home.mkdir()
+        try:
+            subprocess.run(["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", name], check=True)
+            entry = pwd.getpwnam(name)
+            os.chown(home, entry.pw_uid, entry.pw_gid)
+            sweep_dead_users()
+            assert not leftovers_of(name, entry.pw_uid) and not home.exists()
+            pwd.getpwnam(live)  # (still there)
+        finally:
+            subprocess.run(["userdel", name], capture_output=True, check=False)
+            shutil.rmtree(home, ignore_errors=True)
