@@ -278,7 +278,7 @@ class Attacher:
                     continue
                 self._live = False
                 self._dirty = True
-                if self._bells.feed(data):  # a screen has no bell: the window rings it here
+                if self._bells.rings(data):  # a screen has no bell: the window rings it here
                     self._write(b"\x07")
                 self._cond.notify_all()
         return True
@@ -418,6 +418,7 @@ class Attacher:
         say which if the host holds its writes for this screen (``tty_no``)."""
         with self._cond:
             self._direct = False
+            self._bells.reset()  # the bytes after a screen start afresh (none were parsed while live)
             self._screen_size = (int(screen["cols"]), int(screen["rows"]))
             cols, rows = self.tty.size()
             self._live = self._screen_size == (cols, rows)

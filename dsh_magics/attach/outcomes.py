@@ -3,7 +3,7 @@ terminal is back (docs/attach.md, "Ways out").
 
 Every way out of the attach loop (attach/client.py) and of the host reading the
 keys (host/tty_in.py's ``keys`` events) is one method of :class:`Said`, so the
-docs' table and the code are one list.
+docs' table and the code are one list (tests/attach/test_outcomes.py checks it).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..terminal.core import reader
 from . import protocol as P
-from .bells import Bells
+from .bells import rings
 from .tty_out import TtyOut
 
 if TYPE_CHECKING:
@@ -80,11 +80,17 @@ TakeScreen = Callable[[], dict[str, Any]]
 BEL = b"\x07"
 
 
-def _rings(queue: list[bytes | dict[str, Any]], held: list[bytes] | None, piece: bytes | None) -> bool:
-    """Do the pieces a screen replaces (queued, held, and the one that brought
-    it) ring a bell (host/bells.py)? Looked at only then, never on a piece's way."""
-    pieces = [p for p in queue if isinstance(p, bytes)] + (held or []) + ([piece] if piece else [])
-    return any(BEL in p for p in pieces) and Bells().feed(b"".join(pieces)) > 0
+def _rings(
+    queue: list[bytes | dict[str, Any]], held: list[bytes] | None, piece: bytes | None, dropped: list[bytes] | None = None
+) -> bool:
+    """Do the pieces a screen replaces (those the person's terminal had not
+    taken yet, queued, held, and the one that brought it) ring a bell (host/bells.py ``rings``: no Python step per byte or escape,
+    as this runs under the terminal's lock)? Looked at only then, never on a
+    piece's way. They are parsed as if no control string were open before
+    them: a queue that begins inside a title (its opener sent before, the
+    socket then busy) rings once for that title's BEL (docs/attach.md)."""
+    pieces = (dropped or []) + [p for p in queue if type(p) is bytes] + (held or []) + ([piece] if piece else [])
+    return any(BEL in p for p in pieces) and rings(b"".join(pieces))
 
 
 def bytes_prefix(session_id: str) -> bytes:
@@ -236,16 +242,17 @@ class ViewerStream:
             if piece is None or behind or switch:
                 # A screen holds everything before it: what is queued can go, but
                 # for its bells (a screen has none): one rings after the screen.
-                rang = _rings(self._queue, self._held, piece)
+                tty = self.tty if self.tty is not None and self.tty.open else None
+                # Nothing more goes to the terminal until the client painted this screen.
+                dropped = tty.stop() if tty is not None else []
+                rang = _rings(self._queue, self._held, piece, dropped)
                 self._queue.clear()
                 self._queued = 0
                 self._tail = b""
                 self.resyncs += behind
                 event: dict[str, Any] = {"type": "screen", "session_id": self.session_id, "screen": take()}
                 self.size = (int(event["screen"]["cols"]), int(event["screen"]["rows"]))
-                if self.tty is not None and self.tty.open:
-                    # Nothing more goes to the terminal until the client painted this screen.
-                    self.tty.stop()
+                if tty is not None:
                     self._direct = False
                     self._held, self._held_n = [BEL] if rang else [], 0
                     self._screen_no += 1

@@ -210,10 +210,10 @@ class TtyKeys:
         """A key or an interrupt failed: the bell (go on), or the end (False)."""
         if isinstance(e, (errors.NotRunning, errors.SessionBusy)):  # a remote terminal at rest, or another caller's job
             if not self._stream.bell():
-                self._tell({"type": "keys", "what": "bell"})  # its window is drawn: the client rings
+                self._say({"type": "keys", "what": "bell"})  # its window is drawn: the client rings
             return True
         self.close()
-        self._tell({"type": "keys", "what": "error", "error": {"code": e.code, "message": e.message}})
+        self._say({"type": "keys", "what": "error", "error": {"code": e.code, "message": e.message}})
         return False
 
     def _size(self) -> None:
@@ -228,7 +228,17 @@ class TtyKeys:
     def _end(self, what: str) -> None:
         """Read no more, and tell the client why (``detach``, ``closed``)."""
         self.close()
-        self._tell({"type": "keys", "what": what})
+        self._say({"type": "keys", "what": what})
+
+    def _say(self, event: dict[str, Any]) -> None:
+        """Tell the client, if its connection is still there: the host may
+        have closed it meanwhile (the client left, the host stops), and then
+        there is nobody to tell; the reader or typist thread ends quietly
+        (tests/attach/test_bells.py pins it)."""
+        try:
+            self._tell(event)
+        except OSError:
+            return  # the connection is closed: nobody to tell
 
 
 __all__ = ["TtyKeys"]

@@ -142,12 +142,14 @@ class TtyOut:
                 self._writer.start()
             self._ready.notify()
 
-    def stop(self) -> None:
-        """Drop what waits and write nothing until :meth:`go`."""
+    def stop(self) -> list[bytes]:
+        """Drop what waits and write nothing until :meth:`go`; what was dropped
+        (never written: its bells ring after the screen, host/stream.py)."""
         with self._lock:
             self._stopped = True
-            self._waiting.clear()
+            dropped, self._waiting = self._waiting, []
             self.queued = 0
+        return dropped
 
     def go(self) -> None:
         with self._lock:

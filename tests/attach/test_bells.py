@@ -3,27 +3,90 @@ pieces it comes in (a window drawn from screens rings them itself)."""
 
 from __future__ import annotations
 
+import os
+import pty
+
 import pytest
 
-from dsh_magics.host.bells import Bells
+from dsh_magics.host import stream
+from dsh_magics.host.bells import Bells, rings
+from dsh_magics.host.tty_out import TtyOut
+
+LONG = b"x" * 100_000  # past every window host/bells.py looks at before growing it
 
 
 @pytest.mark.parametrize(
-    ("pieces", "rings"),
+    ("pieces", "rang"),
     [
-        ([b"plain text\r\n"], 0),
-        ([b"\x07"], 1),
-        ([b"a\x07b\x07"], 2),
-        ([b"\x1b]2;a title\x07"], 0),  # a title set with xterm's terminator
-        ([b"\x1b]2;a title\x1b\\\x07"], 1),  # ST ends it: the BEL after rings
-        ([b"\x1b]0;split ", b"title\x07", b"\x07"], 1),  # a string across pieces
-        ([b"\x1b", b"]2;t\x07"], 0),  # ESC at a piece's end
-        ([b"\x1bP+q\x07more\x1b\\"], 0),  # in a DCS string
-        ([b"\x1b]2;t\x18\x07"], 1),  # CAN ends the string
-        ([b"\x1b[1m\x07\x1b[0m"], 1),  # a CSI is not a string
-        ([b"\x1b\x07"], 1),  # a C0 control in an escape is done at once
+        ([b"plain text\r\n"], [False]),
+        ([b"\x07"], [True]),
+        ([b"a\x07b\x07"], [True]),
+        ([b"\x1b]2;a title\x07"], [False]),  # a title set with xterm's terminator
+        ([b"\x1b]2;a title\x1b\\\x07"], [True]),  # ST ends it: the BEL after rings
+        ([b"\x1b]0;split ", b"title\x07", b"\x07"], [False, False, True]),  # a string across pieces
+        ([b"\x1b", b"]2;t\x07"], [False, False]),  # ESC at a piece's end
+        ([b"\x1b]2;t\x1b", b"\\\x07"], [False, True]),  # ST split across pieces
+        ([b"\x1bP+q\x07more\x1b\\"], [False]),  # in a DCS string
+        ([b"\x1b]2;t\x18\x07"], [True]),  # CAN ends the string
+        ([b"\x1b[1m\x07\x1b[0m"], [True]),  # a CSI is not a string
+        ([b"\x1b\x07"], [True]),  # a C0 control in an escape is done at once
+        ([b"\x1b", b"\x07"], [False, True]),  # ... also across pieces
+        (
+            [b"\x1b]52;c;" + LONG + b"\x07"],
+            [False],
+        ),  # a long string (a clipboard): its opener far back
+        ([b"\x1b]52;c;", LONG, LONG + b"\x07"], [False, False, False]),
+        ([LONG + b"\x1b[0m" + LONG + b"\x07"], [True]),  # a bell after long output
+        ([b"\x1b]0;t\x07" * 1000 + b"\x1b[m\x07"], [True]),  # many titles, then a bell
+        ([b"\x1b]0;t\x07\x07\x1b]0;unfinished"], [True]),  # a bell, then a string left open ...
+        (
+            [b"\x1b]0;t\x07\x07\x1b]0;unfinished", b"\x07"],
+            [True, False],
+        ),  # ... that the next BEL ends
     ],
 )
-def test_bells(pieces: list[bytes], rings: int) -> None:
+def test_bells(pieces: list[bytes], rang: list[bool]) -> None:
     bells = Bells()
-    assert sum(bells.feed(p) for p in pieces) == rings
+    assert [bells.rings(p) for p in pieces] == rang
+    assert rings(b"".join(pieces)) == any(rang)
+
+
+def test_reset_forgets_an_unfinished_string() -> None:
+    """A screen restarts the stream's bytes (attach/client.py ``_on_screen``):
+    a title left open before it does not swallow a bell after it."""
+    bells = Bells()
+    assert not bells.rings(b"\x1b]0;ti")
+    bells.reset()
+    assert bells.rings(b"\x07")
+
+
+def test_a_queue_that_begins_inside_a_title_rings_once() -> None:
+    """host/stream.py ``_rings`` parses what a screen replaces as if no string
+    were open before it: the rest of a title whose opener was sent before
+    rings (documented in docs/attach.md: a spurious bell rather than a lost one)."""
+    assert stream._rings([b"title\x07", b"output"], None, None)
+    assert not stream._rings([b"\x1b]0;title\x07", b"output"], None, None)
+    assert stream._rings([b"\x1b]0;title\x07"], [b"\x07"], None)
+    assert stream._rings([], None, b"rang\x07")
+
+
+def test_what_the_persons_terminal_had_not_taken_rings_after_the_screen() -> None:
+    """host/tty_out.py ``stop`` (a screen replaces the live bytes) returns what
+    the person's terminal had not taken yet, for its bells (host/stream.py)."""
+    reader, tty_fd = pty.openpty()  # nobody reads ``reader``: the terminal fills up
+    os.set_blocking(tty_fd, False)
+    tty = TtyOut(tty_fd)
+    try:
+        for _ in range(10_000):  # (a pty holds far less than 40 MiB)
+            if tty.queued:
+                break
+            tty.put(b"x" * 4096)
+        assert tty.queued, "the terminal took everything"
+        tty.put(b"ring\x07")
+        dropped = tty.stop()
+        assert dropped[-1] == b"ring\x07" and tty.queued == 0
+        assert stream._rings([], None, None, dropped)
+        assert not stream._rings([], None, None, dropped[:-1])
+    finally:
+        tty.close()
+        os.close(reader)

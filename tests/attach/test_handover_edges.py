@@ -38,9 +38,11 @@ def _fd_flags(pid: int, path: str) -> list[int]:
 
 
 def test_no_child_of_the_host_gets_the_persons_terminal(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    """The host receives the terminal close-on-exec (``MSG_CMSG_CLOEXEC``): a
-    shell it starts while it holds the terminal, and that shell's job, have
-    no descriptor of it, whatever way the shell is started."""
+    """The host receives the terminal close-on-exec (``MSG_CMSG_CLOEXEC``).
+    The fdinfo flag check is what pins that: the listing after it (a shell
+    the host starts while it holds the terminal, and that shell's job, have
+    no descriptor of it) would pass without the flag too, as every way the
+    host starts a process closes the descriptors above 2; it guards that."""
     sid = f"e-exec-{time.monotonic_ns()}"
     other = f"{sid}-new"
     try:
@@ -107,11 +109,16 @@ def test_a_host_that_stops_gives_the_terminal_back(own_host: tuple[HostClient, s
     wait_until(lambda: not os.path.exists(f"/proc/{host}"), T)
 
 
+def _pane_size(t: Tmux) -> tuple[int, int]:
+    cols, rows = t.tmux("display-message", "-p", "-t", "0", "#{pane_width} #{pane_height}").split()
+    return int(cols), int(rows)
+
+
 def _pane_flag(t: Tmux, name: str) -> str:
     return t.tmux("display-message", "-p", "-t", "0", f"#{{{name}}}").strip()
 
 
-@pytest.mark.parametrize("when", ["drawn", "held", "replaced"])
+@pytest.mark.parametrize("when", ["drawn", "held", "replaced", "after-title"])
 def test_a_bell_rings_in_a_window_drawn_from_screens(
     engine: HostClient, attach_dir: str, tmuxes: list[Tmux], when: str
 ) -> None:
@@ -120,7 +127,9 @@ def test_a_bell_rings_in_a_window_drawn_from_screens(
     rings there, also when it came while the host held the output for a
     screen the client had not painted yet (the client stopped meanwhile; the
     held pieces then reach it as ``bytes``), and when a second screen replaced
-    the held pieces (a screen has no bell: the host keeps it after the screen)."""
+    the held pieces (a screen has no bell: the host keeps it after the screen),
+    and after a screen that came while a title was unfinished (the screen
+    restarts the stream's bytes: the client's parser starts afresh)."""
     sid = f"e-bell-{when}-{time.monotonic_ns()}"
     pid = 0
     try:
@@ -134,14 +143,22 @@ def test_a_bell_rings_in_a_window_drawn_from_screens(
         host, tty = _host_pid(engine), _pane_tty(t)
         wait_until(lambda: _fds_to(host, tty) == 2, T)
         assert _pane_flag(t, "window_bell_flag") == "0"
-        if when != "drawn":
+        if when == "after-title":
+            # A title begun in the drawn window, ended while it was live (the
+            # client saw no more of it), then drawn again after a screen.
+            engine.exec(sid, "printf '\\033]0;ti'", wait_ms=20_000)
+            engine.resize(sid, *_pane_size(t))  # a screen the window fits: live
+            engine.exec(sid, f"printf 'tle\\033\\\\'; echo live-{sid}", wait_ms=20_000)
+            t.wait_for(f"live-{sid}")
+            engine.resize(sid, 81, 24)  # drawn again
+        elif when != "drawn":
             os.kill(pid, signal.SIGSTOP)  # it cannot answer the screen below: the host holds
             wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
             engine.resize(sid, 81, 24)
         engine.exec(sid, "printf 'ring\\a%s\\n' -bell", wait_ms=20_000)
         if when == "replaced":
             engine.resize(sid, 82, 24)  # a screen in place of the held pieces
-        if when != "drawn":
+        if when in ("held", "replaced"):
             os.kill(pid, signal.SIGCONT)
         t.wait_for("ring-bell")
         wait_until(lambda: _pane_flag(t, "window_bell_flag") == "1", T, msg="no bell in the pane")

@@ -27,11 +27,14 @@ import pytest
 from dsh_magics import jobs
 from dsh_magics.attach import handover
 from dsh_magics.attach.link import Conn, Pipe
+from dsh_magics.errors import NoSuchSession
 from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host import protocol as P
 from dsh_magics.host import requests as host_requests
 from dsh_magics.host.connection import Connection
 from dsh_magics.host.server import HostServer
 from dsh_magics.host.stream import ViewerStream, bytes_prefix
+from dsh_magics.host.tty_in import TtyKeys
 from dsh_magics.host.tty_out import FD_BYTE, TtyOut
 from dsh_magics.terminal import Registry
 
@@ -259,6 +262,7 @@ def test_a_screen_during_the_release_does_not_keep_the_terminal(
         assert stream.direct
         stream.release()
         assert not stream.direct
+        assert not screens_in_close, "the terminal was closed with the stream's lock free"
         engine.exec(sid, "printf 'after-%s\\n' release", wait_ms=20_000)
         wait_until(lambda: any(b"after-release" in _bytes_of(x, sid) for x in lines), T,
                    msg="the stream holds the pieces for a terminal given back")  # fmt: skip
@@ -335,3 +339,16 @@ def test_the_last_to_type_sets_the_size_of_its_output_terminal(
         wait_until(lambda: _fds_to(out_path) == 1 and _fds_to(in_path) == 1, T)
         for fd in (out_master, out_slave, in_master, in_slave):
             os.close(fd)
+
+
+def test_a_failed_key_after_the_connection_closed_ends_quietly() -> None:
+    """host/tty_in.py ``_say``: a key that fails once the host has closed the
+    client's connection (the client left, the host stops) has nobody to be
+    told to; the reader or typist thread ends without an uncaught error."""
+    gone, other = socket.socketpair()
+    other.close()
+    gone.close()  # as Connection.close leaves its socket
+    keys = TtyKeys(os.open(os.devnull, os.O_RDONLY), ViewerStream("s", lambda: None), None, None, b"\x1d",  # type: ignore[arg-type]
+                   lambda event: gone.sendall(P.event_line(event)))  # fmt: skip
+    assert keys._failed(NoSuchSession("no session s")) is False
+    assert keys.fd is None
