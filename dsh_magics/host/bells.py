@@ -11,18 +11,23 @@ behind) drops their bytes: their bells go on after the screen.
 
 :class:`Bells` says whether a piece rings: whether one of its BELs is a bell,
 not the end of a control string (``ESC ] 2 ; title BEL`` sets a title and
-rings nothing), across the pieces the output comes in. The rule: a BEL ends
-a control string if the last string opener (``ESC`` and one of ``]P_^X``)
-before it comes after the last end before it (a BEL, ST = ``ESC \\``, CAN,
-SUB); otherwise it rings.
+rings nothing), across the pieces the output comes in. The rule is xterm's: a
+control string runs from its opener (``ESC`` and one of ``]P_^X``: OSC, DCS,
+SOS, PM, APC) to the first BEL, CAN, SUB or ESC (ST is ``ESC \\``; any other
+ESC ends the string too and starts a sequence of its own). So a BEL is inside
+one when the last ESC before it (since the BEL before) opens a string and no
+CAN or SUB comes between. A BEL ends every kind of string here; in the DEC
+model it is data inside DCS, SOS, PM and APC, which differs only for a second
+BEL in the same string (neither rings there).
 
 The cost is bounded, as both callers look under a lock or on an event thread
 (host/stream.py looks at up to :data:`~dsh_magics.host.stream.MAX_BEHIND`
-queued bytes at once): no Python step per byte or per escape sequence. BELs
-are found with ``bytes.find``; for each, the opener and end before it are
-looked for with ``rfind`` in a window growing back from it (a title's opener
-is a few dozen bytes before its BEL); the first BEL that rings ends the
-search, and a piece without a BEL costs only the look for its end state.
+queued bytes at once): no Python step per byte or per escape sequence. The
+first BELs are looked at one by one (``bytes.find`` and one ``rfind`` of ESC
+each, in C), and the first that rings ends the search; after
+:data:`_LOOKS` BELs that ended strings (a flood of titles) the rest is
+parsed by one regular expression, in C too (:data:`_STRING`). A piece
+without a BEL costs only the look for its end state.
 benchmarks/bench_bells.py measures it against ``bytes.find``. Pinned by
 tests/attach/test_bells.py and
 tests/attach/test_handover_edges.py::test_a_bell_rings_in_a_window_drawn_from_screens.
@@ -30,70 +35,47 @@ tests/attach/test_handover_edges.py::test_a_bell_rings_in_a_window_drawn_from_sc
 
 from __future__ import annotations
 
-_BEL, _ESC = b"\x07", b"\x1b"
+import re
 
-#: What opens a control string: OSC, DCS, SOS, PM, APC (ESC and one of ``]P_^X``); OSC first,
-#: the usual one (a title), so the others are looked for in the short stretch after it.
-_OPENERS = (b"\x1b]", b"\x1bP", b"\x1bX", b"\x1b^", b"\x1b_")
+_BEL, _ESC, _CAN, _SUB = b"\x07", b"\x1b", b"\x18", b"\x1a"
 
-#: What ends a control string besides a BEL: ST (``ESC \\``), CAN and SUB (which end any sequence).
-_ENDS = (b"\x1b\\", b"\x18", b"\x1a")
+#: What follows ESC in a string's opener: OSC, DCS, SOS, PM, APC.
+_OPENERS = frozenset(b"]PX^_")
 
-#: The first window looked at before a BEL (a title's opener is in it); it grows fourfold.
-_WINDOW = 256
+#: A whole control string, from its opener to its end (a BEL or ST taken with
+#: it; an ESC, CAN or SUB, or the data's end, left after it).
+_STRING = re.compile(rb"\x1b[\]PX^_][^\x07\x1b\x18\x1a]*(?:\x07|\x1b\\)?")
 
-
-def _last(data: bytes, needles: tuple[bytes, ...], lo: int, hi: int) -> int:
-    """The start of the last of ``needles`` in ``data[lo:hi]``, or -1."""
-    best = -1
-    for needle in needles:
-        i = data.rfind(needle, max(lo, best), hi)
-        if i > best:
-            best = i
-    return best
+#: How many BELs that end strings are looked at one by one before the rest goes to :data:`_STRING`.
+_LOOKS = 32
 
 
 def _in_string(data: bytes, lo: int, hi: int) -> bool:
-    """Is ``data[hi]`` inside a control string, ``data[lo:hi]`` having no BEL
-    and ``data[lo]`` being outside one?"""
-    window = _WINDOW
-    while True:
-        start = max(lo, hi - window)
-        # (output without escapes has no opener or ST: one memrchr instead of six searches)
-        escapes = data.rfind(_ESC, start, hi) >= 0
-        opener = _last(data, _OPENERS, start, hi) if escapes else -1
-        end = _last(data, _ENDS if escapes else _ENDS[1:], max(start, opener), hi)
-        if opener > end:
-            return True
-        if end >= 0 or start == lo:
+    """Is ``data[hi]`` inside a control string, ``data[lo]`` being outside
+    one and ``data[lo:hi]`` holding no BEL?"""
+    esc = data.rfind(_ESC, lo, hi)
+    if esc < 0 or esc + 1 >= hi or data[esc + 1] not in _OPENERS:
+        return False  # (an ESC right before: a C0 control in an escape is done at once)
+    return data.find(_CAN, esc + 2, hi) < 0 and data.find(_SUB, esc + 2, hi) < 0
+
+
+def _first_bell(data: bytes) -> bool:
+    """Does ``data`` ring (``data[0]`` outside a control string)?"""
+    pos = 0
+    for _ in range(_LOOKS):
+        bel = data.find(_BEL, pos)
+        if bel < 0:
             return False
-        window *= 4  # (an opener on the window's edge is found in the next one)
-
-
-def _first_end(data: bytes) -> int:
-    """Just past the first end of a control string in ``data`` (a BEL among them), or -1."""
-    first, past = len(data), -1
-    for end in (_BEL, *_ENDS):
-        i = data.find(end, 0, first)
-        if i >= 0:
-            first, past = i, i + len(end)
-    return past
-
-
-def _first_bell(data: bytes, pos: int) -> tuple[bool, int]:
-    """Does ``data[pos:]`` ring (``data[pos]`` outside a control string), and
-    from where on is the end state still to be found?"""
-    while (bel := data.find(_BEL, pos)) >= 0:
         if not _in_string(data, pos, bel):
-            return True, data.rfind(_BEL) + 1  # (after any BEL, no string is open)
-        pos = bel + 1  # that BEL ended the string
-    return False, pos
+            return True
+        pos = bel + 1  # that BEL ended the string: outside again
+    return _BEL in _STRING.sub(b"", data[pos:])
 
 
 def rings(data: bytes) -> bool:
     """Does output that starts with ``data`` ring a bell (``Bells().rings``
     without finding the end state: host/stream.py, which parses once)?"""
-    return _BEL in data and _first_bell(data, 0)[0]
+    return _BEL in data and _first_bell(data)
 
 
 class Bells:
@@ -101,24 +83,19 @@ class Bells:
 
     def __init__(self) -> None:
         self._esc = False  # the last byte seen was an ESC
-        self._string = False  # inside a control string (a BEL, ST, CAN or SUB ends it)
+        self._string = False  # inside a control string
 
     def rings(self, data: bytes) -> bool:
         """Does ``data`` ring a bell, given the pieces before it?"""
         if self._esc:
             data = _ESC + data  # (the ESC's sequence goes on here)
-            self._esc = False
-        elif not self._string and _BEL not in data and _ESC not in data:
+        elif self._string:
+            data = b"\x1b]" + data  # (the string goes on here: any kind ends alike)
+        elif _BEL not in data and _ESC not in data:
             return False  # the usual piece: nothing to look at
-        pos = 0
-        if self._string:
-            pos = _first_end(data)
-            if pos < 0:
-                self._esc = data.endswith(_ESC)
-                return False  # still inside it
-            self._string = False
-        rang, pos = _first_bell(data, pos)
-        self._string = _in_string(data, pos, len(data))
+        rang = _BEL in data and _first_bell(data)
+        # After any BEL no string is open (it rang or ended one); an ESC last ends one.
+        self._string = _in_string(data, data.rfind(_BEL) + 1, len(data))
         self._esc = data.endswith(_ESC)
         return rang
 

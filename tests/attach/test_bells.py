@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import os
 import pty
+from itertools import pairwise
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dsh_magics.host import stream
 from dsh_magics.host.bells import Bells, rings
 from dsh_magics.host.tty_out import TtyOut
 
-LONG = b"x" * 100_000  # past every window host/bells.py looks at before growing it
+LONG = b"x" * 100_000  # a string far longer than a title
 
 
 @pytest.mark.parametrize(
@@ -43,12 +46,63 @@ LONG = b"x" * 100_000  # past every window host/bells.py looks at before growing
             [b"\x1b]0;t\x07\x07\x1b]0;unfinished", b"\x07"],
             [True, False],
         ),  # ... that the next BEL ends
+        ([b"\x1b]0;t\x1b[1m x\x07"], [True]),  # as in xterm, an ESC ends the string
+        ([b"\x1b]0;t", b"\x1b[0m", b"\x07"], [False, False, True]),  # ... also across pieces
+        ([b"\x1b\x1b]0;t\x07"], [False]),  # ESC ESC ]: the second ESC opens the string
+        ([b"\x1b]0;t\x1a\x07"], [True]),  # SUB ends it, as CAN does
+        ([b"\x1b]0;t\x07" * 100_000], [False]),  # a flood of titles (past the look-by-look BELs)
+        ([b"\x1b]0;t\x07" * 100 + b"\x1b]0;" + LONG + b"\x07"], [False]),  # ... one long at the end
+        ([b"\x1b]0;t\x07" * 100 + b"\x1b]0;t\x18\x07"], [True]),  # ... then CAN and a bell
     ],
 )
 def test_bells(pieces: list[bytes], rang: list[bool]) -> None:
     bells = Bells()
     assert [bells.rings(p) for p in pieces] == rang
     assert rings(b"".join(pieces)) == any(rang)
+
+
+def _reference(data: bytes) -> list[bool]:
+    """A byte-by-byte parser of the same rule (host/bells.py's docstring):
+    for each byte, did it ring?"""
+    out, esc, string = [], False, False
+    for b in data:
+        rang = False
+        if string:
+            if b in (0x07, 0x18, 0x1A):
+                string = False
+            elif b == 0x1B:
+                string, esc = False, True
+                out.append(False)
+                continue
+        elif esc:
+            esc = False
+            if b in b"]PX^_":
+                string = True
+            elif b == 0x07:
+                rang = True  # a C0 control in an escape is done at once
+            elif b == 0x1B:
+                esc = True
+        elif b == 0x1B:
+            esc = True
+        elif b == 0x07:
+            rang = True
+        out.append(rang)
+    return out
+
+
+ALPHABET = [b"\x07", b"\x1b", b"]", b"P", b"[", b"\\", b"\x18", b"x", b"\x1b]0;", b"\x1b\\"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(ALPHABET), max_size=60), st.lists(st.integers(0, 200), max_size=6))
+def test_bells_agree_with_a_byte_by_byte_parser_however_the_output_is_cut(parts: list[bytes], cuts: list[int]) -> None:
+    data = b"".join(parts)
+    rang = _reference(data)
+    edges = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    bells = Bells()
+    for lo, hi in pairwise(edges):
+        assert bells.rings(data[lo:hi]) == any(rang[lo:hi]), (data, lo, hi)
+    assert rings(data) == any(rang), data
 
 
 def test_reset_forgets_an_unfinished_string() -> None:
