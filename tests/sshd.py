@@ -248,20 +248,24 @@ def throwaway_user(tag: str, shell: str) -> Iterator[tuple[str, Path]]:
         os.chown(home, uid, entry.pw_gid)
         yield name, home
     finally:
+        left: list[str] = []
         try:
             if uid is not None:
-                _remove_user(name, uid, wait=10.0)
+                left = _remove_user(name, uid, wait=10.0)
         finally:
             shutil.rmtree(home, ignore_errors=True)
     assert uid is not None
-    left = leftovers_of(name, uid)
+    left += leftovers_of(name, None)
     assert not left, f"user {name} left {left}"
 
 
-def _remove_user(name: str, uid: int, *, wait: float) -> None:
+def _remove_user(name: str, uid: int, *, wait: float) -> list[str]:
     """End the uid's processes (``wait`` seconds for them to go, then
-    SIGKILL), ``userdel`` (which refuses a user with a process), and remove
-    what the uid owns directly under /tmp."""
+    SIGKILL), remove what the uid owns directly under /tmp, then ``userdel``
+    (which refuses a user with a process; "no such user", exit 6, is another
+    run's sweep that came first). Returns the uid's processes and /tmp files
+    still there before ``userdel``: after it, another run's ``useradd`` may
+    get the same uid."""
     from tests.conftest import wait_until  # (tests/conftest.py imports this module)
 
     try:
@@ -273,14 +277,16 @@ def _remove_user(name: str, uid: int, *, wait: float) -> None:
             except ProcessLookupError:
                 pass
         wait_until(lambda: not _processes_of(uid), timeout=10, msg=f"processes of {name} outlived SIGKILL")
-    try:
-        subprocess.run(["userdel", name], check=True)
-    finally:
-        for path in _tmp_of(uid):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+    for path in _tmp_of(uid):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    left = [f"pid {p}" for p in _processes_of(uid)] + [str(p) for p in _tmp_of(uid)]
+    done = subprocess.run(["userdel", name], check=False)
+    if done.returncode not in (0, 6):
+        raise subprocess.CalledProcessError(done.returncode, done.args)
+    return left
 
 
 def _tmp_of(uid: int) -> list[Path]:
@@ -295,10 +301,11 @@ def _tmp_of(uid: int) -> list[Path]:
     return found
 
 
-def leftovers_of(name: str, uid: int) -> list[str]:
-    """What is left of a removed user: its passwd entry, processes, files
-    directly under /tmp."""
-    left = [f"pid {p}" for p in _processes_of(uid)] + [str(p) for p in _tmp_of(uid)]
+def leftovers_of(name: str, uid: int | None) -> list[str]:
+    """What is left of a removed user: its passwd entry, and with ``uid`` its
+    processes and files directly under /tmp (only right after its removal:
+    another run's ``useradd`` may get the uid again)."""
+    left = [] if uid is None else [f"pid {p}" for p in _processes_of(uid)] + [str(p) for p in _tmp_of(uid)]
     try:
         pwd.getpwnam(name)
         left.append("its passwd entry")

@@ -241,10 +241,10 @@ def test_the_users_of_a_run_that_died_are_swept() -> None:
     ``sweep_dead_users`` (every ``throwaway_user`` runs one first); one of a
     live run (this one) stays."""
     with throwaway_user("live", "/bin/sh") as (live, _home):
-        ended = subprocess.Popen(["true"])  # (its pid: a run that has died)
-        ended.wait()
-        name = f"{USER_PREFIX}dead-{ended.pid}"
-        home = Path(tempfile.gettempdir()) / f"{USER_PREFIX}dead-home-{ended.pid}"
+        with open("/proc/sys/kernel/pid_max") as f:
+            dead = int(f.read()) + 1  # (a pid no process has: a run that has died)
+        name = f"{USER_PREFIX}dead-{dead}"
+        home = Path(tempfile.gettempdir()) / f"{USER_PREFIX}dead-home-{dead}"
         home.mkdir()
         try:
             subprocess.run(["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", name], check=True)

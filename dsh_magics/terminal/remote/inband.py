@@ -404,7 +404,7 @@ class ShellScanner(MarkerScanner):
         self.ended = False
         self.on_end: Callable[[], None] = lambda: None
         self._sealed = False
-        self._check: str | None = None
+        self.check: str | None = None  # the login check's nonce (expect_check)
 
     def expect_check(self, nonce: str) -> None:
         """A login start typed its check (``ssh_start.login_check``) with
@@ -413,7 +413,7 @@ class ShellScanner(MarkerScanner):
         ends the shell after it (the nonce was in ``/bin/sh``'s argv, which
         other users of the host may read; a job could print it).
         tests/remote/test_login_start.py::test_a_shell_end_with_the_checks_nonce_ends_nothing."""
-        self._check = nonce
+        self.check = nonce
 
     def seal(self) -> None:
         """The shell is ready: no ``KEY`` counts any more (a job could print one)."""
@@ -430,7 +430,7 @@ class ShellScanner(MarkerScanner):
             elif p.kind == KEY:
                 if self.key is None and not self._sealed:
                     self.key = p.nonce
-            elif p.nonce == self.key and self.key != self._check and not self.ended:
+            elif p.nonce == self.key and self.key != self.check and not self.ended:
                 self.ended = True
                 self.on_end()
         return kept
