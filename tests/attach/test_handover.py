@@ -321,8 +321,15 @@ def test_the_host_says_what_it_took_and_a_refused_hand_over_streams_bytes(engine
                 got.extend(pipe.read() or [])
             return any(isinstance(m, bytes) and b"after-the-refusal" in m for m in got)
 
-        assert any(isinstance(m, dict) and m.get("event", {}).get("type") == "screen" for m in
-                   wait_until(lambda: streamed() or [m for m in got if isinstance(m, dict)], T))  # fmt: skip
+        def screened() -> bool:
+            # This session's screen: the connection takes every session's events
+            # (a watch subscribes it), and an earlier test's may come first
+            # (ci of stop 44: a late event of another session failed the old check).
+            streamed()
+            return any(isinstance(m, dict) and m.get("event", {}).get("type") == "screen"
+                       and m["event"].get("session_id") == sid for m in got)  # fmt: skip
+
+        wait_until(screened, T, msg="no screen event for this session")
         engine.exec(sid, "printf 'after-the-%s\\n' refusal", wait_ms=20_000)
         wait_until(streamed, T)
     finally:
