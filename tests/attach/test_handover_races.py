@@ -13,7 +13,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import socket
 import struct
 import termios
@@ -36,32 +35,17 @@ from dsh_magics.host.server import HostServer
 from dsh_magics.host.stream import ViewerStream, bytes_prefix
 from dsh_magics.host.tty_in import TtyKeys
 from dsh_magics.host.tty_out import FD_BYTE, TtyOut
-from dsh_magics.terminal import Registry
 
 from ..conftest import wait_until
-from ..host.conftest import new_dir
+from ..host.conftest import private_host_dir, served_host
 from .conftest import T
 
 
 @pytest.fixture
 def served() -> Iterator[tuple[HostServer, HostClient, HostPaths]]:
     """A host served from a thread of this process (its descriptors are ours to count)."""
-    d = new_dir()
-    paths = HostPaths.for_name("races", d)
-    server = HostServer(paths, registry=Registry(login=False))
-    server.bind()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = HostClient(paths, autostart=False)
-    try:
-        yield server, client, paths
-    finally:
-        client.close_all()
-        client.detach()
-        server.stop("test over")
-        thread.join(T)
-        assert not thread.is_alive()
-        shutil.rmtree(d, ignore_errors=True)
+    with private_host_dir() as d, served_host(d, "races") as (server, client):
+        yield server, client, client.paths
 
 
 def _fds_to(path: str) -> int:
