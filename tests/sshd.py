@@ -61,7 +61,10 @@ class Sshd:
 
     @property
     def target(self) -> str:
-        return f"ssh://{os.environ.get('USER') or 'root'}@127.0.0.1:{self.port}"
+        return self.target_for(os.environ.get("USER") or "root")
+
+    def target_for(self, user: str) -> str:
+        return f"ssh://{user}@127.0.0.1:{self.port}"
 
     def client_config(self, name: str, *, key: str = "id_user", known: str | None = None) -> str:
         """Write a client config; ``known`` is the known_hosts text (default:
