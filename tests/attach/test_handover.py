@@ -70,6 +70,17 @@ def _attach(engine: HostClient, tmuxes: list[Tmux], session: str, attach_dir: st
     return t, pids.pop()
 
 
+def _handed_over(engine: HostClient, tmuxes: list[Tmux], session: str, attach_dir: str) -> tuple[Tmux, int, int, str]:
+    """``session`` ready, a client of it in a new tmux pane, and the pane's
+    terminal handed over to the host (its two copies, output and keys): the
+    pane, the client's pid, the host's pid and the pane's terminal."""
+    engine.exec(session, f"echo ready-{session}", wait_ms=20_000)
+    t, pid = _attach(engine, tmuxes, session, attach_dir)
+    host, tty = _host_pid(engine), _pane_tty(t)
+    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    return t, pid, host, tty
+
+
 @pytest.fixture
 def stopped() -> Iterator[list[int]]:
     """Pids the test stopped with SIGSTOP: continued at the end, whatever happened."""
@@ -135,10 +146,7 @@ def test_without_the_hand_over_the_stream_comes_as_bytes_events(
 @pytest.mark.parametrize("how", ["detach", "kill"])
 def test_the_host_gives_the_terminal_back(engine: HostClient, attach_dir: str, tmuxes: list[Tmux], how: str) -> None:
     sid = f"h-{how}"
-    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-    t, pid = _attach(engine, tmuxes, sid, attach_dir)
-    host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
     if how == "detach":
         t.keys("C-]")
         t.wait_for("[detached from session")
@@ -153,10 +161,7 @@ def test_the_host_gives_the_terminal_back(engine: HostClient, attach_dir: str, t
 
 
 def test_the_session_closed_gives_the_terminal_back(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    engine.exec("h-close", "echo ready-h-close", wait_ms=20_000)
-    t, _pid = _attach(engine, tmuxes, "h-close", attach_dir)
-    host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    t, _pid, host, tty = _handed_over(engine, tmuxes, "h-close", attach_dir)
     engine.close("h-close")
     t.wait_for("[session h-close was closed]")
     t.wait_for("TTY-RESTORED")
@@ -276,10 +281,7 @@ def test_a_key_that_waits_holds_neither_the_detach_key_nor_the_hand_back(
     paste = tmp_path / "paste"
     paste.write_bytes(b"x" * 65536)
     try:
-        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-        t, pid = _attach(engine, tmuxes, sid, attach_dir)
-        host, tty = _host_pid(engine), _pane_tty(t)
-        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
         job = engine.exec(
             sid, f"stty -icanon -echo; echo go-{sid}; read -r _ < {fifo}; head -c 65536 >/dev/null; stty sane; echo done-{sid}",
             tty=True, source="notebook", wait_ms=0,
@@ -347,10 +349,7 @@ def test_sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again(
     the client draws the session again and hands the terminal over again."""
     sid = f"h-tstp-{time.monotonic_ns()}"
     try:
-        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-        t, pid = _attach(engine, tmuxes, sid, attach_dir)
-        host, tty = _host_pid(engine), _pane_tty(t)
-        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
         os.kill(pid, signal.SIGTSTP)
         stopped.append(pid)
         wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
