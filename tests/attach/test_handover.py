@@ -102,32 +102,35 @@ def test_the_host_writes_the_echo_with_the_client_stopped(
     """With the keys handed over too, a key typed in the pane reaches the job and
     its echo the pane while the client is stopped; with the output only, the
     keys come from elsewhere (the client reads the pane's)."""
-    sid = f"h-echo-{handover}"
-    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-    t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
-    host = _host_pid(engine)
-    held = 2 if handover == "all" else 1
-    wait_until(lambda: _fds_to(host, _pane_tty(t)) == held, T, msg="the host holds the pane's terminal")
-    job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
-    assert isinstance(job, jobs.Job)
-    os.kill(pid, signal.SIGSTOP)  # the client cannot read or write anything now
-    stopped.append(pid)
-    wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
-    if handover == "all":
-        t.text("typed-while-the-client-sleeps")
-        t.keys("Enter")
-    else:
-        engine.type_keys(sid, "typed-while-the-client-sleeps\r")
-    t.wait_for("typed-while-the-client-sleeps")  # cat's echo, and cat's line after it
-    wait_until(lambda: t.screen().count("typed-while-the-client-sleeps") == 2, T, msg=t.screen())
-    if handover == "all":
-        t.keys("C-c")  # the engine's interrupt, from the host reading the keys
+    sid = f"h-echo-{handover}-{time.monotonic_ns()}"  # a fresh screen each run (tests/rerun.py runs it again in one host)
+    try:
+        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+        t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
+        host = _host_pid(engine)
+        held = 2 if handover == "all" else 1
+        wait_until(lambda: _fds_to(host, _pane_tty(t)) == held, T, msg="the host holds the pane's terminal")
+        job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
+        assert isinstance(job, jobs.Job)
+        os.kill(pid, signal.SIGSTOP)  # the client cannot read or write anything now
+        stopped.append(pid)
+        wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
+        if handover == "all":
+            t.text("typed-while-the-client-sleeps")
+            t.keys("Enter")
+        else:
+            engine.type_keys(sid, "typed-while-the-client-sleeps\r")
+        t.wait_for("typed-while-the-client-sleeps")  # cat's echo, and cat's line after it
+        wait_until(lambda: t.screen().count("typed-while-the-client-sleeps") == 2, T, msg=t.screen())
+        if handover == "all":
+            t.keys("C-c")  # the engine's interrupt, from the host reading the keys
+            assert job.wait(T)
+            assert [e for e in engine.inputs(sid) if e.get("source") == "person"]
+            return
+        os.kill(pid, signal.SIGCONT)
+        engine.interrupt(sid)
         assert job.wait(T)
-        assert [e for e in engine.inputs(sid) if e.get("source") == "person"]
-        return
-    os.kill(pid, signal.SIGCONT)
-    engine.interrupt(sid)
-    assert job.wait(T)
+    finally:
+        engine.close(sid)
 
 
 def test_without_the_hand_over_the_stream_comes_as_bytes_events(
