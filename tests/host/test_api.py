@@ -48,11 +48,15 @@ def test_new_terminal_starts_in_the_callers_directory(client: HostClient, tmp_pa
     # As in-process: a kernel's terminal starts where the kernel runs, not
     # where the host happens to run.
     monkeypatch.chdir(tmp_path)
-    r = client.exec("api-cwd", "pwd", wait_ms=10_000)
-    assert isinstance(r, Result) and r.output == f"{tmp_path}\n"
-    (tmp_path / "sub").mkdir()
-    info = client.attach("api-cwd-rel", cwd="sub")
-    assert info.cwd == str(tmp_path / "sub")
+    try:
+        r = client.exec("api-cwd", "pwd", wait_ms=10_000)
+        assert isinstance(r, Result) and r.output == f"{tmp_path}\n"
+        (tmp_path / "sub").mkdir()
+        info = client.attach("api-cwd-rel", cwd="sub")
+        assert info.cwd == str(tmp_path / "sub")
+    finally:  # new terminals in a run again (tests/rerun.py shares the module's host)
+        client.close("api-cwd")
+        client.close("api-cwd-rel")
 
 
 def test_engine_errors_keep_their_classes(client: HostClient) -> None:
