@@ -34,7 +34,7 @@ import pytest
 
 from dsh_magics.terminal.core.procs import alive, descendants
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS
-from tests.procinfo import comm
+from tests.procinfo import comm, ppid
 
 SSHD = "/usr/sbin/sshd"
 
@@ -61,7 +61,10 @@ class Sshd:
 
     @property
     def target(self) -> str:
-        return f"ssh://{os.environ.get('USER') or 'root'}@127.0.0.1:{self.port}"
+        return self.target_for(os.environ.get("USER") or "root")
+
+    def target_for(self, user: str) -> str:
+        return f"ssh://{user}@127.0.0.1:{self.port}"
 
     def client_config(self, name: str, *, key: str = "id_user", known: str | None = None) -> str:
         """Write a client config; ``known`` is the known_hosts text (default:
@@ -83,9 +86,17 @@ class Sshd:
         )
         return f"-F {cfg}"
 
-    def connections(self) -> list[int]:
-        """The per-connection sshd processes (children of the listener)."""
-        return [p for p in descendants(self.proc.pid) if comm(p).startswith("sshd")]
+    def connection_of(self, pid: int) -> list[int]:
+        """The sshd processes of the connection that ``pid`` (a remote shell)
+        runs under: the listener's child above it, then that child's sshd
+        descendants (a session's child before it runs the shell). Found from
+        the shell up, not as the processes new since an earlier look: this
+        server is the whole session's, and another connection to it (one
+        still closing, a side channel's own) may start or end meanwhile."""
+        while (parent := ppid(pid)) != self.proc.pid:
+            assert parent is not None and parent > 1, f"process {pid} does not run under this sshd"
+            pid = parent
+        return [pid, *(p for p in descendants(pid) if comm(p).startswith("sshd"))]
 
     def stop(self) -> None:
         """Hang up first, kill later: a session may still be in ~/.bashrc

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,24 @@ def engine(attach_dir: str) -> Iterator[HostClient]:
             os.environ.pop("DSH_MAGICS_LOGIN", None)
         else:
             os.environ["DSH_MAGICS_LOGIN"] = old
+
+
+@pytest.fixture
+def fresh_session(engine: HostClient) -> Iterator[Callable[[str], str]]:
+    """Session ids of the test's own, new each run (``name-<6 hex>``): the
+    module's host outlives a test, and tests/rerun.py runs a test again in
+    it, where a fixed id's record, jobs and screen would hold the last run's.
+    Closed after the test."""
+    made: list[str] = []
+
+    def new(name: str) -> str:
+        made.append(f"{name}-{uuid.uuid4().hex[:6]}")
+        return made[-1]
+
+    yield new
+    for sid in made:
+        if engine.exists(sid):
+            engine.close(sid)
 
 
 @pytest.fixture

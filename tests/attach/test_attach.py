@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,11 +61,14 @@ def test_a_notebook_jobs_output_appears(engine: HostClient, attach_dir: str, tmu
     t.wait_for("live-line-3")
 
 
-def test_read_p_is_answered_by_keys(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    engine.attach("a-read")
-    t = _attach(tmuxes, "a-read", attach_dir)
-    _attached(engine, "a-read")
-    job = engine.exec("a-read", "read -r -p 'Your name? ' n; echo \"hello [$n]\"", tty=True, source="notebook")
+def test_read_p_is_answered_by_keys(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], fresh_session: Callable[[str], str]
+) -> None:
+    sid = fresh_session("a-read")  # (a fixed id's record would hold the last run's input)
+    engine.attach(sid)
+    t = _attach(tmuxes, sid, attach_dir)
+    _attached(engine, sid)
+    job = engine.exec(sid, "read -r -p 'Your name? ' n; echo \"hello [$n]\"", tty=True, source="notebook")
     assert isinstance(job, jobs.Job)
     t.wait_for("Your name?")
     t.text("ada")
@@ -72,22 +76,23 @@ def test_read_p_is_answered_by_keys(engine: HostClient, attach_dir: str, tmuxes:
     assert job.wait(T) and isinstance(job.result, Result)
     assert "hello [ada]" in job.result.output
     t.wait_for("hello [ada]")
-    typed = [r for r in engine.inputs("a-read") if r["kind"] == "input"]
+    typed = [r for r in engine.inputs(sid) if r["kind"] == "input"]
     assert [(r["source"], r["text"]) for r in typed] == [("person", "ada\r")]
     assert typed[0]["caller"].startswith("attach-")
 
 
 def test_ls_typed_at_the_prompt_is_a_person_job(
-    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path, fresh_session: Callable[[str], str]
 ) -> None:
     (tmp_path / "listed-file-xq").write_text("")
-    engine.attach("a-ls", cwd=str(tmp_path))
-    t = _attach(tmuxes, "a-ls", attach_dir)
-    _attached(engine, "a-ls")
+    sid = fresh_session("a-ls")  # (a fixed id's jobs would hold the last run's)
+    engine.attach(sid, cwd=str(tmp_path))
+    t = _attach(tmuxes, sid, attach_dir)
+    _attached(engine, sid)
     t.text("ls")
     t.keys("Enter")
-    wait_until(lambda: [j for j in _person_jobs(engine, "a-ls") if j.done], T, msg=t.screen())
-    (job,) = _person_jobs(engine, "a-ls")
+    wait_until(lambda: [j for j in _person_jobs(engine, sid) if j.done], T, msg=t.screen())
+    (job,) = _person_jobs(engine, sid)
     assert job.label == "ls"
     assert isinstance(job.result, Result) and job.result.source == "person"
     assert "listed-file-xq" in job.result.output
@@ -95,18 +100,21 @@ def test_ls_typed_at_the_prompt_is_a_person_job(
     assert any(j.id == job.id for j in engine.jobs.all())
 
 
-def test_tab_completes_a_file_name(engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path) -> None:
+def test_tab_completes_a_file_name(
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path, fresh_session: Callable[[str], str]
+) -> None:
     (tmp_path / "zebra-unique-name.txt").write_text("striped\n")
-    engine.attach("a-tab", cwd=str(tmp_path))
-    t = _attach(tmuxes, "a-tab", attach_dir)
-    _attached(engine, "a-tab")
+    sid = fresh_session("a-tab")  # (a fixed id's jobs would hold the last run's)
+    engine.attach(sid, cwd=str(tmp_path))
+    t = _attach(tmuxes, sid, attach_dir)
+    _attached(engine, sid)
     t.text("cat zebra-u")
     t.keys("Tab")
     t.wait_for("cat zebra-unique-name.txt")
     t.keys("Enter")
     t.wait_for("striped")
-    wait_until(lambda: [j for j in _person_jobs(engine, "a-tab") if j.done], T)
-    (job,) = _person_jobs(engine, "a-tab")
+    wait_until(lambda: [j for j in _person_jobs(engine, sid) if j.done], T)
+    (job,) = _person_jobs(engine, sid)
     assert job.label.strip() == "cat zebra-unique-name.txt"
 
 

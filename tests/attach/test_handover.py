@@ -70,6 +70,17 @@ def _attach(engine: HostClient, tmuxes: list[Tmux], session: str, attach_dir: st
     return t, pids.pop()
 
 
+def _handed_over(engine: HostClient, tmuxes: list[Tmux], session: str, attach_dir: str) -> tuple[Tmux, int, int, str]:
+    """``session`` ready, a client of it in a new tmux pane, and the pane's
+    terminal handed over to the host (its two copies, output and keys): the
+    pane, the client's pid, the host's pid and the pane's terminal."""
+    engine.exec(session, f"echo ready-{session}", wait_ms=20_000)
+    t, pid = _attach(engine, tmuxes, session, attach_dir)
+    host, tty = _host_pid(engine), _pane_tty(t)
+    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    return t, pid, host, tty
+
+
 @pytest.fixture
 def stopped() -> Iterator[list[int]]:
     """Pids the test stopped with SIGSTOP: continued at the end, whatever happened."""
@@ -91,32 +102,35 @@ def test_the_host_writes_the_echo_with_the_client_stopped(
     """With the keys handed over too, a key typed in the pane reaches the job and
     its echo the pane while the client is stopped; with the output only, the
     keys come from elsewhere (the client reads the pane's)."""
-    sid = f"h-echo-{handover}-{time.monotonic_ns()}"  # (a new terminal each run: tests/rerun.py)
-    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-    t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
-    host = _host_pid(engine)
-    held = 2 if handover == "all" else 1
-    wait_until(lambda: _fds_to(host, _pane_tty(t)) == held, T, msg="the host holds the pane's terminal")
-    job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
-    assert isinstance(job, jobs.Job)
-    os.kill(pid, signal.SIGSTOP)  # the client cannot read or write anything now
-    stopped.append(pid)
-    wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
-    if handover == "all":
-        t.text("typed-while-the-client-sleeps")
-        t.keys("Enter")
-    else:
-        engine.type_keys(sid, "typed-while-the-client-sleeps\r")
-    t.wait_for("typed-while-the-client-sleeps")  # cat's echo, and cat's line after it
-    wait_until(lambda: t.screen().count("typed-while-the-client-sleeps") == 2, T, msg=t.screen())
-    if handover == "all":
-        t.keys("C-c")  # the engine's interrupt, from the host reading the keys
+    sid = f"h-echo-{handover}-{time.monotonic_ns()}"  # a fresh screen each run (tests/rerun.py runs it again in one host)
+    try:
+        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
+        t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
+        host = _host_pid(engine)
+        held = 2 if handover == "all" else 1
+        wait_until(lambda: _fds_to(host, _pane_tty(t)) == held, T, msg="the host holds the pane's terminal")
+        job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)
+        assert isinstance(job, jobs.Job)
+        os.kill(pid, signal.SIGSTOP)  # the client cannot read or write anything now
+        stopped.append(pid)
+        wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)
+        if handover == "all":
+            t.text("typed-while-the-client-sleeps")
+            t.keys("Enter")
+        else:
+            engine.type_keys(sid, "typed-while-the-client-sleeps\r")
+        t.wait_for("typed-while-the-client-sleeps")  # cat's echo, and cat's line after it
+        wait_until(lambda: t.screen().count("typed-while-the-client-sleeps") == 2, T, msg=t.screen())
+        if handover == "all":
+            t.keys("C-c")  # the engine's interrupt, from the host reading the keys
+            assert job.wait(T)
+            assert [e for e in engine.inputs(sid) if e.get("source") == "person"]
+            return
+        os.kill(pid, signal.SIGCONT)
+        engine.interrupt(sid)
         assert job.wait(T)
-        assert [e for e in engine.inputs(sid) if e.get("source") == "person"]
-        return
-    os.kill(pid, signal.SIGCONT)
-    engine.interrupt(sid)
-    assert job.wait(T)
+    finally:
+        engine.close(sid)
 
 
 def test_without_the_hand_over_the_stream_comes_as_bytes_events(
@@ -135,10 +149,7 @@ def test_without_the_hand_over_the_stream_comes_as_bytes_events(
 @pytest.mark.parametrize("how", ["detach", "kill"])
 def test_the_host_gives_the_terminal_back(engine: HostClient, attach_dir: str, tmuxes: list[Tmux], how: str) -> None:
     sid = f"h-{how}"
-    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-    t, pid = _attach(engine, tmuxes, sid, attach_dir)
-    host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
     if how == "detach":
         t.keys("C-]")
         t.wait_for("[detached from session")
@@ -153,10 +164,7 @@ def test_the_host_gives_the_terminal_back(engine: HostClient, attach_dir: str, t
 
 
 def test_the_session_closed_gives_the_terminal_back(engine: HostClient, attach_dir: str, tmuxes: list[Tmux]) -> None:
-    engine.exec("h-close", "echo ready-h-close", wait_ms=20_000)
-    t, _pid = _attach(engine, tmuxes, "h-close", attach_dir)
-    host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    t, _pid, host, tty = _handed_over(engine, tmuxes, "h-close", attach_dir)
     engine.close("h-close")
     t.wait_for("[session h-close was closed]")
     t.wait_for("TTY-RESTORED")
@@ -276,10 +284,7 @@ def test_a_key_that_waits_holds_neither_the_detach_key_nor_the_hand_back(
     paste = tmp_path / "paste"
     paste.write_bytes(b"x" * 65536)
     try:
-        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-        t, pid = _attach(engine, tmuxes, sid, attach_dir)
-        host, tty = _host_pid(engine), _pane_tty(t)
-        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
         job = engine.exec(
             sid, f"stty -icanon -echo; echo go-{sid}; read -r _ < {fifo}; head -c 65536 >/dev/null; stty sane; echo done-{sid}",
             tty=True, source="notebook", wait_ms=0,
@@ -347,10 +352,7 @@ def test_sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again(
     the client draws the session again and hands the terminal over again."""
     sid = f"h-tstp-{time.monotonic_ns()}"
     try:
-        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-        t, pid = _attach(engine, tmuxes, sid, attach_dir)
-        host, tty = _host_pid(engine), _pane_tty(t)
-        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        t, pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
         os.kill(pid, signal.SIGTSTP)
         stopped.append(pid)
         wait_until(lambda: open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] == "T", T)

@@ -20,7 +20,7 @@ from dsh_magics.terminal import Result
 from ..conftest import wait_until
 from ..host.conftest import new_dir, stop_everything
 from .conftest import T, Tmux, attach_command
-from .test_handover import _attach, _fds_to, _host_pid, _pane_tty, _viewers
+from .test_handover import _fds_to, _handed_over, _host_pid, _pane_tty, _viewers
 
 
 def _fd_flags(pid: int, path: str) -> list[int]:
@@ -46,10 +46,7 @@ def test_no_child_of_the_host_gets_the_persons_terminal(engine: HostClient, atta
     sid = f"e-exec-{time.monotonic_ns()}"
     other = f"{sid}-new"
     try:
-        engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-        t, _pid = _attach(engine, tmuxes, sid, attach_dir)
-        host, tty = _host_pid(engine), _pane_tty(t)
-        wait_until(lambda: _fds_to(host, tty) == 2, T)
+        t, _pid, host, tty = _handed_over(engine, tmuxes, sid, attach_dir)
         flags = _fd_flags(host, tty)
         assert len(flags) == 2 and all(f & os.O_CLOEXEC for f in flags), [oct(f) for f in flags]
         listed = engine.exec(other, 'for f in /proc/$$/fd/* /proc/$BASHPID/fd/*; do readlink "$f"; done', wait_ms=20_000)
@@ -85,10 +82,7 @@ def test_a_host_that_stops_gives_the_terminal_back(own_host: tuple[HostClient, s
     and nothing is written after the client's last line."""
     engine, d = own_host
     sid = "e-stop"
-    engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
-    t, _pid = _attach(engine, tmuxes, sid, d)
-    host, tty = _host_pid(engine), _pane_tty(t)
-    wait_until(lambda: _fds_to(host, tty) == 2, T)
+    t, _pid, host, _tty = _handed_over(engine, tmuxes, sid, d)
     # Output that keeps coming to the last moment, and the modes a full-screen program sets.
     engine.exec(sid, "printf '\\033[?1h\\033=\\033[?2004h'; while :; do echo tick; read -t 0.02 _ || :; done",
                 tty=True, wait_ms=0)  # fmt: skip

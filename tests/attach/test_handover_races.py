@@ -13,7 +13,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import socket
 import struct
 import termios
@@ -36,32 +35,17 @@ from dsh_magics.host.server import HostServer
 from dsh_magics.host.stream import ViewerStream, bytes_prefix
 from dsh_magics.host.tty_in import TtyKeys
 from dsh_magics.host.tty_out import FD_BYTE, TtyOut
-from dsh_magics.terminal import Registry
 
 from ..conftest import wait_until
-from ..host.conftest import new_dir
+from ..host.conftest import private_host_dir, served_host
 from .conftest import T
 
 
 @pytest.fixture
 def served() -> Iterator[tuple[HostServer, HostClient, HostPaths]]:
     """A host served from a thread of this process (its descriptors are ours to count)."""
-    d = new_dir()
-    paths = HostPaths.for_name("races", d)
-    server = HostServer(paths, registry=Registry(login=False))
-    server.bind()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = HostClient(paths, autostart=False)
-    try:
-        yield server, client, paths
-    finally:
-        client.close_all()
-        client.detach()
-        server.stop("test over")
-        thread.join(T)
-        assert not thread.is_alive()
-        shutil.rmtree(d, ignore_errors=True)
+    with private_host_dir() as d, served_host(d, "races") as (server, client):
+        yield server, client, client.paths
 
 
 def _fds_to(path: str) -> int:
@@ -109,14 +93,33 @@ class _Master:
         return text in self.got
 
 
-def _screen_event(pipe: Pipe, got: list[Any]) -> dict[str, Any] | None:
-    """The first ``screen`` event the pipe brought (with what else came kept in ``got``)."""
+def _screen_event(pipe: Pipe, got: list[Any], sid: str) -> dict[str, Any] | None:
+    """The first ``screen`` event of ``sid`` the pipe brought (with what else
+    came kept in ``got``): a watch subscribes the connection to every session's
+    events (the class of tests/attach/test_handover.py's refused hand-over failure)."""
     if select.select([pipe.fileno()], [], [], 0.05)[0]:
         got.extend(pipe.read() or [])
     for m in got:
-        if isinstance(m, dict) and isinstance(m.get("event"), dict) and m["event"].get("type") == "screen":
-            return m["event"]  # type: ignore[no-any-return]
+        event = m.get("event") if isinstance(m, dict) else None
+        if isinstance(event, dict) and event.get("type") == "screen" and event.get("session_id") == sid:
+            return event
     return None
+
+
+def _handed(conn: Conn, sid: str, fds: list[int]) -> tuple[Pipe, dict[str, Any]]:
+    """``fds`` (output, keys) handed over as the attach client does (the host
+    takes both; closed here either way), then the connection as the client's
+    started pipe, and the stream's first screen."""
+    try:
+        assert handover.hand(conn, sid, fds, "p", b"\x1d") == 2
+    finally:
+        for fd in fds:
+            os.close(fd)
+    pipe = Pipe(conn)
+    pipe.bytes_prefix = bytes_prefix(sid)
+    pipe.start()
+    got: list[Any] = []
+    return pipe, wait_until(lambda: _screen_event(pipe, got, sid), T)
 
 
 @pytest.mark.parametrize("when", ["before-the-reply", "before-the-start"])
@@ -191,21 +194,11 @@ def test_a_bad_watch_again_leaves_the_handed_stream_working(served: tuple[HostSe
     out = _Master(master)
     conn = Conn(paths, _client(sid))
     try:
-        fds = _opened_for_host(path)
-        try:
-            assert handover.hand(conn, sid, fds, "p", b"\x1d") == 2
-        finally:
-            for fd in fds:
-                os.close(fd)
-        pipe = Pipe(conn)
-        pipe.bytes_prefix = bytes_prefix(sid)
-        pipe.start()
-        got: list[Any] = []
-        screen = wait_until(lambda: _screen_event(pipe, got), T)
+        pipe, screen = _handed(conn, sid, _opened_for_host(path))
         pipe.send("tty_go", {"session_id": sid, "screen": screen["tty"], "live": True}, errors_only=True)
         engine.exec(sid, "printf 'live-%s\\n' before", wait_ms=20_000)
         wait_until(lambda: out.has(b"live-before"), T, msg="the host did not write the output")
-        got.clear()
+        got: list[Any] = []
         pipe.send("watch", {"session_id": sid, "tty": True, "keys": True, "caller": "p", "detach": "\x03"})
 
         def refused() -> dict[str, Any] | None:
@@ -310,20 +303,10 @@ def test_the_last_to_type_sets_the_size_of_its_output_terminal(
     in_master, in_slave, in_path = _person_terminal(81, 25)
     conn = Conn(paths, _client(sid))
     try:
-        fds = [
+        pipe, screen = _handed(conn, sid, [
             os.open(out_path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC),
             os.open(in_path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC),
-        ]
-        try:
-            assert handover.hand(conn, sid, fds, "p", b"\x1d") == 2
-        finally:
-            for fd in fds:
-                os.close(fd)
-        pipe = Pipe(conn)
-        pipe.bytes_prefix = bytes_prefix(sid)
-        pipe.start()
-        got: list[Any] = []
-        screen = wait_until(lambda: _screen_event(pipe, got), T)
+        ])  # fmt: skip
         assert (screen["screen"]["cols"], screen["screen"]["rows"]) == (90, 28)
         pipe.send("tty_go", {"session_id": sid, "screen": screen["tty"], "live": False}, errors_only=True)
         job = engine.exec(sid, "cat", tty=True, source="notebook", wait_ms=0)

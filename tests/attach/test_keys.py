@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from dsh_magics import jobs
 from dsh_magics.host import HostClient, HostPaths, keys
@@ -21,25 +18,6 @@ from dsh_magics.terminal import Result
 
 from ..conftest import wait_until
 from .conftest import T, Tmux, attach_command
-
-_MADE: list[str] = []
-
-
-def _session(name: str) -> str:
-    """A session of its own for each run (the module's host outlives a test;
-    reruns share it), closed after the test."""
-    sid = f"k-{name}-{uuid.uuid4().hex[:6]}"
-    _MADE.append(sid)
-    return sid
-
-
-@pytest.fixture(autouse=True)
-def _close_sessions(engine: HostClient) -> Iterator[None]:
-    yield
-    while _MADE:
-        sid = _MADE.pop()
-        if engine.exists(sid):
-            engine.close(sid)
 
 
 def _attached(engine: HostClient, sid: str) -> None:
@@ -53,8 +31,10 @@ def _request(link: Link, msg_id: str, op: str, args: dict[str, object], *, error
     link.sock.sendall(P.encode(msg))
 
 
-def test_a_key_asks_for_a_reply_only_when_it_fails(engine: HostClient, attach_dir: str) -> None:
-    sid = _session("quiet")
+def test_a_key_asks_for_a_reply_only_when_it_fails(
+    engine: HostClient, attach_dir: str, fresh_session: Callable[[str], str]
+) -> None:
+    sid = fresh_session("k-quiet")
     job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
     wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
@@ -77,12 +57,14 @@ def test_a_key_asks_for_a_reply_only_when_it_fails(engine: HostClient, attach_di
     assert job.wait(T) and isinstance(job.result, Result) and "got [quiet-keys]" in job.result.output
 
 
-def test_a_persons_keys_line_is_the_same_request_as_the_general_one(engine: HostClient, attach_dir: str) -> None:
+def test_a_persons_keys_line_is_the_same_request_as_the_general_one(
+    engine: HostClient, attach_dir: str, fresh_session: Callable[[str], str]
+) -> None:
     """The client's keys lines (host/keys.py, taken apart without the general
     dispatch) type, fail and are refused as any ``type_keys``: an error is
     answered with its code, a read-only viewer's key is refused, and a line
     of that shape the short way cannot read goes the general way."""
-    sid = _session("line")
+    sid = fresh_session("k-line")
     job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
     wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
@@ -128,12 +110,14 @@ def test_a_persons_keys_line_is_the_same_request_as_the_general_one(engine: Host
     ]
 
 
-def test_a_keys_lane_holds_only_for_the_hello_it_was_checked_under(engine: HostClient, attach_dir: str) -> None:
+def test_a_keys_lane_holds_only_for_the_hello_it_was_checked_under(
+    engine: HostClient, attach_dir: str, fresh_session: Callable[[str], str]
+) -> None:
     """After a connection's first keys line passed the general dispatch, its
     next lines of that shape skip it (host/keys.py ``KeysLane``): their data is
     still checked, and a new ``hello`` (here: as a read-only viewer) drops the
     lane, so the same line is refused as any viewer's."""
-    sid = _session("lane")
+    sid = fresh_session("k-lane")
     job = engine.exec(sid, "read -r x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
     wait_until(lambda: engine.info(sid).awaiting_input is not None, T)
@@ -169,7 +153,7 @@ def test_a_keys_lane_holds_only_for_the_hello_it_was_checked_under(engine: HostC
 
 
 def test_a_paste_arrives_whole_and_in_order(
-    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], tmp_path: Path, fresh_session: Callable[[str], str]
 ) -> None:
     """40 KB pasted at once: the client reads it in many pieces and sends each
     without waiting for the one before; the host types them in the order sent."""
@@ -177,7 +161,7 @@ def test_a_paste_arrives_whole_and_in_order(
     assert len(text) >= 40_000
     paste = tmp_path / "paste-src.txt"
     paste.write_text(text)
-    sid = _session("paste")
+    sid = fresh_session("k-paste")
     engine.attach(sid, cwd=str(tmp_path))
     t = Tmux(attach_command(sid, attach_dir))
     tmuxes.append(t)
@@ -198,9 +182,9 @@ def test_a_paste_arrives_whole_and_in_order(
 
 
 def test_keys_typed_with_the_detach_key_are_typed_before_it_leaves(
-    engine: HostClient, attach_dir: str, tmuxes: list[Tmux]
+    engine: HostClient, attach_dir: str, tmuxes: list[Tmux], fresh_session: Callable[[str], str]
 ) -> None:
-    sid = _session("detach")
+    sid = fresh_session("k-detach")
     job = engine.exec(sid, "read -r -p 'Say? ' x; echo \"got [$x]\"", tty=True)
     assert isinstance(job, jobs.Job)
     t = Tmux(attach_command(sid, attach_dir))

@@ -13,6 +13,7 @@ adding a fixture named ``<name>_engine`` and its name to :data:`BACKENDS`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -40,6 +41,12 @@ REMOTE_SKIPS = {
 REMOTE_XFAILS: dict[str, str] = {}
 
 
+def _without_run_id(name: str) -> str:
+    """A test's name without tests/rerun.py's run id (``rerunN``), which it
+    puts among the test's own ids: a skip by name holds for each run too."""
+    return re.sub(r"\[rerun\d+\]$|(?<=\[)rerun\d+-|-rerun\d+(?=[\]-])", "", name)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -48,7 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         why = (
             REMOTE_SKIPS.get(item.originalname)
-            or REMOTE_SKIPS.get(item.name)
+            or REMOTE_SKIPS.get(_without_run_id(item.name))
         )
         if why:
             item.add_marker(pytest.mark.skip(reason=f"{backend} backend: {why}"))

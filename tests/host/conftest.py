@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -16,6 +17,8 @@ import pytest
 
 from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.host.runtime import list_names
+from dsh_magics.host.server import HostServer
+from dsh_magics.terminal import Registry
 
 from ..conftest import live_pids, pids_with_env, wait_until  # noqa: F401
 
@@ -85,6 +88,29 @@ def private_host_dir() -> Iterator[str]:
     finally:
         stop_everything(d)
         shutil.rmtree(d, ignore_errors=True)
+
+
+@contextmanager
+def served_host(directory: str, name: str, registry: Registry | None = None) -> Iterator[tuple[HostServer, HostClient]]:
+    """A host served from a thread of this process (its registry, hooks and
+    descriptors are the test's to change and count; ``registry`` defaults to a
+    plain one), and a client of it that never starts one. Afterwards its
+    terminals are closed, the client detached and the server stopped: its
+    thread must end."""
+    paths = HostPaths.for_name(name, directory)
+    server = HostServer(paths, registry=registry if registry is not None else Registry(login=False))
+    server.bind()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = HostClient(paths, autostart=False)
+    try:
+        yield server, client
+    finally:
+        client.close_all()
+        client.detach()
+        server.stop("test over")
+        thread.join(30)
+        assert not thread.is_alive()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from dsh_magics.host import HostClient, HostPaths
 from dsh_magics.terminal import Result, TerminalInfo
 
 from ..conftest import Gate
-from .conftest import wait_until
+from .conftest import served_host, wait_until
 
 
 def test_exec_wait_read_list(client: HostClient, tmp_path, gate: Gate) -> None:
@@ -48,11 +48,15 @@ def test_new_terminal_starts_in_the_callers_directory(client: HostClient, tmp_pa
     # As in-process: a kernel's terminal starts where the kernel runs, not
     # where the host happens to run.
     monkeypatch.chdir(tmp_path)
-    r = client.exec("api-cwd", "pwd", wait_ms=10_000)
-    assert isinstance(r, Result) and r.output == f"{tmp_path}\n"
-    (tmp_path / "sub").mkdir()
-    info = client.attach("api-cwd-rel", cwd="sub")
-    assert info.cwd == str(tmp_path / "sub")
+    try:
+        r = client.exec("api-cwd", "pwd", wait_ms=10_000)
+        assert isinstance(r, Result) and r.output == f"{tmp_path}\n"
+        (tmp_path / "sub").mkdir()
+        info = client.attach("api-cwd-rel", cwd="sub")
+        assert info.cwd == str(tmp_path / "sub")
+    finally:  # new terminals in a run again (tests/rerun.py shares the module's host)
+        client.close("api-cwd")
+        client.close("api-cwd-rel")
 
 
 def test_engine_errors_keep_their_classes(client: HostClient) -> None:
@@ -87,24 +91,11 @@ def test_exec_wait_ms_longer_than_one_host_slice(module_dir: str, monkeypatch) -
     # The host caps a request's wait (protocol.MAX_BLOCK_SECONDS, the table
     # row's block argument); the client finishes the wait on its job proxy.
     from dsh_magics.host import protocol as P
-    from dsh_magics.host.server import HostServer
-    from dsh_magics.terminal import Registry
 
     monkeypatch.setattr(P, "MAX_BLOCK_SECONDS", 0.2)
-    paths = HostPaths.for_name("slices", module_dir)
-    server = HostServer(paths, registry=Registry(login=False))
-    server.bind()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = HostClient(paths, autostart=False)
-    try:
+    with served_host(module_dir, "slices") as (_server, client):
         r = client.exec("api-slices", "sleep 0.6; echo done", wait_ms=10_000)
         assert isinstance(r, Result) and r.output == "done\n"
-    finally:
-        client.detach()
-        server.stop("test over")
-        thread.join(20)
-        assert not thread.is_alive()
 
 
 def test_a_second_client_sees_the_same_terminal_and_job(client: HostClient, module_dir: str, gate: Gate) -> None:

@@ -5,22 +5,20 @@ and a new operation needs only an engine method and a row."""
 from __future__ import annotations
 
 import inspect
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from dsh_magics import jobs
 from dsh_magics.errors import InvalidArgument
-from dsh_magics.host import HostClient, HostPaths
+from dsh_magics.host import HostClient
 from dsh_magics.host import protocol as P
-from dsh_magics.host.server import HostServer
 from dsh_magics.terminal import Engine, Registry, Result
 from dsh_magics.terminal import requests as R
 from dsh_magics.terminal import validation as V
 from dsh_magics.terminal.person_keys import PersonKeys
 
-from .conftest import wait_until
+from .conftest import served_host, wait_until
 from .test_fuzz import Raw
 
 # run_exec, run_wait and run_send take a checked request: on the wire they are the
@@ -132,19 +130,8 @@ def served(module_dir: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostCli
     """A host served from a thread of this process, over a registry with one
     extra method, and the table with one extra row."""
     monkeypatch.setitem(P.OPERATIONS, "double", P.Operation("double", {"n": V.count}, ("n",)))
-    paths = HostPaths.for_name("table", module_dir)
-    server = HostServer(paths, registry=_Doubling(login=False))
-    server.bind()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = HostClient(paths, autostart=False)
-    try:
+    with served_host(module_dir, "table", _Doubling(login=False)) as (_server, client):
         yield client
-    finally:
-        client.detach()
-        server.stop("test over")
-        thread.join(20)
-        assert not thread.is_alive()
 
 
 def test_a_new_operation_is_one_method_and_one_row(served: HostClient) -> None:
@@ -176,13 +163,7 @@ def test_a_persons_keys_go_through_one_keyboard_per_connection(module_dir: str) 
     host/requests.py ``Served.registry``), made once per connection, session
     and caller, never the general ``Registry.type_keys`` per key."""
     registry = _CountingKeys(login=False)
-    paths = HostPaths.for_name("keys", module_dir)
-    server = HostServer(paths, registry=registry)
-    server.bind()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = HostClient(paths, autostart=False)
-    try:
+    with served_host(module_dir, "keys", registry) as (_server, client):
         job = client.exec("table-keys", 'read -r x; echo "got [$x]"', tty=True)
         assert isinstance(job, jobs.Job)
         wait_until(lambda: client.info("table-keys").awaiting_input is not None, timeout=20)
@@ -193,12 +174,6 @@ def test_a_persons_keys_go_through_one_keyboard_per_connection(module_dir: str) 
         assert registry.keyboards == [("table-keys", "attach-t")] and registry.general == 0
         client.type_keys("table-keys", "x", caller="attach-u")  # another caller: its own keyboard
         assert registry.keyboards == [("table-keys", "attach-t"), ("table-keys", "attach-u")]
-    finally:
-        client.close_all()
-        client.detach()
-        server.stop("test over")
-        thread.join(20)
-        assert not thread.is_alive()
 
 
 def test_a_peer_speaking_another_version_is_told_which(client: HostClient) -> None:

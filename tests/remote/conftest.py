@@ -35,6 +35,20 @@ def ssh_options(monkeypatch):
 
 
 CONFIG = TerminalConfig(login=False, start_timeout=20.0)
+#: The login start (the default outside tests: sshd starts the user's login shell).
+LOGIN = TerminalConfig(login=True, start_timeout=20.0)
+
+
+def open_terminal(
+    opened: list[RemoteTerminal], target: str, session: str, cwd: str | None = None, config: TerminalConfig = CONFIG
+) -> RemoteTerminal:
+    """A RemoteTerminal on ``target`` (its session id made unique from
+    ``session``), kept in ``opened`` for the test's end to close."""
+    parsed = parse_target(target)
+    assert parsed is not None, "a remote target"
+    t = RemoteTerminal(f"{session}-{time.monotonic_ns()}", config, parsed, cwd=cwd, job_table=jobs.JobTable())
+    opened.append(t)
+    return t
 
 
 @pytest.fixture
@@ -44,14 +58,7 @@ def open_remote(sshd) -> Iterator:
     opened: list[RemoteTerminal] = []
 
     def make(target: str | None = None, session: str = "r", cwd: str | None = None, config=CONFIG) -> RemoteTerminal:
-        parsed = parse_target(target or sshd.target)
-        assert parsed is not None, "a remote target"
-        t = RemoteTerminal(
-            f"{session}-{time.monotonic_ns()}", config, parsed, cwd=cwd,
-            job_table=jobs.JobTable(),
-        )
-        opened.append(t)
-        return t
+        return open_terminal(opened, target or sshd.target, session, cwd, config)
 
     yield make
     for t in opened:

@@ -11,6 +11,7 @@ import pytest
 
 from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
+from dsh_magics.terminal import Result
 from dsh_magics.terminal.core.procs import alive
 from dsh_magics.terminal.remote import RemoteTerminal, parse_target
 from tests.conftest import pids_with_env, wait_until
@@ -92,9 +93,8 @@ def test_remote_shell_killed_mid_job(open_remote):
 def test_network_drop_mid_job(open_remote, sshd, ssh_options):
     # Keep-alives every second, two missed: the drop is noticed in ~3 s.
     ssh_options(sshd.client_config("drop") + " -o ServerAliveInterval=1 -o ServerAliveCountMax=2")
-    before = set(sshd.connections())
     term = open_remote()
-    mine = wait_until(lambda: set(sshd.connections()) - before, timeout=10)
+    mine = sshd.connection_of(int(run(term, "echo $$").output))
     job = term.exec("for i in 1 2 3; do echo line$i; done; sleep 60")
     wait_until(lambda: "line3" in term.snapshot(job).output, timeout=10)
     # The server side stops answering: as if the network went away.
@@ -175,9 +175,10 @@ def test_sshd_connection_killed_mid_job_then_the_session_reconnects(sshd):
 
     reg = Registry(login=False)
     try:
-        before = set(sshd.connections())
         reg.attach("cut", target=sshd.target)
-        mine = wait_until(lambda: set(sshd.connections()) - before, 10, msg="the terminal's sshd processes")
+        shell = reg.exec("cut", "echo $$", wait_ms=20_000)
+        assert isinstance(shell, Result) and shell.ok, shell
+        mine = sshd.connection_of(int(shell.output))
         job = reg.exec("cut", "echo before; sleep 30")
         wait_until(lambda: "before" in reg.result(job.id).output, 10)
         for pid in mine:

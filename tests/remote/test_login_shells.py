@@ -28,10 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from dsh_magics import jobs
-from dsh_magics.terminal.config import TerminalConfig
-from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+from dsh_magics.terminal.remote import RemoteTerminal
 from dsh_magics.terminal.remote.job_stream import InbandStream
+from tests.remote.conftest import LOGIN, open_terminal, run
 from tests.sshd import (
     USER_PREFIX,
     Sshd,
@@ -41,7 +40,6 @@ from tests.sshd import (
     throwaway_user,
 )
 
-LOGIN = TerminalConfig(login=True, start_timeout=20.0)
 # bash's own start-up files, read by the `bash -l -i` the check execs
 PROFILE = 'echo p >> "$HOME/reads"; [ -n "$BASH" ] && . "$HOME/.bashrc"\n'
 BASHRC = 'echo r >> "$HOME/reads"\n'
@@ -135,39 +133,24 @@ def _fresh_home(home: Path, files: dict[str, str]) -> None:
         os.chown(path, owner.st_uid, owner.st_gid)
 
 
-def _open(opened: list[RemoteTerminal], server: Sshd, name: str, cwd: str | None = None) -> RemoteTerminal:
-    target = parse_target(f"ssh://{name}@127.0.0.1:{server.port}")
-    assert target is not None
-    t = RemoteTerminal(f"{name}-{len(opened)}", LOGIN, target, cwd=cwd, job_table=jobs.JobTable())
-    opened.append(t)
-    return t
-
-
-def _run(term: RemoteTerminal, command: str) -> jobs.JobResult:
-    job = term.exec(command)
-    assert job.wait(20), term.snapshot(job)
-    assert job.result is not None
-    return job.result
-
-
 def test_a_login_shell_of_each_kind_starts_a_working_bash(server, user, opened, monkeypatch) -> None:
     name, home, shell = user
     _fresh_home(home, shell.files)
     (home / "work dir").mkdir()
     os.chown(home / "work dir", home.stat().st_uid, home.stat().st_gid)
     monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config(f"shell-{name}"))
-    term = _open(opened, server, name, cwd=str(home))
+    term = open_terminal(opened, server.target_for(name), name, cwd=str(home), config=LOGIN)
     # the login shell's start-up file, then bash's login start-up (the check's exec)
     assert (home / "reads").read_text().split() == shell.reads
-    res = _run(term, "x=42; export Y=7; cd 'work dir' && printf '%s\\n' hello 'a  b'; (exit 3)")
+    res = run(term, "x=42; export Y=7; cd 'work dir' && printf '%s\\n' hello 'a  b'; (exit 3)")
     # exact: nothing of the engine or of the login shell's start in a job's output
     assert (res.status, res.exit_code, res.output) == ("completed", 3, "hello\na  b\n"), res
     assert term.cwd == str(home / "work dir")
-    res = _run(term, 'echo "$?|$x|$PWD|$(sh -c \'echo $Y\')"; echo "${BASH_VERSINFO[0]}"; read -r c </proc/$PPID/comm; echo $c')
+    res = run(term, 'echo "$?|$x|$PWD|$(sh -c \'echo $Y\')"; echo "${BASH_VERSINFO[0]}"; read -r c </proc/$PPID/comm; echo $c')
     lines = res.output.split("\n")
     # bash (4 or later) under the wrapper `sh`, with the state of the last job
     assert lines[0] == f"3|42|{home / 'work dir'}|7" and int(lines[1]) >= 4 and lines[2] == "sh", res
-    res = _run(term, "history")
+    res = run(term, "history")
     assert "6973" not in res.output and "/bin/sh" not in res.output, res
     text = (home / shell.history).read_text(errors="replace") if (home / shell.history).exists() else ""
     if shell.keeps_check:
@@ -194,10 +177,10 @@ def test_zshs_new_user_menu_takes_the_empty_line_and_aborts(server, opened, monk
     with throwaway_user("zshnew", "/usr/bin/zsh") as (name, home):
         _fresh_home(home, {})
         monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("zsh-new"))
-        term = _open(opened, server, name)
+        term = open_terminal(opened, server.target_for(name), name, config=LOGIN)
         try:
             assert b"zsh-newuser-install" in seen[0] and b"Aborting." in seen[0], seen
-            res = _run(term, "echo ok; ls -A ~")
+            res = run(term, "echo ok; ls -A ~")
             assert res.output.split() == ["ok", ".bashrc", ".profile", "reads"], res  # no .zshrc written
             assert (home / "reads").read_text().split() == ["p", "r"]
         finally:
@@ -213,9 +196,9 @@ def test_zshs_spelling_correction_does_not_stall_the_start(server, opened, monke
     with throwaway_user("zshfix", "/usr/bin/zsh") as (name, home):
         _fresh_home(home, {".zshrc": "setopt correct_all\n", **{n: "" for n in ("ps", "ps0", "ps1", "prompt_command")}})
         monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", server.client_config("zsh-fix"))
-        term = _open(opened, server, name, cwd=str(home))
+        term = open_terminal(opened, server.target_for(name), name, cwd=str(home), config=LOGIN)
         try:
-            assert _run(term, "echo ok").output == "ok\n"
+            assert run(term, "echo ok").output == "ok\n"
         finally:
             term.close()
 
@@ -230,8 +213,8 @@ def test_a_failed_test_with_its_terminal_open_leaves_nothing_of_its_user(server,
         with throwaway_user("fail", "/bin/sh") as (name, home):
             _fresh_home(home, {})
             uid = home.stat().st_uid
-            term = _open(opened, server, name)
-            assert _run(term, "echo ok").output == "ok\n"
+            term = open_terminal(opened, server.target_for(name), name, config=LOGIN)
+            assert run(term, "echo ok").output == "ok\n"
             1 / 0  # noqa: B018 - the test's failure, its terminal open
     assert not leftovers_of(name, uid) and not home.exists()
 

@@ -21,16 +21,20 @@ from pathlib import Path
 
 import pytest
 
-from dsh_magics import jobs
 from dsh_magics.errors import TargetUnreachable
-from dsh_magics.terminal.config import TerminalConfig
 from dsh_magics.terminal.core.procs import alive
-from dsh_magics.terminal.remote import RemoteTerminal, inband, parse_target, ssh_start
+from dsh_magics.terminal.remote import RemoteTerminal, inband, ssh_start
 from tests.conftest import pids_with_env, wait_until
-from tests.remote.conftest import connection_processes, engine_with_a_prompt, processes_with_arg
+from tests.remote.conftest import (
+    LOGIN,
+    connection_processes,
+    engine_with_a_prompt,
+    open_terminal,
+    processes_with_arg,
+    run,
+)
 from tests.sshd import Sshd, sshd_for_users, sshd_with_home, throwaway_user
 
-LOGIN = TerminalConfig(login=True, start_timeout=20.0)
 PROFILE = '[ -n "$BASH" ] && . "$HOME/.bashrc"\n'
 
 
@@ -67,27 +71,14 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def _open(opened: list[RemoteTerminal], target: str, session: str = "login") -> RemoteTerminal:
-    t = RemoteTerminal(f"{session}-{os.getpid()}-{len(opened)}", LOGIN, parse_target(target), job_table=jobs.JobTable())
-    opened.append(t)
-    return t
-
-
-def _run(term: RemoteTerminal, command: str) -> jobs.JobResult:
-    job = term.exec(command)
-    assert job.wait(20), term.snapshot(job)
-    assert job.result is not None
-    return job.result
-
-
 def test_the_login_shell_is_sshds_own_and_reads_bashrc_once(remote, opened) -> None:
     server, home = remote
-    term = _open(opened, server.target)
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
     assert (home / "reads").read_text().split() == ["p", "r"]  # the profile, and ~/.bashrc once through it
-    res = _run(term, 'echo "$0"; shopt -q login_shell && echo login; [[ $- == *i* ]] && echo interactive')
+    res = run(term, 'echo "$0"; shopt -q login_shell && echo login; [[ $- == *i* ]] && echo interactive')
     assert res.output.split() == ["-bash", "login", "interactive"], res
     # no remote command: the session's shell is the one sshd started, and no wrapper is its parent
-    res = _run(term, "read -r c </proc/$PPID/comm; echo $c")
+    res = run(term, "read -r c </proc/$PPID/comm; echo $c")
     assert res.output.strip() == "sshd", res
     assert term.master is None and term.side is not None
     ssh = Path(f"/proc/{term.pid}/cmdline").read_bytes().split(b"\0")
@@ -104,8 +95,8 @@ def test_a_remote_command_of_the_users_config_never_runs(remote, opened, monkeyp
     cfg = Path(options.split(" ", 1)[1])
     cfg.write_text(cfg.read_text() + f'  RemoteCommand echo hijacked >> {home}/hijacked; exec cat\n')
     monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", options)
-    term = _open(opened, server.target)
-    res = _run(term, 'echo "$0"; echo ok')
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
+    res = run(term, 'echo "$0"; echo ok')
     assert res.output.split() == ["-bash", "ok"], res
     assert not (home / "hijacked").exists()
     pid = term.stream.where[0]
@@ -125,8 +116,8 @@ def test_the_check_stays_out_of_a_history_that_ignores_spaced_lines(remote, open
     (home / ".bashrc").write_text(
         f'HISTCONTROL={control}; HISTFILE={home}/hist; history -c; PROMPT_COMMAND="history -a"\n'
     )
-    term = _open(opened, server.target)
-    assert _run(term, "echo ok").output.strip() == "ok"
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
+    assert run(term, "echo ok").output.strip() == "ok"
     hist = (home / "hist").read_text() if (home / "hist").exists() else ""
     assert "/bin/sh" not in hist and "6973" not in hist, hist
 
@@ -138,13 +129,13 @@ def test_a_shell_end_with_the_checks_nonce_ends_nothing(remote, opened) -> None:
     ``SHELL_END`` marker with it, printed by a job, ends nothing
     (``inband.ShellScanner.expect_check``): the terminal goes on."""
     server, _home = remote
-    term = _open(opened, server.target)
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
     nonce = term.scanner.key
     assert nonce is not None and nonce == term.scanner.check  # (the check's own, not a wrapper's)
-    res = _run(term, f"printf '\\033]6973;{inband.SHELL_END};{nonce}\\007'; echo after")
+    res = run(term, f"printf '\\033]6973;{inband.SHELL_END};{nonce}\\007'; echo after")
     assert res.output == "after\n", res
     assert not term.scanner.ended
-    assert _run(term, "echo $((6*7))").output == "42\n"
+    assert run(term, "echo $((6*7))").output == "42\n"
 
 
 @pytest.mark.parametrize(("read", "runs"), [(False, 2), (True, 1)], ids=["plain", "a-read-in-bashrc"])
@@ -163,8 +154,8 @@ def test_the_login_start_runs_prompt_command_once_a_line_read(remote, opened, re
         + 'PROMPT_COMMAND=\'echo c >> "$HOME/prompts"\'\n'
         + 'PS1=\'$(echo s >> "$HOME/ps1")$ \' PS0=\'$(echo z >> "$HOME/ps0")\'\n'
     )
-    term = _open(opened, server.target)
-    assert _run(term, "echo $((6*7))").output.strip() == "42"
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
+    assert run(term, "echo $((6*7))").output.strip() == "42"
     assert (home / "reads").read_text().split() == ["p", "r[]" if read else "r"]
     assert (home / "prompts").read_text().split() == ["c"] * runs
     assert (home / "ps1").read_text().split() == ["s"] * runs
@@ -177,8 +168,8 @@ def test_the_login_start_keeps_the_set_up_guarantees(remote, opened) -> None:
     login shell's readline, as the set-up's first line is), and a job runs
     as in any other start."""
     server, _ = remote
-    term = _open(opened, server.target)
-    res = _run(term, "history; cd /tmp && pwd")
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
+    res = run(term, "history; cd /tmp && pwd")
     assert "6973" not in res.output and "/bin/sh" not in res.output, res
     assert res.output.strip().endswith("/tmp") and term.cwd == "/tmp", res
 
@@ -194,7 +185,7 @@ def test_the_shells_end_ends_the_terminal_with_the_side_channel_open(remote, ope
     -9`` of the session's sshd), before any close(), and nothing of ssh is
     left: the terminal's ssh has no other session to wait for."""
     server, _ = remote
-    term = _open(opened, server.target)
+    term = open_terminal(opened, server.target, "login", config=LOGIN)
     job = term.exec("read -s -p 'pw: ' x; echo got", tty=True)
     wait_until(lambda: term.info().awaiting_input is not None or job.done, timeout=20)
     assert term.info().awaiting_input is not None and term.info().awaiting_input["secret"], term.snapshot(job)
@@ -255,10 +246,6 @@ def sh_user() -> Iterator[tuple[str, Path]]:
         yield user
 
 
-def _sh_target(server: Sshd, name: str) -> str:
-    return f"ssh://{name}@127.0.0.1:{server.port}"
-
-
 @pytest.fixture(scope="module")
 def user_sshd(sh_user) -> Iterator[Sshd]:
     """Its own sshd (sessions keep the user's own HOME)."""
@@ -271,12 +258,12 @@ def test_a_login_shell_that_is_not_bash_execs_a_login_bash(user_sshd, sh_user, o
     (home / ".profile").write_text(f'echo "p ${{BASH_VERSION:+bash}}" >> "$HOME/reads"\n{PROFILE}')
     (home / ".bashrc").write_text('echo r >> "$HOME/reads"\n')
     (home / "reads").unlink(missing_ok=True)
-    term = _open(opened, _sh_target(user_sshd, name), "sh-login")
-    res = _run(term, 'echo "${BASH_VERSINFO[0]}"; shopt -q login_shell && echo login; whoami')
+    term = open_terminal(opened, user_sshd.target_for(name), "sh-login", config=LOGIN)
+    res = run(term, 'echo "${BASH_VERSINFO[0]}"; shopt -q login_shell && echo login; whoami')
     assert res.output.split()[1:] == ["login", name] and int(res.output.split()[0]) >= 4, res
     # the login shell's profile, then bash's (-l): the wrapper is bash's parent, as in a login=False start
     assert (home / "reads").read_text().split() == ["p", "p", "bash", "r"]
-    res = _run(term, "read -r c </proc/$PPID/comm; echo $c")
+    res = run(term, "read -r c </proc/$PPID/comm; echo $c")
     assert res.output.strip() == "sh", res
     # its side channel works (a connection of its own) and it ends with its shell
     job = term.exec("read -s -p 'pw: ' x", tty=True)
@@ -301,6 +288,6 @@ def test_no_bash_there_is_a_clear_error(user_sshd, sh_user, tmp_path, opened, mo
     (home / ".profile").write_text(f"PATH={only_sh}; export PATH\n")
     monkeypatch.setenv("DSH_MAGICS_SSH_OPTIONS", user_sshd.client_config("sh-nobash"))
     with pytest.raises(TargetUnreachable) as e:
-        _open(opened, _sh_target(user_sshd, name), "sh-nobash")
+        open_terminal(opened, user_sshd.target_for(name), "sh-nobash", config=LOGIN)
     assert "no bash" in str(e.value) and "bash: not found" in str(e.value), e.value
     (home / ".profile").unlink()
