@@ -173,13 +173,14 @@ def test_sshd_connection_killed_mid_job_then_the_session_reconnects(sshd):
     connection."""
     from dsh_magics.terminal import Registry
 
+    sid = f"cut-{os.getpid()}"  # (the leftover check below looks machine-wide)
     reg = Registry(login=False)
     try:
-        reg.attach("cut", target=sshd.target)
-        shell = reg.exec("cut", "echo $$", wait_ms=20_000)
+        reg.attach(sid, target=sshd.target)
+        shell = reg.exec(sid, "echo $$", wait_ms=20_000)
         assert isinstance(shell, Result) and shell.ok, shell
         mine = sshd.connection_of(int(shell.output))
-        job = reg.exec("cut", "echo before; sleep 30")
+        job = reg.exec(sid, "echo before; sleep 30")
         wait_until(lambda: "before" in reg.result(job.id).output, 10)
         for pid in mine:
             try:
@@ -189,12 +190,38 @@ def test_sshd_connection_killed_mid_job_then_the_session_reconnects(sshd):
         res = reg.wait(job.id, timeout=20)
         assert res.status == "shell_exited", res.to_dict()
         assert res.output.startswith("before\n") and res.note, res.to_dict()
-        assert reg.info("cut").status == "dead"
-        again = reg.exec("cut", "echo again", wait_ms=30_000)
+        assert reg.info(sid).status == "dead"
+        again = reg.exec(sid, "echo again", wait_ms=30_000)
         assert (again.status, again.output, again.fresh_shell) == ("completed", "again\n", True), again.to_dict()
     finally:
         reg.close_all()
-    assert pids_with_env("DSH_MAGICS_SESSION", "cut") == []
+    assert pids_with_env("DSH_MAGICS_SESSION", sid) == []
+
+
+@pytest.mark.parametrize("kind", ["ssh", "cmd"])
+def test_the_terminal_is_dead_when_its_job_settles_shell_exited(sshd, kind):
+    """Whoever is woken by a job settled because the client ended sees the
+    terminal dead already, so a command run right then opens a new connection
+    instead of going to the dead one (which settled it at once, ``shell_exited``
+    with no output). The local twin: tests/terminal/test_lifecycle.py."""
+    from dsh_magics.terminal import Registry
+
+    sid = f"dead-first-{kind}-{os.getpid()}"
+    reg = Registry(login=False)
+    try:
+        reg.attach(sid, target=sshd.target if kind == "ssh" else "cmd:bash --noprofile --norc -i")
+        shell = reg.exec(sid, "echo $$", wait_ms=20_000)
+        assert isinstance(shell, Result) and shell.ok, shell
+        job = reg.exec(sid, "echo started; sleep 30")
+        wait_until(lambda: "started" in reg.result(job.id).output, 10)
+        seen: list[str] = []
+        job.add_done_listener(lambda j: seen.append(reg.info(sid).status))
+        os.kill(int(shell.output), signal.SIGKILL)
+        assert reg.wait(job.id, timeout=20).status == "shell_exited"
+        wait_until(lambda: seen, 5)
+        assert seen == ["dead"]
+    finally:
+        reg.close_all()
 
 
 def test_container_removed_mid_job(podman_box):

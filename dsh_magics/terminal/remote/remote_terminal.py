@@ -279,7 +279,9 @@ class RemoteTerminal(TerminalBase):
                     note += f": {said}"
                 note += "; the next command opens a new connection"
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
-        core.deliver()
+        # Dead before the job settles (mark_dead delivers it): a caller woken by
+        # it may exec at once, and must get a new connection, not this one
+        # (tests/remote/test_failures.py::test_the_terminal_is_dead_when_its_job_settles_shell_exited).
         self._mark_dead(note="terminal closed" if core.closed else None)
 
     def _on_reader_failed(self, error: BaseException) -> None:
@@ -297,8 +299,7 @@ class RemoteTerminal(TerminalBase):
             if run is not None:
                 note = f"{core.failure}; its connection was ended; the next command opens a new connection"
                 core.finish(run, SHELL_EXITED, core.exit_code, core.last_cwd, signal_no=core.exit_signal, note=note)
-        core.deliver()
-        self._mark_dead()
+        self._mark_dead()  # (dead before the job settles, as above)
         if self.ssh_log is not None:
             self._end_connection()
 
