@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent(
     if sys.argv[2] == "slow-watchdog":
         # A watchdog slow to start (its Popen on a busy machine): the
         # terminal's note reaches it a second after the spawn.
-        from dsh_magics.terminal.local import watchdog
+        from dsh_magics.terminal.core import watchdog
         _ensure = watchdog._ensure
         def _late():
             time.sleep(1.0)
@@ -65,7 +65,7 @@ def _watchdogs_of(owner: int) -> list[int]:
                     argv = f.read().split(b"\0")
             except OSError:
                 continue
-            if b"dsh_magics.terminal.local.watchdog" in argv and str(owner).encode() in argv:
+            if b"dsh_magics.terminal.core.watchdog" in argv and str(owner).encode() in argv:
                 found.append(int(entry))
     return found
 

@@ -1,6 +1,10 @@
-"""The owner watchdog: a small process that kills a dead owner's terminals
-(however it died). Why it exists: docs/internals.md ("When the owner dies");
-its sibling for Ctrl-C is ``core.ctrl_c``."""
+"""The owner watchdog: a small process that ends a dead owner's terminals
+(however it died): it kills every process carrying a watched terminal's
+token and removes the terminal's private directory. Both transports use it:
+a local shell's scratch directory, a remote terminal's ``dsh-ssh-*``
+directory (its control socket and ssh's logs) and a ``cmd:`` target's local
+descendants. Why it exists: docs/internals.md ("When the owner dies"); its
+sibling for Ctrl-C is ``ctrl_c``."""
 
 from __future__ import annotations
 
@@ -8,6 +12,12 @@ import os
 import subprocess
 import sys
 import threading
+
+SCRATCH_PREFIX = "dsh-magics-"
+"""A local terminal's scratch directory (``local/scratch.py``)."""
+SSH_PREFIX = "dsh-ssh-"
+"""An ssh terminal's private directory (``remote/side_channel.py``)."""
+_REMOVABLE = (SCRATCH_PREFIX, SSH_PREFIX)
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
@@ -18,8 +28,12 @@ def _ensure() -> subprocess.Popen | None:
     if _proc is not None and _proc.poll() is None:
         return _proc
     # A clean environment: the watchdog must not look like one of the
-    # processes it (or a test) is looking for.
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # processes it (or a test) is looking for. Its import path is the
+    # directory that holds this package (tests/terminal/test_watchdog.py::
+    # test_the_watchdog_runs_this_package): it was the package directory
+    # itself, so an owner run from a checkout by PYTHONPATH got another
+    # copy's watchdog (an installed one) or none, but from the checkout's cwd.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": root}
     if os.environ.get("DSH_MAGICS_PROCFS"):  # the owner's process layer (proclayer)
         env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
@@ -27,13 +41,14 @@ def _ensure() -> subprocess.Popen | None:
         _proc = subprocess.Popen(
             # The owner's pid only names it in ``ps`` (and for the tests,
             # which wait for its watchdog to finish).
-            [sys.executable, "-m", "dsh_magics.terminal.local.watchdog", str(os.getpid())],
+            [sys.executable, "-m", __name__, str(os.getpid())],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # not reached by signals aimed at our group
             close_fds=True,
+            cwd="/",  # (its imports come from PYTHONPATH alone, not from the owner's cwd)
         )
     except OSError:
         _proc = None
@@ -52,10 +67,12 @@ def _send(line: str) -> None:
             pass  # the watchdog died: this note is lost; the next one starts a new watchdog (_ensure)
 
 
-def watch(token: str, scratch_dir: str | None = None) -> None:
+def watch(token: str, private_dir: str | None = None) -> None:
     """Ask the watchdog to kill ``token``'s processes (and remove the
-    terminal's scratch directory) if we die first."""
-    _send("+" + token + ("\t" + scratch_dir if scratch_dir else ""))
+    terminal's private directory, one :func:`removable` names) if we die
+    first. A relative path is the owner's: made absolute here (the
+    watchdog's cwd is ``/``)."""
+    _send("+" + token + ("\t" + os.path.abspath(private_dir) if private_dir else ""))
 
 
 def forget(token: str) -> None:
@@ -63,13 +80,19 @@ def forget(token: str) -> None:
     _send("-" + token)
 
 
+def removable(path: str) -> bool:
+    """Only a terminal's own directory is ever removed: an absolute path
+    whose name is one of the engine's (``dsh-magics-*``, ``dsh-ssh-*``)."""
+    return os.path.isabs(path) and os.path.basename(path).startswith(_REMOVABLE)
+
+
 def _main() -> None:
-    """The watchdog itself. Its stdin carries ``+<token>[<TAB><scratch dir>]``
+    """The watchdog itself. Its stdin carries ``+<token>[<TAB><directory>]``
     and ``-<token>`` lines; at EOF (the owner is gone) it kills every process
-    still carrying a watched token and removes the scratch directories."""
+    still carrying a watched token and removes the private directories."""
     import shutil
 
-    from ..core.procs import kill_tree
+    from .procs import kill_tree
 
     tokens: dict[str, str | None] = {}
     stdin = sys.stdin.buffer
@@ -83,7 +106,7 @@ def _main() -> None:
     # EOF: the owner is gone.
     for token, path in tokens.items():
         kill_tree(None, token, grace=0.3)
-        if path and os.path.basename(path).startswith("dsh-magics-"):
+        if path and removable(path):
             shutil.rmtree(path, ignore_errors=True)
     os._exit(0)
 

@@ -1,0 +1,117 @@
+"""The owner watchdog (dsh_magics/terminal/core/watchdog.py) as a real
+process: what it ends and removes when its owner's pipe closes, and what it
+never touches. The owner's deaths themselves, with real terminals:
+tests/reliability/test_exit_leftovers.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import dsh_magics
+from dsh_magics.terminal.core import watchdog
+from tests.conftest import pids_with_env, wait_until
+
+ROOT = str(Path(dsh_magics.__file__).resolve().parent.parent)
+
+
+@pytest.fixture
+def sleepers() -> Iterator[list[subprocess.Popen]]:
+    """Processes a test starts; those still running at the end are killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
+
+
+def _sleeper(token: str) -> subprocess.Popen:
+    return subprocess.Popen(["sleep", "300"], env=dict(os.environ, DSH_MAGICS_TOKEN=token), start_new_session=True)
+
+
+def test_only_a_terminals_own_directory_is_removable(tmp_path: Path) -> None:
+    assert watchdog.removable(str(tmp_path / "dsh-magics-abc"))
+    assert watchdog.removable(str(tmp_path / "dsh-ssh-abc"))
+    for path in ("dsh-ssh-abc", str(tmp_path), str(tmp_path / "dsh-sshx"), str(tmp_path / "dsh-ssh-x" / "c"), "/"):
+        assert not watchdog.removable(path), path
+
+
+def test_at_the_owners_end_it_kills_the_tokens_and_removes_only_their_directories(
+    tmp_path: Path, sleepers: list[subprocess.Popen]
+) -> None:
+    """Notes as the terminals send them, then EOF (the owner is gone): the
+    watched tokens' processes end and their directories go; a forgotten
+    token's process and directory stay, and so does a directory not named
+    as the engine names its own, or a symlink so named (not its target)."""
+    dirs = {name: tmp_path / name for name in ("dsh-magics-a", "dsh-ssh-b", "dsh-ssh-forgotten", "other", "kept")}
+    for d in dirs.values():
+        d.mkdir()
+        (d / "file").write_text("x")
+    link = tmp_path / "dsh-ssh-link"
+    link.symlink_to(dirs["kept"])
+    a, b, c, d, e = (f"wd-{os.getpid()}-{n}" for n in "abcde")
+    sleepers += [_sleeper(t) for t in (a, b, c, d, e)]
+    dog = subprocess.Popen(
+        [sys.executable, "-m", watchdog.__name__, str(os.getpid())],
+        stdin=subprocess.PIPE, env={"PATH": os.environ["PATH"], "PYTHONPATH": ROOT}, cwd="/",
+    )  # fmt: skip
+    assert dog.stdin is not None
+    notes = [
+        f"+{a}\t{dirs['dsh-magics-a']}", f"+{b}\t{dirs['dsh-ssh-b']}", f"+{c}\t{dirs['dsh-ssh-forgotten']}",
+        f"+{d}\t{dirs['other']}", f"+{e}\t{link}", f"-{c}",
+    ]  # fmt: skip
+    dog.stdin.write("".join(n + "\n" for n in notes).encode())
+    dog.stdin.close()
+    assert dog.wait(30) == 0
+    for token in (a, b, d, e):
+        assert pids_with_env("DSH_MAGICS_TOKEN", token) == [], token
+    assert pids_with_env("DSH_MAGICS_TOKEN", c) != []  # forgotten: closed properly, nothing to end
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dsh-ssh-forgotten", "dsh-ssh-link", "kept", "other"]
+    assert (dirs["kept"] / "file").exists() and (dirs["other"] / "file").exists()
+
+
+def test_the_watchdog_runs_this_package(tmp_path: Path) -> None:
+    """The watchdog imports the very package its owner runs, whatever the
+    owner's cwd: its import path was the package directory itself, so an
+    owner run from a checkout through PYTHONPATH (from another cwd) got an
+    installed copy's watchdog, or none. It holds no directory of the
+    owner's as its cwd either."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from dsh_magics.terminal.core import watchdog
+        watchdog.watch("test-the-watchdog-runs-this-package")
+        print(watchdog._proc.pid, flush=True)
+        sys.stdin.readline()
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        pid = int(owner.stdout.readline())
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        path = environ[b"PYTHONPATH"].decode()
+        assert os.path.samefile(os.path.join(path, "dsh_magics", "__init__.py"), dsh_magics.__file__)
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"
+    finally:
+        owner.communicate("\n", timeout=30)
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 10, msg="the watchdog ended with its owner")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
