@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,6 +98,59 @@ def test_nothing_left_when_the_owner_goes(tmp_path: Path, ending: str, watchdog:
     wait_until(lambda: _watchdogs_of(owner) == [], 30, msg="the owner's watchdog finished")
     left = sorted(p.name for p in runtime.iterdir() if p.name.startswith("dsh-magics-"))
     assert left == [], f"scratch dirs left: {left}"
+
+
+REMOTE_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from dsh_magics import jobs
+    from dsh_magics.terminal.config import TerminalConfig
+    from dsh_magics.terminal.remote import RemoteTerminal, parse_target
+    config = TerminalConfig(login=False, start_timeout=30.0)
+    term = RemoteTerminal("gone", config, parse_target(sys.argv[1]), job_table=jobs.JobTable())
+    if sys.argv[1].startswith("cmd:"):
+        # Children that outlive a hang-up, on this machine (a cmd: target's
+        # shell is local): only their token says whose they are.
+        job = term.exec("nohup sleep 300 >/dev/null 2>&1 & setsid sleep 300 </dev/null >/dev/null 2>&1 & echo up")
+        assert job.wait(30) and job.result.output.endswith("up\\n"), term.snapshot(job)
+    if term.side is not None:
+        # A job at a prompt, seen through the side channel: its session is open too.
+        term.exec("read -p 'x? ' x", tty=True)
+        while term.info().awaiting_input is None:  # (bounded by the test's timeout)
+            term.wait_output(term.output_seq, 1.0)
+    print(os.getpid(), term.transport.control_dir, flush=True)
+    {ending}
+    """
+)
+
+
+@pytest.mark.parametrize("ending", ["SIGKILL", "os._exit"])
+@pytest.mark.parametrize("kind", ["ssh", "cmd", "cmd-probe"])
+def test_nothing_left_when_a_remote_owner_goes(tmp_path: Path, sshd, kind: str, ending: str) -> None:
+    """A remote terminal's owner dies with a job waiting at a prompt: no
+    local process of the terminal is left (the ssh clients, the side
+    channel's, a ``cmd:`` target's shell and the ``nohup``/``setsid``
+    children of its job, which a hang-up does not end), and no private
+    directory (an ssh terminal's ``dsh-ssh-*``, with its control socket and
+    ssh's log: nothing but the watchdog is left to remove it)."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    mark = f"remote-leftovers-{os.getpid()}-{kind}-{ending}"
+    bash = shutil.which("bash")
+    target = {
+        "ssh": sshd.target,
+        "cmd": f"cmd:{bash} --noprofile --norc -i",
+        "cmd-probe": f"cmd:--probe=sh {bash} --noprofile --norc -i",
+    }[kind]
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark)
+    code = REMOTE_SCRIPT.replace("{ending}", ENDINGS[ending])
+    proc = subprocess.run([sys.executable, "-c", code, target], env=env, capture_output=True, text=True, timeout=90)
+    owner, control = proc.stdout.split()
+    assert (control != "None") == (kind == "ssh"), (proc.stdout, proc.stderr)
+    wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of the terminal gone")
+    wait_until(lambda: _watchdogs_of(int(owner)) == [], 30, msg="the owner's watchdog finished")
+    left = sorted(p.name for p in runtime.iterdir())
+    assert left == [], f"left in the temp directory: {left}"
 
 
 class _OneLookLate:

@@ -19,7 +19,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import bash_version, ctrl_c, reader
+from ..core import bash_version, ctrl_c, pty, reader, watchdog
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
@@ -98,17 +98,32 @@ class RemoteTerminal(TerminalBase):
     # lifecycle
     def _start(self, cwd: str | None) -> None:
         started = time.monotonic()
-        self.transport.spawn(
-            reader.Handlers(
-                closed=lambda: self.core.closed and self.core.dead,
-                next_due=self._next_due,
-                on_data=self.stream.on_pty,
-                on_due=self._on_due,
-                on_gone=self._on_client_gone,
-                on_idle=self.core.idle,
-                on_failed=self._on_reader_failed,
+        # The owner watchdog knows the terminal before its client starts (the
+        # note goes from the spawner thread, ahead of the spawn): if the
+        # owner dies, it removes the private directory and ends what carries
+        # the token (a ``cmd:`` target's nohup children, the ssh clients);
+        # else a SIGKILLed owner left its ``dsh-ssh-*`` directory for good
+        # (tests/reliability/test_exit_leftovers.py::test_nothing_left_when_a_remote_owner_goes).
+        pty.housekeeping(watchdog.watch, self.transport.token, self.transport.control_dir)
+        try:
+            self.transport.spawn(
+                reader.Handlers(
+                    closed=lambda: self.core.closed and self.core.dead,
+                    next_due=self._next_due,
+                    on_data=self.stream.on_pty,
+                    on_due=self._on_due,
+                    on_gone=self._on_client_gone,
+                    on_idle=self.core.idle,
+                    on_failed=self._on_reader_failed,
+                )
             )
-        )
+        except BaseException:
+            # No client: nothing of the terminal runs, and its directory goes
+            # now (it was left behind: tests/remote/test_failures.py::
+            # test_a_missing_ssh_client_leaves_no_private_directory).
+            side_channel.remove_control_dir(self.transport.control_dir)
+            pty.housekeeping(watchdog.forget, self.transport.token)
+            raise
         core = self.core
         try:
             with ctrl_c.allowed():  # (the registry holds a Ctrl-C back around the rest: core.ctrl_c)
@@ -242,6 +257,8 @@ class RemoteTerminal(TerminalBase):
         if self.ssh_log is not None:
             self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
+        # Last: an owner that dies before this still has its watchdog end the rest.
+        pty.housekeeping(watchdog.forget, self.transport.token)
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:
