@@ -108,9 +108,10 @@ REMOTE_SCRIPT = textwrap.dedent(
     from dsh_magics.terminal.remote import RemoteTerminal, parse_target
     config = TerminalConfig(login=False, start_timeout=30.0)
     term = RemoteTerminal("gone", config, parse_target(sys.argv[1]), job_table=jobs.JobTable())
-    if sys.argv[1].startswith("cmd:"):
-        # Children that outlive a hang-up, on this machine (a cmd: target's
-        # shell is local): only their token says whose they are.
+    if not sys.argv[1].startswith("ssh:"):
+        # Children that outlive a hang-up, where the shell runs (on this
+        # machine for cmd:, in the container): only their token says whose
+        # they are. (Over ssh they are the remote host's, as in any session.)
         job = term.exec("nohup sleep 300 >/dev/null 2>&1 & setsid sleep 300 </dev/null >/dev/null 2>&1 & echo up")
         assert job.wait(30) and job.result.output.endswith("up\\n"), term.snapshot(job)
     if term.side is not None:
@@ -133,24 +134,60 @@ def test_nothing_left_when_a_remote_owner_goes(tmp_path: Path, sshd, kind: str, 
     children of its job, which a hang-up does not end), and no private
     directory (an ssh terminal's ``dsh-ssh-*``, with its control socket and
     ssh's log: nothing but the watchdog is left to remove it)."""
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    mark = f"remote-leftovers-{os.getpid()}-{kind}-{ending}"
     bash = shutil.which("bash")
     target = {
         "ssh": sshd.target,
         "cmd": f"cmd:{bash} --noprofile --norc -i",
         "cmd-probe": f"cmd:--probe=sh {bash} --noprofile --norc -i",
     }[kind]
+    control = _remote_owner_dies(tmp_path, target, ending, f"{kind}-{ending}")
+    assert (control != "None") == (kind == "ssh")
+
+
+@pytest.mark.parametrize("ending", ["SIGKILL", "os._exit"])
+def test_nothing_left_in_the_container_when_the_owner_goes(tmp_path: Path, podman_box, ending: str) -> None:
+    """A container terminal's owner dies with a job waiting at a prompt (and
+    ``nohup``/``setsid`` children): its exec session does not end with the
+    killed ``podman exec`` client, so the container's bash, and what it
+    started, ran on for good. The watchdog ends them there (remote/dead_owner.py)."""
+    before = _in_box(podman_box)
+    _remote_owner_dies(tmp_path, podman_box.target, ending, f"podman-{ending}")
+
+    def left() -> list[str]:
+        return [p for p in _in_box(podman_box) if p not in before]
+
+    wait_until(lambda: left() == [], 10, msg=f"left in the container: {left()}")
+
+
+def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str) -> str:
+    """Run REMOTE_SCRIPT on ``target`` until its owner ends by ``ending``;
+    wait until no local process of it is left and its watchdog has
+    finished, and check that nothing is left in its temp directory. Returns
+    the terminal's private directory (``None`` but for ssh)."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    mark = f"remote-leftovers-{os.getpid()}-{name}"
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark)
     code = REMOTE_SCRIPT.replace("{ending}", ENDINGS[ending])
     proc = subprocess.run([sys.executable, "-c", code, target], env=env, capture_output=True, text=True, timeout=90)
+    assert len(proc.stdout.split()) == 2, (proc.stdout, proc.stderr)
     owner, control = proc.stdout.split()
-    assert (control != "None") == (kind == "ssh"), (proc.stdout, proc.stderr)
-    wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of the terminal gone")
-    wait_until(lambda: _watchdogs_of(int(owner)) == [], 30, msg="the owner's watchdog finished")
+    wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every local process of the terminal gone")
+    wait_until(lambda: _watchdogs_of(int(owner)) == [], 60, msg="the owner's watchdog finished")
     left = sorted(p.name for p in runtime.iterdir())
     assert left == [], f"left in the temp directory: {left}"
+    return control
+
+
+def _in_box(box) -> list[str]:
+    """Live processes in the container but its pid 1 and the ``ps`` asking
+    (a killed process may stay a zombie there: pid 1 is a ``sleep``)."""
+    out = box.exec("ps", "-eo", "pid=,stat=,args=").stdout
+    return [
+        line.strip()
+        for line in out.splitlines()
+        if line.split()[0] != "1" and not line.split()[1].startswith("Z") and "ps -eo" not in line
+    ]
 
 
 class _OneLookLate:

@@ -115,3 +115,27 @@ def _zombie(pid: int) -> bool:
             return f.read().rpartition(")")[2].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_an_end_command_runs_at_the_owners_end_unless_forgotten(tmp_path: Path) -> None:
+    """``watch(..., end=argv)``: the command that ends a terminal's processes
+    elsewhere (a container's: remote/dead_owner.py) runs once the owner is
+    gone, with the owner's environment; a forgotten terminal's does not."""
+    code = textwrap.dedent(
+        """
+        import os, sys
+        from dsh_magics.terminal.core import watchdog
+        os.environ["END_SAYS"] = "owner's"
+        run = lambda name: ["sh", "-c", 'echo "$END_SAYS" > "$0"', os.path.join(sys.argv[1], name)]
+        watchdog.watch("end-kept", None, run("kept"))
+        watchdog.watch("end-forgotten", None, run("forgotten"))
+        watchdog.forget("end-forgotten")
+        print(watchdog._proc.pid, flush=True)
+        os._exit(0)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout)
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the watchdog finished")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+    assert (tmp_path / "kept").read_text() == "owner's\n"

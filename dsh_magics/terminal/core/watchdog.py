@@ -8,6 +8,7 @@ sibling for Ctrl-C is ``ctrl_c``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -67,12 +68,16 @@ def _send(line: str) -> None:
             pass  # the watchdog died: this note is lost; the next one starts a new watchdog (_ensure)
 
 
-def watch(token: str, private_dir: str | None = None) -> None:
+def watch(token: str, private_dir: str | None = None, end: list[str] | None = None) -> None:
     """Ask the watchdog to kill ``token``'s processes (and remove the
     terminal's private directory, one :func:`removable` names) if we die
-    first. A relative path is the owner's: made absolute here (the
-    watchdog's cwd is ``/``)."""
+    first, then to run ``end`` (an argv, with our environment as of now):
+    what ends the terminal's processes elsewhere (``remote/dead_owner.py``).
+    A relative path is the owner's: made absolute here (the watchdog's cwd
+    is ``/``)."""
     _send("+" + token + ("\t" + os.path.abspath(private_dir) if private_dir else ""))
+    if end:
+        _send("!" + token + "\t" + json.dumps({"argv": end, "env": dict(os.environ)}))
 
 
 def forget(token: str) -> None:
@@ -87,28 +92,54 @@ def removable(path: str) -> bool:
 
 
 def _main() -> None:
-    """The watchdog itself. Its stdin carries ``+<token>[<TAB><directory>]``
-    and ``-<token>`` lines; at EOF (the owner is gone) it kills every process
-    still carrying a watched token and removes the private directories."""
+    """The watchdog itself. Its stdin carries ``+<token>[<TAB><directory>]``,
+    ``!<token><TAB><end command as JSON>`` and ``-<token>`` lines; at EOF
+    (the owner is gone) it kills every process still carrying a watched
+    token, removes the private directories and runs the end commands (each
+    up to ``END_TIMEOUT_S``)."""
     import shutil
 
     from .procs import kill_tree
 
     tokens: dict[str, str | None] = {}
+    ends: dict[str, dict] = {}
     stdin = sys.stdin.buffer
     for raw in stdin:
         line = raw.decode(errors="replace").rstrip("\n")
         if line.startswith("+"):
             token, _, path = line[1:].partition("\t")
             tokens[token] = path or None
+        elif line.startswith("!"):
+            token, _, end = line[1:].partition("\t")
+            try:
+                ends[token] = json.loads(end)
+            except ValueError:
+                continue  # (never written so by watch): the other terminals still get their end
         elif line.startswith("-"):
             tokens.pop(line[1:], None)
+            ends.pop(line[1:], None)
     # EOF: the owner is gone.
     for token, path in tokens.items():
         kill_tree(None, token, grace=0.3)
         if path and removable(path):
             shutil.rmtree(path, ignore_errors=True)
+        if token in ends:
+            _run(ends[token])
     os._exit(0)
+
+
+END_TIMEOUT_S = 20.0
+"""How long an end command may take (a container engine that hangs)."""
+
+
+def _run(end: dict) -> None:
+    try:
+        subprocess.run(
+            end["argv"], env=end["env"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, timeout=END_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError, KeyError, TypeError):
+        pass  # no container engine, or none that answers: nothing more the watchdog can end there
 
 
 if __name__ == "__main__":

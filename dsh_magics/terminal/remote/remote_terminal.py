@@ -24,7 +24,7 @@ from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
-from . import inband, side_channel
+from . import dead_owner, inband, side_channel
 from .connection import Client
 from .control_master import ControlMaster
 from .job_stream import InbandStream
@@ -101,10 +101,12 @@ class RemoteTerminal(TerminalBase):
         # The owner watchdog knows the terminal before its client starts (the
         # note goes from the spawner thread, ahead of the spawn): if the
         # owner dies, it removes the private directory and ends what carries
-        # the token (a ``cmd:`` target's nohup children, the ssh clients);
-        # else a SIGKILLed owner left its ``dsh-ssh-*`` directory for good
+        # the token (a ``cmd:`` target's nohup children, the ssh clients,
+        # a container's shell: ``dead_owner``); else a SIGKILLed owner left
+        # its ``dsh-ssh-*`` directory, or its container shell, for good
         # (tests/reliability/test_exit_leftovers.py::test_nothing_left_when_a_remote_owner_goes).
-        pty.housekeeping(watchdog.watch, self.transport.token, self.transport.control_dir)
+        token = self.transport.token
+        pty.housekeeping(watchdog.watch, token, self.transport.control_dir, dead_owner.end_argv(self.target, token))
         try:
             self.transport.spawn(
                 reader.Handlers(
