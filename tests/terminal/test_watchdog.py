@@ -139,3 +139,39 @@ def test_an_end_command_runs_at_the_owners_end_unless_forgotten(tmp_path: Path) 
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the watchdog finished")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
     assert (tmp_path / "kept").read_text() == "owner's\n"
+
+
+def test_a_killed_watchdog_is_replaced_and_told_every_open_terminal(tmp_path: Path) -> None:
+    """The watchdog is SIGKILLed while a terminal is open; the next note (a
+    second terminal's start) finds it dead and starts a new one, which is
+    told of both terminals: when the owner then dies, neither leaves a
+    process (a ``nohup`` child each, which the shells' hang-up does not
+    end) or its scratch directory. Before, the first terminal was no
+    longer watched by anyone."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    mark = f"watchdog-replaced-{os.getpid()}"
+    code = textwrap.dedent(
+        """
+        import os, signal
+        from dsh_magics.terminal import Registry
+        from dsh_magics.terminal.core import watchdog
+        reg = Registry(login=False)
+        job = "nohup sleep 300 >/dev/null 2>&1 & echo up"
+        assert reg.exec("first", job, wait_ms=20_000).output.endswith("up\\n")
+        first = watchdog._proc
+        first.kill()
+        first.wait()
+        assert reg.exec("second", job, wait_ms=20_000).output.endswith("up\\n")
+        print(watchdog._proc.pid, len(os.listdir(os.environ["XDG_RUNTIME_DIR"])), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert len(out.stdout.split()) == 2, (out.stdout, out.stderr)
+    pid, dirs = map(int, out.stdout.split())
+    assert dirs == 2  # (both terminals' scratch directories were there)
+    wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of both terminals gone")
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the new watchdog finished")
+    assert sorted(p.name for p in runtime.iterdir()) == []

@@ -22,6 +22,7 @@ _REMOVABLE = (SCRATCH_PREFIX, SSH_PREFIX)
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
+_notes: dict[str, list[str]] = {}  # what the watchdog was told of each open terminal
 
 
 def _ensure() -> subprocess.Popen | None:
@@ -56,16 +57,30 @@ def _ensure() -> subprocess.Popen | None:
     return _proc
 
 
-def _send(line: str) -> None:
+def _send(token: str, lines: list[str], keep: bool) -> None:
+    """Tell the watchdog ``lines`` about ``token``'s terminal. What it has
+    been told of each open terminal is kept (``keep``; else dropped): a new
+    watchdog, started when the last one is found dead, is told all of it
+    first, so a killed watchdog's terminals are watched again from the next
+    note on (tests/terminal/test_watchdog.py::test_a_killed_watchdog_is_replaced_and_told_every_open_terminal)."""
+    global _proc
     with _lock:
-        proc = _ensure()
-        if proc is None or proc.stdin is None:
-            return
-        try:
-            proc.stdin.write(line.encode() + b"\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass  # the watchdog died: this note is lost; the next one starts a new watchdog (_ensure)
+        if keep:
+            _notes.setdefault(token, []).extend(lines)
+        else:
+            _notes.pop(token, None)
+        for _ in range(2):
+            fresh = _proc is None or _proc.poll() is not None
+            proc = _ensure()
+            if proc is None or proc.stdin is None:
+                return
+            told = [n for notes in _notes.values() for n in notes] if fresh else lines
+            try:
+                proc.stdin.write("".join(n + "\n" for n in told).encode())
+                proc.stdin.flush()
+                return
+            except (BrokenPipeError, ValueError, OSError):
+                _proc = None  # it died: once more, to a new watchdog told every open terminal
 
 
 def watch(token: str, private_dir: str | None = None, end: list[str] | None = None) -> None:
@@ -75,14 +90,15 @@ def watch(token: str, private_dir: str | None = None, end: list[str] | None = No
     what ends the terminal's processes elsewhere (``remote/dead_owner.py``).
     A relative path is the owner's: made absolute here (the watchdog's cwd
     is ``/``)."""
-    _send("+" + token + ("\t" + os.path.abspath(private_dir) if private_dir else ""))
+    lines = ["+" + token + ("\t" + os.path.abspath(private_dir) if private_dir else "")]
     if end:
-        _send("!" + token + "\t" + json.dumps({"argv": end, "env": dict(os.environ)}))
+        lines.append("!" + token + "\t" + json.dumps({"argv": end, "env": dict(os.environ)}))
+    _send(token, lines, keep=True)
 
 
 def forget(token: str) -> None:
     """The terminal was closed properly; nothing left to watch."""
-    _send("-" + token)
+    _send(token, ["-" + token], keep=False)
 
 
 def removable(path: str) -> bool:
