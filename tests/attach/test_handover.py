@@ -91,7 +91,7 @@ def test_the_host_writes_the_echo_with_the_client_stopped(
     """With the keys handed over too, a key typed in the pane reaches the job and
     its echo the pane while the client is stopped; with the output only, the
     keys come from elsewhere (the client reads the pane's)."""
-    sid = f"h-echo-{handover}"
+    sid = f"h-echo-{handover}-{time.monotonic_ns()}"  # (a new terminal each run: tests/rerun.py)
     engine.exec(sid, f"echo ready-{sid}", wait_ms=20_000)
     t, pid = _attach(engine, tmuxes, sid, attach_dir, env=f"DSH_MAGICS_ATTACH_HANDOVER={handover} ")
     host = _host_pid(engine)

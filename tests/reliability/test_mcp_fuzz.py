@@ -145,7 +145,11 @@ def _settle_and_check_usable(d: Driver) -> None:
         if row.get("status") == "busy":
             _check("bash_interrupt", d.call("bash_interrupt", {"session_id": sid}))
             if row.get("job_id"):
-                waited = _check("bash_wait", d.call("bash_wait", {"job_id": row["job_id"], "timeout_ms": 10_000}))
+                # A job of another session than the caller's own is waited for
+                # with its session (NO_SUCH_JOB says so otherwise; 2000 examples
+                # found a job of the pool's other session still busy here).
+                args = {"job_id": row["job_id"], "session_id": sid, "timeout_ms": 10_000}
+                waited = _check("bash_wait", d.call("bash_wait", args))
                 assert waited is not None and waited["status"] != "running", waited
         res = _check("bash_exec", d.call("bash_exec", {"command": "echo ok-$((1 + 1))", "wait_ms": 10_000, "session_id": sid}))
         assert res is not None and (res["status"], res["output"]) == ("completed", "ok-2\n"), res
