@@ -6,9 +6,11 @@ tests/reliability/test_exit_leftovers.py."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,35 +79,55 @@ def test_at_the_owners_end_it_kills_the_tokens_and_removes_only_their_directorie
     assert (dirs["kept"] / "file").exists() and (dirs["other"] / "file").exists()
 
 
-def test_the_watchdog_runs_this_package(tmp_path: Path) -> None:
-    """The watchdog imports the very package its owner runs, whatever the
-    owner's cwd: its import path was the package directory itself, so an
-    owner run from a checkout through PYTHONPATH (from another cwd) got an
-    installed copy's watchdog, or none. It holds no directory of the
-    owner's as its cwd either."""
+def test_the_watchdog_runs_this_package_and_the_standard_library(tmp_path: Path) -> None:
+    """The watchdog imports the very package its owner runs (here a copy
+    that marks its watchdog's start), ahead of any other copy, and the
+    standard library ahead of that package's directory: a ``json.py`` there
+    (as enum34's ``enum`` in a site-packages) does not shadow the standard
+    one. Its import path was that directory, first (PYTHONPATH): for an
+    installed copy, site-packages before the standard library, and the
+    watchdog died at import, unseen; before that it was the package
+    directory itself, so an owner run from a checkout got an installed
+    copy's watchdog or none. It holds no directory of the owner's as its
+    cwd either."""
+    site = tmp_path / "site"
+    shutil.copytree(ROOT + "/dsh_magics", site / "dsh_magics", ignore=shutil.ignore_patterns("__pycache__"))
+    copy = site / "dsh_magics/terminal/core/watchdog.py"
+    main = 'if __name__ == "__main__":\n'
+    assert copy.read_text().count(main) == 1
+    copy.write_text(copy.read_text().replace(main, main + '    open(__file__ + ".ran", "w").close()\n'))
+    (site / "json.py").write_text("raise SystemExit(7)  # (not the standard library's)\n")
+    token = f"wd-copy-{os.getpid()}-{time.monotonic_ns()}"
     code = textwrap.dedent(
         """
-        import sys
+        import json, os, sys
+        sys.path.insert(0, sys.argv[1])  # (json is the standard one, imported above)
         from dsh_magics.terminal.core import watchdog
-        watchdog.watch("test-the-watchdog-runs-this-package")
-        print(watchdog._proc.pid, flush=True)
+        assert watchdog.__file__.startswith(sys.argv[1]), watchdog.__file__
+        watchdog.watch(sys.argv[2])
+        print(watchdog.process().pid, flush=True)
         sys.stdin.readline()
+        os._exit(0)
         """
     )
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    sleeper = _sleeper(token)
     owner = subprocess.Popen(
-        [sys.executable, "-c", code], env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+        [sys.executable, "-c", code, str(site), token],
+        cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
         assert owner.stdout is not None
         pid = int(owner.stdout.readline())
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            environ = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
-        path = environ[b"PYTHONPATH"].decode()
-        assert os.path.samefile(os.path.join(path, "dsh_magics", "__init__.py"), dsh_magics.__file__)
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
+        wait_until(lambda: Path(str(copy) + ".ran").exists(), 30, msg="the copy's watchdog started")
     finally:
         owner.communicate("\n", timeout=30)
+        try:
+            sleeper.wait(30)  # the watchdog ended it
+        finally:
+            if sleeper.poll() is None:
+                sleeper.kill()
+                sleeper.wait(10)
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 10, msg="the watchdog ended with its owner")
 
 
@@ -127,14 +149,15 @@ def test_an_end_command_runs_at_the_owners_end_unless_forgotten(tmp_path: Path) 
         from dsh_magics.terminal.core import watchdog
         os.environ["END_SAYS"] = "owner's"
         run = lambda name: ["sh", "-c", 'echo "$END_SAYS" > "$0"', os.path.join(sys.argv[1], name)]
-        watchdog.watch("end-kept", None, run("kept"))
-        watchdog.watch("end-forgotten", None, run("forgotten"))
-        watchdog.forget("end-forgotten")
-        print(watchdog._proc.pid, flush=True)
+        watchdog.watch(sys.argv[2] + "-kept", None, run("kept"))
+        watchdog.watch(sys.argv[2] + "-forgotten", None, run("forgotten"))
+        watchdog.forget(sys.argv[2] + "-forgotten")
+        print(watchdog.process().pid, flush=True)
         os._exit(0)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    token = f"wd-end-{os.getpid()}-{time.monotonic_ns()}"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), token], capture_output=True, text=True, timeout=60)
     pid = int(out.stdout)
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the watchdog finished")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
@@ -159,11 +182,11 @@ def test_a_killed_watchdog_is_replaced_and_told_every_open_terminal(tmp_path: Pa
         reg = Registry(login=False)
         job = "nohup sleep 300 >/dev/null 2>&1 & echo up"
         assert reg.exec("first", job, wait_ms=20_000).output.endswith("up\\n")
-        first = watchdog._proc
+        first = watchdog.process()
         first.kill()
         first.wait()
         assert reg.exec("second", job, wait_ms=20_000).output.endswith("up\\n")
-        print(watchdog._proc.pid, len(os.listdir(os.environ["XDG_RUNTIME_DIR"])), flush=True)
+        print(watchdog.process().pid, len(os.listdir(os.environ["XDG_RUNTIME_DIR"])), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -175,3 +198,52 @@ def test_a_killed_watchdog_is_replaced_and_told_every_open_terminal(tmp_path: Pa
     wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of both terminals gone")
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the new watchdog finished")
     assert sorted(p.name for p in runtime.iterdir()) == []
+
+
+def test_a_path_that_is_not_utf8_is_watched_and_spoils_nothing(
+    tmp_path: Path, sleepers: list[subprocess.Popen]
+) -> None:
+    """Five terminals, the second's directory under a name that is not
+    UTF-8 (a TMPDIR with a Latin-1 byte): one watchdog, told of all five,
+    ends their processes and removes their directories (the bad one too).
+    Its note could not be encoded, which was taken for a dead watchdog: a
+    new one, the replay failing again, and every later note started two
+    watchdogs told nothing (8 for these five); the later terminals were
+    watched by none, their directories left."""
+    base = os.fsencode(tmp_path)
+    names = [b"dsh-ssh-a", b"dsh-ssh-b\xe9", b"dsh-ssh-c", b"dsh-magics-d", b"dsh-ssh-e"]
+    for name in names:
+        os.mkdir(os.path.join(base, name))
+    tokens = [f"wd-bytes-{os.getpid()}-{time.monotonic_ns()}-{n}" for n in range(len(names))]
+    sleepers += [_sleeper(t) for t in tokens]
+    code = textwrap.dedent(
+        """
+        import os, sys
+        from dsh_magics.terminal.core import watchdog
+        pairs = sys.argv[1:]
+        for token, path in zip(pairs[::2], pairs[1::2]):
+            watchdog.watch(token, path)
+        mine = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\\0")
+            except OSError:
+                continue
+            if watchdog.__name__.encode() in argv and str(os.getpid()).encode() in argv:
+                mine.append(entry)
+        print(len(mine), getattr(watchdog.process(), "pid", 0), flush=True)
+        os._exit(0)
+        """
+    )
+    args: list[str | bytes] = [sys.executable, "-c", code]
+    for token, name in zip(tokens, names, strict=True):
+        args += [token, os.path.join(base, name)]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert len(out.stdout.split()) == 2, (out.stdout, out.stderr)
+    dogs, pid = map(int, out.stdout.split())
+    assert (dogs, pid > 0) == (1, True)
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the watchdog finished")
+    for token in tokens:
+        wait_until(lambda t=token: pids_with_env("DSH_MAGICS_TOKEN", t) == [], 10, msg=f"{token} ended")
+    assert os.listdir(base) == []

@@ -22,48 +22,94 @@ _REMOVABLE = (SCRATCH_PREFIX, SSH_PREFIX)
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
-_notes: dict[str, list[str]] = {}  # what the watchdog was told of each open terminal
+_notes: dict[str, list[bytes]] = {}  # what the watchdog was told of each open terminal
+
+
+# How the watchdog starts: the directory holding this package goes on its
+# import path right after the standard library (never before it: for an
+# installed copy that directory is site-packages, where a module named like
+# a standard one, enum34's ``enum`` say, would have shadowed it and the
+# watchdog died at import, unseen: tests/terminal/test_watchdog.py::
+# test_the_watchdog_runs_this_package_and_the_standard_library), ahead of
+# any other copy of the package (an owner run from a checkout, from another
+# cwd, got an installed copy's watchdog or none); no cwd entry either.
+_BOOT = """\
+import os, runpy, sys
+root, module = sys.argv[1:3]
+del sys.argv[1:3]
+path = [p for p in sys.path if p and p != root]
+std = os.path.dirname(os.__file__)
+at = max((i + 1 for i, p in enumerate(path) if p == std or p.startswith(std + os.sep)), default=0)
+sys.path[:] = path[:at] + [root] + path[at:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+def boot_argv(module: str, *args: str) -> list[str]:
+    """This interpreter running ``module`` of this very package as ``-m``
+    would, with the import path :data:`_BOOT` makes."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    return [sys.executable, "-c", _BOOT, root, module, *args]
+
+
+def process() -> subprocess.Popen | None:
+    """The current watchdog process (None before the first terminal)."""
+    return _proc
+
+
+def _abandon(proc: subprocess.Popen) -> None:
+    """Let go of a dead watchdog: its pipe closes (else an fd, and a
+    ResourceWarning, per replacement); ``subprocess`` reaps it later."""
+    global _proc
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass  # (its unflushed rest is for a dead reader)
+    if _proc is proc:
+        _proc = None
 
 
 def _ensure() -> subprocess.Popen | None:
     global _proc
-    if _proc is not None and _proc.poll() is None:
-        return _proc
+    if _proc is not None:
+        if _proc.poll() is None:
+            return _proc
+        _abandon(_proc)
     # A clean environment: the watchdog must not look like one of the
-    # processes it (or a test) is looking for. Its import path is the
-    # directory that holds this package (tests/terminal/test_watchdog.py::
-    # test_the_watchdog_runs_this_package): it was the package directory
-    # itself, so an owner run from a checkout by PYTHONPATH got another
-    # copy's watchdog (an installed one) or none, but from the checkout's cwd.
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": root}
+    # processes it (or a test) is looking for. UTF-8 mode: the paths it is
+    # told come as the owner's bytes (surrogateescape both ways).
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUTF8": "1"}
     if os.environ.get("DSH_MAGICS_PROCFS"):  # the owner's process layer (proclayer)
         env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
     try:
         _proc = subprocess.Popen(
             # The owner's pid only names it in ``ps`` (and for the tests,
             # which wait for its watchdog to finish).
-            [sys.executable, "-m", __name__, str(os.getpid())],
+            boot_argv(__name__, str(os.getpid())),
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # not reached by signals aimed at our group
             close_fds=True,
-            cwd="/",  # (its imports come from PYTHONPATH alone, not from the owner's cwd)
+            cwd="/",
         )
     except OSError:
         _proc = None
     return _proc
 
 
-def _send(token: str, lines: list[str], keep: bool) -> None:
+def _send(token: str, lines: list[bytes], keep: bool) -> None:
     """Tell the watchdog ``lines`` about ``token``'s terminal. What it has
     been told of each open terminal is kept (``keep``; else dropped): a new
     watchdog, started when the last one is found dead, is told all of it
     first, so a killed watchdog's terminals are watched again from the next
-    note on (tests/terminal/test_watchdog.py::test_a_killed_watchdog_is_replaced_and_told_every_open_terminal)."""
-    global _proc
+    note on (tests/terminal/test_watchdog.py::test_a_killed_watchdog_is_replaced_and_told_every_open_terminal).
+    Only a failed write means a dead watchdog (a note is bytes already: one
+    that could not be encoded was taken for one, and every later note
+    started two watchdogs told nothing: test_watchdog.py::
+    test_a_path_that_is_not_utf8_is_watched_and_spoils_nothing)."""
     with _lock:
         if keep:
             _notes.setdefault(token, []).extend(lines)
@@ -76,11 +122,11 @@ def _send(token: str, lines: list[str], keep: bool) -> None:
                 return
             told = [n for notes in _notes.values() for n in notes] if fresh else lines
             try:
-                proc.stdin.write("".join(n + "\n" for n in told).encode())
+                proc.stdin.write(b"".join(n + b"\n" for n in told))
                 proc.stdin.flush()
                 return
-            except (BrokenPipeError, ValueError, OSError):
-                _proc = None  # it died: once more, to a new watchdog told every open terminal
+            except OSError:  # (BrokenPipeError) it died: once more, to a new watchdog told every open terminal
+                _abandon(proc)
 
 
 def watch(token: str, private_dir: str | None = None, end: list[str] | None = None) -> None:
@@ -90,15 +136,22 @@ def watch(token: str, private_dir: str | None = None, end: list[str] | None = No
     what ends the terminal's processes elsewhere (``remote/dead_owner.py``).
     A relative path is the owner's: made absolute here (the watchdog's cwd
     is ``/``)."""
-    lines = ["+" + token + ("\t" + os.path.abspath(private_dir) if private_dir else "")]
+    line = b"+" + token.encode()
+    if private_dir:
+        try:
+            line += b"\t" + os.fsencode(os.path.abspath(private_dir))
+        except UnicodeError:
+            pass  # (no such name can be on disk: nothing to remove)
+    lines = [line]
     if end:
-        lines.append("!" + token + "\t" + json.dumps({"argv": end, "env": dict(os.environ)}))
+        # (JSON is ASCII: a surrogate-escaped byte in the environment goes as \udcXX and comes back)
+        lines.append(b"!" + token.encode() + b"\t" + json.dumps({"argv": end, "env": dict(os.environ)}).encode())
     _send(token, lines, keep=True)
 
 
 def forget(token: str) -> None:
     """The terminal was closed properly; nothing left to watch."""
-    _send(token, ["-" + token], keep=False)
+    _send(token, [b"-" + token.encode()], keep=False)
 
 
 def removable(path: str) -> bool:
@@ -121,7 +174,7 @@ def _main() -> None:
     ends: dict[str, dict] = {}
     stdin = sys.stdin.buffer
     for raw in stdin:
-        line = raw.decode(errors="replace").rstrip("\n")
+        line = raw.decode("utf-8", "surrogateescape").rstrip("\n")  # (a path: the owner's bytes)
         if line.startswith("+"):
             token, _, path = line[1:].partition("\t")
             tokens[token] = path or None
