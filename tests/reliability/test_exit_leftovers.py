@@ -159,6 +159,55 @@ def test_nothing_left_in_the_container_when_the_owner_goes(tmp_path: Path, podma
     wait_until(lambda: left() == [], 10, msg=f"left in the container: {left()}")
 
 
+ORDERLY_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from dsh_magics import jobs
+    from dsh_magics.terminal.config import TerminalConfig
+    from dsh_magics.terminal.core import watchdog
+    from dsh_magics.terminal.remote import RemoteTerminal, dead_owner, parse_target
+    target, ran = sys.argv[1:3]
+    # A stand-in end command per terminal (a cmd: target has none), which
+    # records its terminal's name, and a spawner thread slow to run a
+    # forget (a busy machine): a close that did not wait for it left it
+    # queued when the process exited.
+    starting = []
+    dead_owner.end_argv = lambda t, token: ["sh", "-c", 'echo "$0" >> "$1"', starting[-1], ran]
+    _forget = watchdog.forget
+    def _slow(token):
+        time.sleep(0.5)
+        _forget(token)
+    watchdog.forget = _slow
+    config = TerminalConfig(login=False, start_timeout=30.0)
+    terms = []
+    for name in ("one", "two", "three", "open"):
+        starting.append(name)
+        terms.append(RemoteTerminal(name, config, parse_target(target), job_table=jobs.JobTable()))
+    for term in terms[:3]:
+        term.close()
+    print(os.getpid(), flush=True)
+    """
+)
+
+
+def test_an_orderly_close_runs_no_end_command(tmp_path: Path) -> None:
+    """Three terminals closed, a fourth left open, then an orderly exit
+    (right after the closes): the watchdog runs the open terminal's end
+    command only. A close queued its forget on the spawner thread and
+    returned; the process exited before the forget ran, and the watchdog
+    ended a closed terminal as a dead owner's (for a container: its end
+    command, killing what the close left there on purpose)."""
+    ran = tmp_path / "ran"
+    target = f"cmd:{shutil.which('bash')} --noprofile --norc -i"
+    proc = subprocess.run(
+        [sys.executable, "-c", ORDERLY_SCRIPT, target, str(ran)], capture_output=True, text=True, timeout=90
+    )
+    assert proc.stdout.strip().isdigit(), (proc.stdout, proc.stderr)
+    owner = int(proc.stdout)
+    wait_until(lambda: _watchdogs_of(owner) == [], 60, msg="the owner's watchdog finished")
+    assert ran.read_text().split() == ["open"]
+
+
 def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str) -> str:
     """Run REMOTE_SCRIPT on ``target`` until its owner ends by ``ending``;
     wait until no local process of it is left and its watchdog has

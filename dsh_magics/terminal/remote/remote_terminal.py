@@ -9,6 +9,7 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import re
 import secrets
@@ -33,6 +34,10 @@ from .prompt_watch import PromptWatch
 from .targets import Target
 
 log = logging.getLogger(__name__)
+
+FORGET_TIMEOUT_S = 5.0
+"""How long a close waits for the spawner thread to tell the watchdog (it
+may be starting another terminal)."""
 
 
 def too_old(version: str | None) -> str | None:
@@ -124,7 +129,7 @@ class RemoteTerminal(TerminalBase):
             # now (it was left behind: tests/remote/test_failures.py::
             # test_a_missing_ssh_client_leaves_no_private_directory).
             side_channel.remove_control_dir(self.transport.control_dir)
-            pty.housekeeping(watchdog.forget, self.transport.token)
+            self._forget()
             raise
         core = self.core
         try:
@@ -260,7 +265,20 @@ class RemoteTerminal(TerminalBase):
             self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
         # Last: an owner that dies before this still has its watchdog end the rest.
-        pty.housekeeping(watchdog.forget, self.transport.token)
+        self._forget()
+
+    def _forget(self) -> None:
+        """The watchdog forgets the terminal before the close returns: a
+        process that exits right after a close left the note queued on the
+        spawner (a daemon thread), and its watchdog ended a closed
+        terminal as a dead owner's, running a container's end command
+        (tests/reliability/test_exit_leftovers.py::
+        test_an_orderly_close_runs_no_end_command)."""
+        done = pty.housekeeping(watchdog.forget, self.transport.token)
+        try:
+            done.result(timeout=FORGET_TIMEOUT_S)
+        except concurrent.futures.TimeoutError:
+            log.warning("the owner watchdog was not told within %gs that %s closed", FORGET_TIMEOUT_S, self.session_id)
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:
