@@ -129,11 +129,14 @@ def _send(token: str, lines: list[bytes], keep: bool) -> None:
                 _abandon(proc)
 
 
-def watch(token: str, private_dir: str | None = None, end: list[str] | None = None) -> None:
+def watch(
+    token: str, private_dir: str | None = None, end: list[str] | None = None, end_env: dict[str, str] | None = None
+) -> None:
     """Ask the watchdog to kill ``token``'s processes (and remove the
     terminal's private directory, one :func:`removable` names) if we die
-    first, then to run ``end`` (an argv, with our environment as of now):
-    what ends the terminal's processes elsewhere (``remote/dead_owner.py``).
+    first, then to run ``end`` (an argv, with our environment as of now and
+    ``end_env``, which keeps what it says off the argv): what ends the
+    terminal's processes elsewhere (``remote/dead_owner.py``).
     A relative path is the owner's: made absolute here (the watchdog's cwd
     is ``/``)."""
     line = b"+" + token.encode()
@@ -145,7 +148,7 @@ def watch(token: str, private_dir: str | None = None, end: list[str] | None = No
     lines = [line]
     if end:
         # (JSON is ASCII: a surrogate-escaped byte in the environment goes as \udcXX and comes back)
-        lines.append(b"!" + token.encode() + b"\t" + json.dumps({"argv": end, "env": dict(os.environ)}).encode())
+        lines.append(b"!" + token.encode() + b"\t" + json.dumps({"argv": end, "env": {**os.environ, **(end_env or {})}}).encode())
     _send(token, lines, keep=True)
 
 

@@ -17,13 +17,19 @@ from __future__ import annotations
 from .targets import Target
 
 TOKEN_VAR = "DSH_MAGICS_TOKEN"
+END_VAR = "DSH_MAGICS_END"
+"""The end command's environment variable that holds the token: it reaches
+the container (``exec -e DSH_MAGICS_END``) from the watchdog's environment
+for the command, never on an argv (world-readable). Its name is not
+``TOKEN_VAR``: the script's own processes carry no token."""
 
-# POSIX sh (cat, kill, sleep there): the processes whose environment holds
-# the token (a zombie's reads empty); SIGHUP and SIGCONT to them, as a
-# closing terminal hangs up its shell and jobs, up to 2 s for them to go,
-# then SIGKILL. The script's own processes do not carry the token.
+# POSIX sh (cat, kill, and a sleep that takes 0.1, there): the processes
+# whose environment holds the token (a zombie's reads empty); SIGHUP and
+# SIGCONT to them, as a closing terminal hangs up its shell and jobs, up to
+# 2 s for them to go, then SIGKILL. No token, nothing (an empty one would
+# match every terminal's processes).
 _END = (
-    "t={var}={token}; "
+    "[ -n \"${end}\" ] || exit 0; t={var}=${end}; "
     "carriers() {{ c=; for d in /proc/[0-9]*; do e=$(cat \"$d/environ\" 2>/dev/null) || continue; "
     "case $e in *\"$t\"*) c=\"$c ${{d#/proc/}}\";; esac; done; echo $c; }}; "
     "p=$(carriers); [ -n \"$p\" ] || exit 0; kill -HUP $p; kill -CONT $p; "
@@ -39,5 +45,11 @@ def end_argv(target: Target, token: str) -> list[str] | None:
     and carry the token: the watchdog's own scan finds them) and kubectl
     (``kubectl exec`` sets no environment: a stated limit, docs/remote.md)."""
     if target.kind in ("docker", "podman") and token.isalnum():
-        return [target.kind, "exec", target.container or "", "sh", "-c", _END.format(var=TOKEN_VAR, token=token)]
+        script = _END.format(var=TOKEN_VAR, end=END_VAR)
+        return [target.kind, "exec", "-e", END_VAR, target.container or "", "sh", "-c", script]
     return None
+
+
+def end_env(token: str) -> dict[str, str]:
+    """What :func:`end_argv`'s command needs in its environment besides the owner's."""
+    return {END_VAR: token}

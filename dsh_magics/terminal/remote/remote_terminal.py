@@ -111,7 +111,8 @@ class RemoteTerminal(TerminalBase):
         # its ``dsh-ssh-*`` directory, or its container shell, for good
         # (tests/reliability/test_exit_leftovers.py::test_nothing_left_when_a_remote_owner_goes).
         token = self.transport.token
-        pty.housekeeping(watchdog.watch, token, self.transport.control_dir, dead_owner.end_argv(self.target, token))
+        end = dead_owner.end_argv(self.target, token)
+        pty.housekeeping(watchdog.watch, token, self.transport.control_dir, end, dead_owner.end_env(token) if end else None)
         try:
             self.transport.spawn(
                 reader.Handlers(

@@ -115,7 +115,9 @@ class Target:
         bash runs under a wrapper that says when it has ended
         (``ssh_start.wrapped_shell``). ``token`` (docker, podman): the
         container's bash and its children carry it (``DSH_MAGICS_TOKEN``), so
-        a dead owner's watchdog finds them there (``dead_owner``)."""
+        a dead owner's watchdog finds them there (``dead_owner``); its value
+        comes from the client's environment (``Client.environment``), not
+        from this argv, which any user may read."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
@@ -128,7 +130,7 @@ class Target:
             remote = wrapped_shell(bash) if control_dir is not None else "exec " + " ".join(bash)
             return [*self.ssh_argv("-tt", control, env, log=log), remote]
         if self.kind in ("docker", "podman"):
-            marked = ["-e", f"DSH_MAGICS_TOKEN={token}"] if token else []
+            marked = ["-e", "DSH_MAGICS_TOKEN"] if token else []
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", *marked, self.container or "", *bash]
         if self.kind == "kubectl":
             return [*self.kubectl_exec("-it"), "--", *bash]
