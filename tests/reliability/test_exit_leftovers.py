@@ -145,18 +145,39 @@ def test_nothing_left_when_a_remote_owner_goes(tmp_path: Path, sshd, kind: str, 
 
 
 @pytest.mark.parametrize("ending", ["SIGKILL", "os._exit"])
-def test_nothing_left_in_the_container_when_the_owner_goes(tmp_path: Path, podman_box, ending: str) -> None:
+@pytest.mark.parametrize("engine", ["podman", "docker"])
+def test_nothing_left_in_the_container_when_the_owner_goes(tmp_path: Path, podman_box, engine: str, ending: str) -> None:
     """A container terminal's owner dies with a job waiting at a prompt (and
     ``nohup``/``setsid`` children): its exec session does not end with the
-    killed ``podman exec`` client, so the container's bash, and what it
-    started, ran on for good. The watchdog ends them there (remote/dead_owner.py)."""
+    killed client, so the container's bash, and what it started, ran on for
+    good. Nothing of it is left, and the watchdog ran the end command
+    (remote/dead_owner.py) after the owner was gone: the client is a shim
+    first on the owner's PATH that logs each exec, then runs podman (as
+    ``docker`` too: docker's argv, podman's engine). Here (rootful podman on
+    this machine) the watchdog's own token scan reaches the container's
+    processes through /proc first; that the end command ends them on its
+    own: tests/remote/test_containers.py::
+    test_the_dead_owner_command_ends_only_the_tokens_processes_in_the_container."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "execs"
+    bin_dir.mkdir()
+    shim = bin_dir / engine
+    shim.write_text(
+        f"#!/bin/sh\ncase \"$*\" in *DSH_MAGICS_END*) w=end;; *) w=client;; esac\n"
+        f"{shutil.which('podman')} \"$@\"; s=$?\necho \"$w $s\" >> {log}\nexit $s\n"
+    )
+    shim.chmod(0o755)
     before = _in_box(podman_box)
-    _remote_owner_dies(tmp_path, podman_box.target, ending, f"podman-{ending}")
+    target = f"{engine}://{podman_box.name}"
+    _remote_owner_dies(tmp_path, target, ending, f"{engine}-{ending}", path=str(bin_dir))
 
     def left() -> list[str]:
         return [p for p in _in_box(podman_box) if p not in before]
 
     wait_until(lambda: left() == [], 10, msg=f"left in the container: {left()}")
+    # The terminal's client (and the side channel's probes), then the end
+    # command, once, after the owner died and its watchdog had seen EOF.
+    execs = log.read_text().splitlines()
+    assert execs[-1] == "end 0" and execs.count("end 0") == 1, execs
 
 
 ORDERLY_SCRIPT = textwrap.dedent(
@@ -208,8 +229,9 @@ def test_an_orderly_close_runs_no_end_command(tmp_path: Path) -> None:
     assert ran.read_text().split() == ["open"]
 
 
-def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str) -> str:
-    """Run REMOTE_SCRIPT on ``target`` until its owner ends by ``ending``;
+def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str, path: str | None = None) -> str:
+    """Run REMOTE_SCRIPT on ``target`` until its owner ends by ``ending``
+    (``path``: a directory first on its PATH);
     wait until no local process of it is left and its watchdog has
     finished, and check that nothing is left in its temp directory. Returns
     the terminal's private directory (``None`` but for ssh)."""
@@ -217,6 +239,8 @@ def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str) -> s
     runtime.mkdir(mode=0o700)
     mark = f"remote-leftovers-{os.getpid()}-{name}"
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark)
+    if path is not None:
+        env["PATH"] = path + os.pathsep + env["PATH"]
     code = REMOTE_SCRIPT.replace("{ending}", ENDINGS[ending])
     proc = subprocess.run([sys.executable, "-c", code, target], env=env, capture_output=True, text=True, timeout=90)
     assert len(proc.stdout.split()) == 2, (proc.stdout, proc.stderr)
