@@ -51,15 +51,20 @@ def test_at_the_owners_end_it_kills_the_tokens_and_removes_only_their_directorie
     """Notes as the terminals send them, then EOF (the owner is gone): the
     watched tokens' processes end and their directories go; a forgotten
     token's process and directory stay, and so does a directory not named
-    as the engine names its own, or a symlink so named (not its target)."""
+    as the engine names its own, a symlink so named (not its target), or
+    another user's directory so named (when the tests run as root)."""
     dirs = {name: tmp_path / name for name in ("dsh-magics-a", "dsh-ssh-b", "dsh-ssh-forgotten", "other", "kept")}
     for d in dirs.values():
         d.mkdir()
         (d / "file").write_text("x")
     link = tmp_path / "dsh-ssh-link"
     link.symlink_to(dirs["kept"])
-    a, b, c, d, e = (f"wd-{os.getpid()}-{n}" for n in "abcde")
-    sleepers += [_sleeper(t) for t in (a, b, c, d, e)]
+    foreign = tmp_path / "dsh-ssh-foreign"  # another user's, so named
+    foreign.mkdir()
+    if os.getuid() == 0:
+        os.chown(foreign, 65534, 65534)
+    a, b, c, d, e, f = (f"wd-{os.getpid()}-{time.monotonic_ns()}-{n}" for n in "abcdef")
+    sleepers += [_sleeper(t) for t in (a, b, c, d, e, f)]
     dog = subprocess.Popen(
         [sys.executable, "-m", watchdog.__name__, str(os.getpid())],
         stdin=subprocess.PIPE, env={"PATH": os.environ["PATH"], "PYTHONPATH": ROOT}, cwd="/",
@@ -67,15 +72,16 @@ def test_at_the_owners_end_it_kills_the_tokens_and_removes_only_their_directorie
     assert dog.stdin is not None
     notes = [
         f"+{a}\t{dirs['dsh-magics-a']}", f"+{b}\t{dirs['dsh-ssh-b']}", f"+{c}\t{dirs['dsh-ssh-forgotten']}",
-        f"+{d}\t{dirs['other']}", f"+{e}\t{link}", f"-{c}",
+        f"+{d}\t{dirs['other']}", f"+{e}\t{link}", f"+{f}\t{foreign}", f"-{c}",
     ]  # fmt: skip
     dog.stdin.write("".join(n + "\n" for n in notes).encode())
     dog.stdin.close()
     assert dog.wait(30) == 0
-    for token in (a, b, d, e):
+    for token in (a, b, d, e, f):
         assert pids_with_env("DSH_MAGICS_TOKEN", token) == [], token
     assert pids_with_env("DSH_MAGICS_TOKEN", c) != []  # forgotten: closed properly, nothing to end
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dsh-ssh-forgotten", "dsh-ssh-link", "kept", "other"]
+    kept = ["dsh-ssh-forgotten", "dsh-ssh-link", "kept", "other"] + (["dsh-ssh-foreign"] if os.getuid() == 0 else [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
     assert (dirs["kept"] / "file").exists() and (dirs["other"] / "file").exists()
 
 
@@ -223,14 +229,16 @@ def test_a_path_that_is_not_utf8_is_watched_and_spoils_nothing(
         pairs = sys.argv[1:]
         for token, path in zip(pairs[::2], pairs[1::2]):
             watchdog.watch(token, path)
+        # The owner's children (its watchdogs: it starts nothing else), by
+        # their parent: a cmdline reads empty for an instant after the exec.
         mine = []
         for entry in os.listdir("/proc"):
             try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\\0")
-            except OSError:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if watchdog.__name__.encode() in argv and str(os.getpid()).encode() in argv:
+            if ppid == os.getpid():
                 mine.append(entry)
         print(len(mine), getattr(watchdog.process(), "pid", 0), flush=True)
         os._exit(0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -193,11 +194,21 @@ def _main() -> None:
     # EOF: the owner is gone.
     for token, path in tokens.items():
         kill_tree(None, token, grace=0.3)
-        if path and removable(path):
+        if path and removable(path) and _ours(path):
             shutil.rmtree(path, ignore_errors=True)
         if token in ends:
             _run(ends[token])
     os._exit(0)
+
+
+def _ours(path: str) -> bool:
+    """A directory itself (not a symlink's target) that our user owns: what
+    an engine made; anything else so named is left alone."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
 
 
 END_TIMEOUT_S = 20.0
