@@ -253,13 +253,15 @@ def _remote_owner_dies(tmp_path: Path, target: str, ending: str, name: str, path
 
 
 def _in_box(box) -> list[str]:
-    """Live processes in the container but its pid 1 and the ``ps`` asking
-    (a killed process may stay a zombie there: pid 1 is a ``sleep``)."""
+    """Live processes in the container, as ``pid args``, but its pid 1 and
+    the ``ps`` asking (a killed process may stay a zombie there: pid 1 is a
+    ``sleep``). Not their state: one that was there before and changed it
+    is no leftover."""
     out = box.exec("ps", "-eo", "pid=,stat=,args=").stdout
     return [
-        line.strip()
-        for line in out.splitlines()
-        if line.split()[0] != "1" and not line.split()[1].startswith("Z") and "ps -eo" not in line
+        " ".join([pid, *args])
+        for pid, stat, *args in (line.split() for line in out.splitlines() if line.strip())
+        if pid != "1" and not stat.startswith("Z") and args[:2] != ["ps", "-eo"]
     ]
 
 

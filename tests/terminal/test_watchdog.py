@@ -5,8 +5,10 @@ tests/reliability/test_exit_leftovers.py."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -198,10 +200,15 @@ def test_a_killed_watchdog_is_replaced_and_told_every_open_terminal(tmp_path: Pa
     )
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime), DSH_TEST_MARK=mark, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    assert len(out.stdout.split()) == 2, (out.stdout, out.stderr)
-    pid, dirs = map(int, out.stdout.split())
-    assert dirs == 2  # (both terminals' scratch directories were there)
-    wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of both terminals gone")
+    try:
+        assert len(out.stdout.split()) == 2, (out.stdout, out.stderr)
+        pid, dirs = map(int, out.stdout.split())
+        assert dirs == 2  # (both terminals' scratch directories were there)
+        wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], 10, msg="every process of both terminals gone")
+    finally:
+        for left in pids_with_env("DSH_TEST_MARK", mark):  # (a failed run's nohup children)
+            with contextlib.suppress(OSError):
+                os.kill(left, signal.SIGKILL)
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the new watchdog finished")
     assert sorted(p.name for p in runtime.iterdir()) == []
 
