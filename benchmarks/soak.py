@@ -84,7 +84,7 @@ def our_processes() -> list[int]:
                 argv = f.read()
         except OSError:
             continue
-        if b"dsh_magics.terminal.local.watchdog" not in argv and procs.alive(pid):
+        if b"dsh_magics.terminal.core.watchdog" not in argv and procs.alive(pid):
             out.append(pid)
     return out
 

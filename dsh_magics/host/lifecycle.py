@@ -217,12 +217,27 @@ def host_env() -> dict[str, str]:
     if env.get("MPLBACKEND", "").startswith("module://"):
         del env["MPLBACKEND"]
     # Make sure the host can import this very package (a source checkout run
-    # without installing); the host puts PYTHONPATH back before any shell starts.
+    # without installing); the host puts PYTHONPATH back before any shell
+    # starts. Not for an installed copy: its directory (site-packages) is on
+    # the path already, after the standard library; first on PYTHONPATH, a
+    # module there named like a standard one (enum34's ``enum``) shadowed it
+    # (tests/host/test_lifecycle.py::test_an_installed_copy_is_not_put_before_the_standard_library).
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if _installed_in(root):
+        return env
     old = env.get("PYTHONPATH")
     env[_ORIG_PYTHONPATH] = "!" if old is None else "=" + old
     env["PYTHONPATH"] = root if not old else f"{root}{os.pathsep}{old}"
     return env
+
+
+def _installed_in(root: str) -> bool:
+    """``root`` is one of this interpreter's site directories (where an
+    installed copy lives), which every interpreter of it has on its path."""
+    import site
+
+    sites = [*site.getsitepackages(), site.getusersitepackages()] if site.ENABLE_USER_SITE else site.getsitepackages()
+    return any(os.path.realpath(d) == os.path.realpath(root) for d in sites)
 
 
 def restore_environment() -> None:

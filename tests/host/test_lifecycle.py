@@ -232,3 +232,46 @@ def test_host_whose_socket_is_deleted_ends(host_dir: str, monkeypatch) -> None:
     wait_until(lambda: not pids_with_env("DSH_MAGICS_SESSION", "life-unlinked"), timeout=10)
     assert "removed or replaced" in open(c.paths.log).read()
     c.detach()
+
+
+def test_an_installed_copy_is_not_put_before_the_standard_library(tmp_path) -> None:
+    """The host's environment (lifecycle.host_env) for a package installed
+    in a site directory (here the user's, under PYTHONUSERBASE) leaves the
+    import path alone: that directory is on it already, after the standard
+    library. It was put first on PYTHONPATH, where a module beside the
+    package named like a standard one (enum34's ``enum``; here a ``json``)
+    shadowed the standard library in the host."""
+    import shutil
+    import site
+    import textwrap
+
+    base = tmp_path / "userbase"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONUSERBASE"] = str(base)
+    where = subprocess.run(
+        [sys.executable, "-c", "import site; print(site.getusersitepackages())"], env=env, capture_output=True, text=True
+    ).stdout.strip()
+    assert where.startswith(str(base)) and site.ENABLE_USER_SITE
+    user_site = os.path.realpath(where)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__import__("dsh_magics").__file__)))
+    shutil.copytree(os.path.join(root, "dsh_magics"), os.path.join(user_site, "dsh_magics"),
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    with open(os.path.join(user_site, "json.py"), "w") as f:
+        f.write("raise SystemExit(7)  # (not the standard library's)\n")
+    code = textwrap.dedent(
+        """
+        import subprocess, sys
+        from dsh_magics.host import lifecycle
+        print(lifecycle.__file__)
+        probe = "import json, dsh_magics; print(json.__file__); print(dsh_magics.__file__)"
+        out = subprocess.run([sys.executable, "-c", probe], env=lifecycle.host_env(), capture_output=True, text=True)
+        print(out.returncode, out.stdout, out.stderr)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    lines = out.stdout.split()
+    assert len(lines) >= 4, (out.stdout, out.stderr)
+    owner, status, json_file, package = lines[:4]
+    assert os.path.realpath(owner).startswith(user_site)  # (the installed copy runs)
+    assert status == "0" and not os.path.realpath(json_file).startswith(user_site)
+    assert os.path.realpath(package).startswith(user_site)

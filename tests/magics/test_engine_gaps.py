@@ -83,7 +83,7 @@ def test_ctrl_c_during_terminal_start_leaves_no_shell(handler: str) -> None:
             me = str(os.getpid())
             return [(proc(p) or ("", "", b""))[2][:120] for p in os.listdir("/proc") if p.isdigit()
                     and (info := proc(p)) is not None and info[1] == me and info[0] != "Z"
-                    and b"dsh_magics.terminal.local.watchdog" not in info[2]]
+                    and b"dsh_magics.terminal.core.watchdog" not in info[2]]
 
         reg = Registry(login=False)
         took = []

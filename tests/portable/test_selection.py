@@ -69,7 +69,7 @@ def test_forced_portable_reaches_the_engine_and_its_watchdog() -> None:
         watchdogs = [
             p
             for p in psutil.Process(owner.pid).children()
-            if "dsh_magics.terminal.local.watchdog" in " ".join(p.cmdline())
+            if "dsh_magics.terminal.core.watchdog" in " ".join(p.cmdline())
         ]
         assert len(watchdogs) == 1, watchdogs
         assert watchdogs[0].environ().get("DSH_MAGICS_PROCFS") == "0"

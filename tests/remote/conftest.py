@@ -131,7 +131,7 @@ class Engine:
 def engine_with_a_prompt(target: str, session: str, login: bool = False) -> Iterator[Engine]:
     """Start the engine process and read its one line (60 s deadline); at the
     end it is killed if the test did not, and its private directory removed
-    (a killed engine leaves it). ``login``: its terminal's config."""
+    (its watchdog removes it too, later). ``login``: its terminal's config."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _ENGINE, target, session, "1" if login else "0"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,

@@ -13,6 +13,7 @@ import pytest
 
 from dsh_magics.terminal import INTERRUPTED, Registry
 from dsh_magics.terminal.core.procs import alive
+from dsh_magics.terminal.remote import dead_owner, parse_target
 from tests.conftest import done, wait_until
 from tests.containers import PREFIX, RUN_OPTIONS, Box, leftovers, podman, sweep_dead_runs
 
@@ -98,3 +99,59 @@ def test_a_dead_runs_leftovers_are_swept_and_a_live_runs_kept(podman_box):
     sweep_dead_runs()
     assert not [n for n in leftovers() if stale in n]
     assert podman_box.name in leftovers() and podman_box.image in leftovers()
+
+
+def _sleeps_in(box: Box) -> list[str]:
+    """The container's live (not zombie) ``sleep`` processes but pid 1's."""
+    out = box.exec("ps", "-eo", "pid=,stat=,args=").stdout
+    return sorted(
+        " ".join(p[2:]) for line in out.splitlines() if (p := line.split()) and p[0] != "1" and not p[1].startswith("Z")
+        and p[2] == "sleep"
+    )  # fmt: skip
+
+
+def test_the_dead_owner_command_ends_only_the_tokens_processes_in_the_container(podman_box):
+    """The command a dead owner's watchdog runs for a container terminal
+    (remote/dead_owner.py), on its own: a watchdog that cannot see the
+    container's processes (a Docker daemon's, another user's) has only it.
+    It ends every process there carrying the token, one that ignores SIGHUP
+    too, and nothing else; the token is in its environment, not its argv,
+    and without it the command ends nothing."""
+    token = f"deadowner{os.getpid()}"
+    marked = ["-e", f"DSH_MAGICS_TOKEN={token}"]
+    podman("exec", "-d", *marked, podman_box.name, "sleep", "301")
+    podman("exec", "-d", *marked, podman_box.name, "sh", "-c", "trap '' HUP; exec sleep 302")
+    podman("exec", "-d", podman_box.name, "sleep", "303")  # not the terminal's
+    try:
+        wait_until(lambda: _sleeps_in(podman_box) == ["sleep 301", "sleep 302", "sleep 303"], 10, msg="sleeps started")
+        argv = dead_owner.end_argv(parse_target(podman_box.target), token)
+        assert argv is not None and not any(token in a for a in argv)
+        assert subprocess.run(argv, capture_output=True, timeout=30).returncode == 0  # (no token: nothing to end)
+        assert _sleeps_in(podman_box) == ["sleep 301", "sleep 302", "sleep 303"]
+        env = dict(os.environ, **dead_owner.end_env(token))
+        assert subprocess.run(argv, env=env, capture_output=True, timeout=30).returncode == 0
+        assert _sleeps_in(podman_box) == ["sleep 303"]
+    finally:
+        script = "ps -eo pid=,args= | while read -r p a; do case $a in 'sleep 30'[123]) kill -9 $p;; esac; done"
+        podman_box.exec("sh", "-c", script)
+    assert dead_owner.end_argv(parse_target("ssh://h"), token) is None
+    assert dead_owner.end_argv(parse_target("kubectl://ns/pod"), token) is None
+
+
+def test_a_container_terminals_token_is_on_no_argv(reg, podman_box):
+    """The container's bash carries the terminal's token (``exec -e
+    DSH_MAGICS_TOKEN``), whose value reaches it from the client's
+    environment: no process here shows the token in its argv (world-readable
+    in ``ps``); it was ``-e DSH_MAGICS_TOKEN=<token>``."""
+    reg.attach("tok", target=podman_box.target)
+    token = done(reg, "tok", "echo $DSH_MAGICS_TOKEN").output.strip()
+    assert len(token) >= 16
+    shown = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if token.encode() in f.read():
+                    shown.append(entry)
+        except OSError:
+            continue  # (gone, or not a process)
+    assert shown == []

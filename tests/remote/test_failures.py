@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 
 import pytest
 
@@ -120,15 +121,27 @@ def test_a_killed_engine_leaves_no_remote_shell(sshd):
     """The engine's process dies (SIGKILL) with a job waiting for input, seen
     through the side channel: its connection goes with it
     (tests/remote/test_control_master.py), so sshd hangs up the session and
-    the remote shell ends, its job with it. Only the private directory is
-    left (nothing runs to remove it)."""
+    the remote shell ends, its job with it. The private directory goes too:
+    the engine's watchdog removes it (it was left for good)."""
     with engine_with_a_prompt(sshd.target, "killed-engine") as engine:
         assert engine.probes > 0 and alive(engine.shell)  # (the sshd is on this machine)
+        assert os.path.isdir(engine.control)
         engine.proc.kill()
         engine.proc.wait(10)
         wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
         wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
-        assert os.path.isdir(engine.control)
+        wait_until(lambda: not os.path.exists(engine.control), timeout=10, msg="the private directory outlived the engine")
+
+
+def test_a_missing_ssh_client_leaves_no_private_directory(sshd, tmp_path, monkeypatch):
+    """The ssh client cannot start (no such program): TARGET_UNREACHABLE,
+    and the terminal's private directory, made before the spawn, is gone
+    with it (it was left behind, the owner alive and well)."""
+    monkeypatch.setenv("DSH_MAGICS_SSH", str(tmp_path / "no-such-ssh"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (where the directory is made)
+    err = _unreachable(sshd.target, "no-ssh")
+    assert "cannot start" in err.message, err.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

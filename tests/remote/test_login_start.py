@@ -207,7 +207,8 @@ def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
     """SIGKILL to the engine's process while a job waits at a prompt (the
     side channel's connection open): the terminal's ssh is hung up (its
     death signal, its PTY), the side channel's ``sh`` reads the end of its
-    input, and both connections end, the remote shell with them."""
+    input, and both connections end, the remote shell with them; the
+    engine's watchdog removes the private directory (both ssh logs)."""
     server, _ = remote
     with engine_with_a_prompt(server.target, "login-killed", login=True) as engine:
         assert engine.master is None and engine.probes > 0 and alive(engine.shell)
@@ -216,6 +217,7 @@ def test_a_killed_engine_leaves_no_ssh_and_no_remote_shell(remote) -> None:
         engine.proc.wait(10)
         wait_until(lambda: not alive(engine.shell), timeout=10, msg="the remote shell outlived the engine")
         wait_until(lambda: not processes_with_arg(engine.control), timeout=10, msg="ssh processes outlived the engine")
+        wait_until(lambda: not os.path.exists(engine.control), timeout=10, msg="the private directory outlived the engine")
 
 
 def test_the_check_line_reads_alike_in_every_shell() -> None:

@@ -46,6 +46,13 @@ def test_ssh_ipv6_and_extra_options_first():
 @pytest.mark.parametrize("kind", ["docker", "podman"])
 def test_container_argv(kind):
     assert argv(f"{kind}://web_1.x") == [kind, "exec", "-it", "-e", "TERM=dumb", "web_1.x", "bash", "-l", "-i"]
+    # a terminal's token marks the container's bash and its children
+    # (remote/dead_owner.py); its value comes from the client's environment,
+    # not from the argv, which any user may read
+    target = parse_target(f"{kind}://web_1.x", environ=ENV)
+    assert target is not None and target.argv(token="ab12") == [
+        kind, "exec", "-it", "-e", "TERM=dumb", "-e", "DSH_MAGICS_TOKEN", "web_1.x", "bash", "-l", "-i",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

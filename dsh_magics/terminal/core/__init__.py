@@ -5,7 +5,8 @@ what both transports ask of this machine's processes: the process layer
 (``procs``, ``proclayer/``: ``/proc`` or the portable one; killing a tree and
 reaping), the terminal's own state (``tty_state``), the bash version floor
 (``bash_version``), a forked child's set-up (``child``), and the one owner of
-a terminal's PTY (``pty``: spawn, size, the one write path). The
+a terminal's PTY (``pty``: spawn, size, the one write path); and the owner
+watchdog (``watchdog``: it ends what a dead owner's terminals leave). The
 transports (local shell, in-band remote shell) sit on top (docs/internals.md).
 
 May import: errors, jobs and terminal/'s contract modules (api, result, config,

@@ -88,7 +88,7 @@ def on_spawner(start: Callable[[], T]) -> T:
 
 def housekeeping(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """Run ``fn(*args)`` on the spawner thread without waiting, in order
-    with the spawns (the local watchdog's bookkeeping); the future says
+    with the spawns (the owner watchdog's bookkeeping); the future says
     when it ran."""
     return _spawner.submit(fn, *args)
 

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterator
 
 from ...errors import NoSpace
+from ..core.watchdog import SCRATCH_PREFIX
 
 COMMAND_FILE = "command.sh"
 
@@ -21,7 +22,7 @@ class Scratch:
     def __init__(self) -> None:
         base = _base()
         with _space(base or tempfile.gettempdir()):
-            self.dir = tempfile.mkdtemp(prefix="dsh-magics-", dir=base)
+            self.dir = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=base)
         self._command_fd: int | None = None
 
     def write_command(self, data: bytes) -> str:

@@ -14,7 +14,7 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import ctrl_c, procs, pty, reader, tty_state
+from ..core import ctrl_c, procs, pty, reader, tty_state, watchdog
 from ..core.jobcore import JobCore
 from ..core.jobview import Running
 from ..core.markers import BEGIN, END, PROMPT, SYNC, Marker, MarkerScanner, new_nonce
@@ -25,7 +25,7 @@ from ..result import (
     IDLE,
     TerminalInfo,
 )
-from . import keyboard, quiet, shell, shell_end, watchdog
+from . import keyboard, quiet, shell, shell_end
 from .gate import Gate
 from .interrupts import Interrupter
 from .local_shell import LocalShell

@@ -52,7 +52,7 @@ class Client:
     def spawn(self, handlers: reader.Handlers) -> None:
         """Start the client and the reader thread (TARGET_UNREACHABLE when
         the client program cannot start)."""
-        argv = self.target.argv(login=self.config.login, control_dir=self.control_dir)
+        argv = self.target.argv(login=self.config.login, control_dir=self.control_dir, token=self.token)
         try:
             proc = self.pty.spawn(
                 argv, env=self.environment(), size=(self.config.cols, self.config.rows), echo=self.target.hands_modes

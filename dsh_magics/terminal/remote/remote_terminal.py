@@ -9,6 +9,7 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import re
 import secrets
@@ -19,12 +20,12 @@ from ... import jobs
 from ...errors import InvalidArgument, ShellExited, ShellUnsupported, TargetUnreachable
 from .. import interaction
 from ..config import TerminalConfig
-from ..core import bash_version, ctrl_c, reader
+from ..core import bash_version, ctrl_c, pty, reader, watchdog
 from ..core.jobcore import Emit, JobCore
 from ..core.jobview import Running
 from ..core.terminal_base import TerminalBase
 from ..result import BUSY, DEAD, IDLE, SHELL_EXITED, TerminalInfo
-from . import inband, side_channel
+from . import dead_owner, inband, side_channel
 from .connection import Client
 from .control_master import ControlMaster
 from .job_stream import InbandStream
@@ -33,6 +34,10 @@ from .prompt_watch import PromptWatch
 from .targets import Target
 
 log = logging.getLogger(__name__)
+
+FORGET_TIMEOUT_S = 5.0
+"""How long a close waits for the spawner thread to tell the watchdog (it
+may be starting another terminal)."""
 
 
 def too_old(version: str | None) -> str | None:
@@ -98,17 +103,35 @@ class RemoteTerminal(TerminalBase):
     # lifecycle
     def _start(self, cwd: str | None) -> None:
         started = time.monotonic()
-        self.transport.spawn(
-            reader.Handlers(
-                closed=lambda: self.core.closed and self.core.dead,
-                next_due=self._next_due,
-                on_data=self.stream.on_pty,
-                on_due=self._on_due,
-                on_gone=self._on_client_gone,
-                on_idle=self.core.idle,
-                on_failed=self._on_reader_failed,
+        # The owner watchdog knows the terminal before its client starts (the
+        # note goes from the spawner thread, ahead of the spawn): if the
+        # owner dies, it removes the private directory and ends what carries
+        # the token (a ``cmd:`` target's nohup children, the ssh clients,
+        # a container's shell: ``dead_owner``); else a SIGKILLed owner left
+        # its ``dsh-ssh-*`` directory, or its container shell, for good
+        # (tests/reliability/test_exit_leftovers.py::test_nothing_left_when_a_remote_owner_goes).
+        token = self.transport.token
+        end = dead_owner.end_argv(self.target, token)
+        pty.housekeeping(watchdog.watch, token, self.transport.control_dir, end, dead_owner.end_env(token) if end else None)
+        try:
+            self.transport.spawn(
+                reader.Handlers(
+                    closed=lambda: self.core.closed and self.core.dead,
+                    next_due=self._next_due,
+                    on_data=self.stream.on_pty,
+                    on_due=self._on_due,
+                    on_gone=self._on_client_gone,
+                    on_idle=self.core.idle,
+                    on_failed=self._on_reader_failed,
+                )
             )
-        )
+        except BaseException:
+            # No client: nothing of the terminal runs, and its directory goes
+            # now (it was left behind: tests/remote/test_failures.py::
+            # test_a_missing_ssh_client_leaves_no_private_directory).
+            side_channel.remove_control_dir(self.transport.control_dir)
+            self._forget()
+            raise
         core = self.core
         try:
             with ctrl_c.allowed():  # (the registry holds a Ctrl-C back around the rest: core.ctrl_c)
@@ -242,6 +265,21 @@ class RemoteTerminal(TerminalBase):
         if self.ssh_log is not None:
             self._end_connection()
         side_channel.remove_control_dir(self.transport.control_dir)
+        # Last: an owner that dies before this still has its watchdog end the rest.
+        self._forget()
+
+    def _forget(self) -> None:
+        """The watchdog forgets the terminal before the close returns: a
+        process that exits right after a close left the note queued on the
+        spawner (a daemon thread), and its watchdog ended a closed
+        terminal as a dead owner's, running a container's end command
+        (tests/reliability/test_exit_leftovers.py::
+        test_an_orderly_close_runs_no_end_command)."""
+        done = pty.housekeeping(watchdog.forget, self.transport.token)
+        try:
+            done.result(timeout=FORGET_TIMEOUT_S)
+        except concurrent.futures.TimeoutError:
+            log.warning("the owner watchdog was not told within %gs that %s closed", FORGET_TIMEOUT_S, self.session_id)
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:

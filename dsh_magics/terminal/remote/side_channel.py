@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core import fdwait
+from ..core.watchdog import SSH_PREFIX
 from .inband import INPUT_FD
 from .targets import NO_MUX, Target, control_options
 
@@ -179,7 +180,9 @@ def enabled() -> bool:
 
 
 def new_control_dir() -> str:
-    return tempfile.mkdtemp(prefix="dsh-ssh-")
+    """The terminal's private directory (the owner watchdog removes it if
+    the owner dies: ``core.watchdog``, whose guard knows the prefix)."""
+    return tempfile.mkdtemp(prefix=SSH_PREFIX)
 
 
 def remove_control_dir(path: str | None) -> None:

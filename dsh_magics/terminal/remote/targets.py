@@ -99,7 +99,8 @@ class Target:
         return self.kind == "ssh" and login
 
     def argv(
-        self, login: bool = True, environ: dict[str, str] | None = None, control_dir: str | None = None
+        self, login: bool = True, environ: dict[str, str] | None = None, control_dir: str | None = None,
+        token: str | None = None,
     ) -> list[str]:
         """The local command line that opens an interactive bash there.
 
@@ -112,7 +113,11 @@ class Target:
         ``login`` this ssh is the engine's own connection, the master of a
         control socket there, which the side channel's session shares, and
         bash runs under a wrapper that says when it has ended
-        (``ssh_start.wrapped_shell``)."""
+        (``ssh_start.wrapped_shell``). ``token`` (docker, podman): the
+        container's bash and its children carry it (``DSH_MAGICS_TOKEN``), so
+        a dead owner's watchdog finds them there (``dead_owner``); its value
+        comes from the client's environment (``Client.environment``), not
+        from this argv, which any user may read."""
         env = os.environ if environ is None else environ
         bash = ["bash", "-l", "-i"] if login else ["bash", "--noprofile", "--norc", "-i"]
         if self.kind == "ssh":
@@ -125,7 +130,8 @@ class Target:
             remote = wrapped_shell(bash) if control_dir is not None else "exec " + " ".join(bash)
             return [*self.ssh_argv("-tt", control, env, log=log), remote]
         if self.kind in ("docker", "podman"):
-            return [self.kind, "exec", "-it", "-e", "TERM=dumb", self.container or "", *bash]
+            marked = ["-e", "DSH_MAGICS_TOKEN"] if token else []
+            return [self.kind, "exec", "-it", "-e", "TERM=dumb", *marked, self.container or "", *bash]
         if self.kind == "kubectl":
             return [*self.kubectl_exec("-it"), "--", *bash]
         return list(self.command)
