@@ -236,7 +236,9 @@ def _installed_in(root: str) -> bool:
     installed copy lives), which every interpreter of it has on its path."""
     import site
 
-    sites = [*site.getsitepackages(), site.getusersitepackages()] if site.ENABLE_USER_SITE else site.getsitepackages()
+    sites = list(getattr(site, "getsitepackages", list)())  # (an old virtualenv's site module has none)
+    if site.ENABLE_USER_SITE:
+        sites.append(site.getusersitepackages())
     return any(os.path.realpath(d) == os.path.realpath(root) for d in sites)
 
 

@@ -27,23 +27,39 @@ _notes: dict[str, list[bytes]] = {}  # what the watchdog was told of each open t
 
 
 # How the watchdog starts: the directory holding this package goes on its
-# import path right after the standard library (never before it: for an
-# installed copy that directory is site-packages, where a module named like
-# a standard one, enum34's ``enum`` say, would have shadowed it and the
-# watchdog died at import, unseen: tests/terminal/test_watchdog.py::
-# test_the_watchdog_runs_this_package_and_the_standard_library), ahead of
-# any other copy of the package (an owner run from a checkout, from another
-# cwd, got an installed copy's watchdog or none); no cwd entry either.
-_BOOT = """\
-import os, runpy, sys
+# import path right before the first site directory after the standard
+# library (site-packages, the user site; a ``.pth`` file's entries come
+# after theirs). Never before the standard library: for an installed copy
+# that directory is site-packages, where a module named like a standard
+# one, enum34's ``enum`` say, would have shadowed it and the watchdog died
+# at import, unseen (tests/terminal/test_watchdog.py::
+# test_the_watchdog_runs_this_package_and_the_standard_library). Ahead of
+# any other copy of the package: an owner run from a checkout got an
+# installed copy's watchdog or none. Not "after every entry under the
+# standard library's directory": on pyenv, python.org builds, Docker's
+# python images, conda and Fedora site-packages is in there
+# (test_watchdog.py::test_the_package_goes_before_a_site_packages_inside_the_standard_library).
+# No cwd entry either. ``_PLACE`` runs in the watchdog's interpreter
+# before any import of ours (the tests run it on made-up paths).
+_PLACE = """\
+import os
+def place(path, root, std, sites):
+    path = [p for p in path if p and p != root]
+    after = path.index(std) if std in path else -1
+    at = next((i for i, p in enumerate(path) if i > after and (p in sites or os.path.basename(p) in ("site-packages", "dist-packages"))), len(path))
+    return path[:at] + [root] + path[at:]
+"""
+_BOOT = (
+    "import runpy, site, sys\n"
+    + _PLACE
+    + """\
 root, module = sys.argv[1:3]
 del sys.argv[1:3]
-path = [p for p in sys.path if p and p != root]
-std = os.path.dirname(os.__file__)
-at = max((i + 1 for i, p in enumerate(path) if p == std or p.startswith(std + os.sep)), default=0)
-sys.path[:] = path[:at] + [root] + path[at:]
+sites = [*getattr(site, "getsitepackages", list)(), getattr(site, "getusersitepackages", str)()]
+sys.path[:] = place(sys.path, root, os.path.dirname(os.__file__), {os.path.abspath(s) for s in sites if s})
 runpy.run_module(module, run_name="__main__", alter_sys=True)
 """
+)
 
 
 def boot_argv(module: str, *args: str) -> list[str]:
@@ -117,8 +133,12 @@ def _send(token: str, lines: list[bytes], keep: bool) -> None:
         else:
             _notes.pop(token, None)
         for _ in range(2):
-            fresh = _proc is None or _proc.poll() is not None
+            # (fresh: a watchdog _ensure started, even one replacing a
+            # watchdog that died after an earlier look: test_watchdog.py::
+            # test_a_watchdog_dying_as_a_note_goes_is_replaced_and_told_everything)
+            old = _proc
             proc = _ensure()
+            fresh = proc is not old
             if proc is None or proc.stdin is None:
                 return
             told = [n for notes in _notes.values() for n in notes] if fresh else lines
@@ -202,13 +222,14 @@ def _main() -> None:
 
 
 def _ours(path: str) -> bool:
-    """A directory itself (not a symlink's target) that our user owns: what
-    an engine made; anything else so named is left alone."""
+    """A directory itself (not a symlink's target) that our user owns (the
+    effective one: a new directory's owner): what an engine made; anything
+    else so named is left alone."""
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
 
 
 END_TIMEOUT_S = 20.0
