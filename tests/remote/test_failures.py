@@ -4,9 +4,12 @@ drop in the middle of a job, the remote shell killed."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import tempfile
+import threading
+import time
 
 import pytest
 
@@ -24,6 +27,9 @@ from tests.remote.conftest import (
     run,
     start_sshd,
 )
+
+# a local bash driven only through its PTY (as in test_remote_terminal.py)
+CMD_TARGET = "cmd:--probe=sh bash --noprofile --norc -i"
 
 
 def _unreachable(target: str, session: str) -> TargetUnreachable:
@@ -176,6 +182,71 @@ def test_a_client_that_ends_at_once_is_unreachable(attempt):
     never SHELL_EXITED (a race; looped)."""
     err = _unreachable("cmd:false", f"false-{attempt}")
     assert "before a shell was ready (exit code 1)" in err.message, err.message
+
+
+def test_a_stuck_spawner_holds_up_one_close_only(monkeypatch, caplog):
+    """The spawner thread stuck (here on an event) while a registry closes
+    three ``cmd:`` terminals: the first close waits for its forget
+    (``FORGET_TIMEOUT_S``, short here) and gives up; the other two, whose
+    forgets are queued behind it, do not wait. Each waited the whole time:
+    a host's close_all of N terminals took N x 5 s, each under a held-back
+    Ctrl-C (and a host's shutdown runs it twice, against stop_host's 30 s)."""
+    from dsh_magics.terminal import Registry
+    from dsh_magics.terminal.core import pty
+    from dsh_magics.terminal.remote import remote_terminal
+
+    monkeypatch.setattr(remote_terminal, "FORGET_TIMEOUT_S", 0.3)
+    sessions = [f"stuck-{os.getpid()}-{time.monotonic_ns()}-{n}" for n in range(3)]
+    reg = Registry(login=False)
+    release = threading.Event()
+    stuck = None
+    try:
+        for s in sessions:
+            reg.attach(s, target=CMD_TARGET)
+        stuck = pty.housekeeping(release.wait, 60)
+        with caplog.at_level(logging.WARNING, logger=remote_terminal.__name__):
+            assert reg.close_all() == 3
+    finally:
+        release.set()
+        reg.close_all()
+        if stuck is not None:
+            stuck.result(timeout=60)
+    said = [r.getMessage() for r in caplog.records if r.name == remote_terminal.__name__]
+    assert sum("not told within" in m for m in said) == 1, said
+    assert sum("the spawner is stuck" in m for m in said) == 2, said
+    for s in sessions:
+        assert pids_with_env("DSH_MAGICS_SESSION", s) == []
+
+
+def test_a_forget_that_fails_is_logged_and_the_close_completes(monkeypatch, caplog):
+    """The watchdog's bookkeeping raising during a close (here after the
+    real forget): logged, and the close returns, its client gone. The
+    close re-raised it, and a registry's close_all stopped half-way."""
+    from dsh_magics.terminal import Registry
+    from dsh_magics.terminal.core import watchdog
+    from dsh_magics.terminal.remote import remote_terminal
+
+    forget = watchdog.forget
+
+    def failing(token: str) -> None:
+        forget(token)
+        raise RuntimeError("injected after the forget")
+
+    sessions = [f"forget-fails-{os.getpid()}-{time.monotonic_ns()}-{n}" for n in range(2)]
+    reg = Registry(login=False)
+    try:
+        for s in sessions:
+            reg.attach(s, target=CMD_TARGET)
+        monkeypatch.setattr(watchdog, "forget", failing)
+        with caplog.at_level(logging.WARNING, logger=remote_terminal.__name__):
+            assert reg.close_all() == 2
+    finally:
+        monkeypatch.setattr(watchdog, "forget", forget)
+        reg.close_all()
+    said = [r.getMessage() for r in caplog.records if r.name == remote_terminal.__name__]
+    assert sum("could not be told" in m for m in said) == 2, said
+    for s in sessions:
+        assert pids_with_env("DSH_MAGICS_SESSION", s) == []
 
 
 def test_sshd_connection_killed_mid_job_then_the_session_reconnects(sshd):
