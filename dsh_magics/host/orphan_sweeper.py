@@ -12,9 +12,13 @@ import signal
 import sys
 import time
 
-from ..terminal.core import procs
+from ..terminal.core import procs, watchdog
 
 _PR_SET_CHILD_SUBREAPER = 36
+
+WATCHDOG_WAIT_S = 25.0
+"""How long the host's terminal watchdogs get to finish before the sweep
+(a container's end command takes up to ``watchdog.END_TIMEOUT_S``)."""
 
 
 def become_subreaper() -> bool:
@@ -72,8 +76,24 @@ def reap(host_pid: int) -> int:
             code = os.waitstatus_to_exitcode(status)
             break
         # An orphan that exited while the host ran: reaped, nothing else.
+    _let_watchdogs_finish(WATCHDOG_WAIT_S)
     _clear_out()
     return code if code >= 0 else 128 - code
+
+
+def _let_watchdogs_finish(deadline: float) -> None:
+    """The host's terminal watchdog, orphaned to us with the host, sees its
+    end too: it ends the terminals' processes, removes their private
+    directories (scratch, ``dsh-ssh-*``) and runs their end commands (a
+    container's shell). Hung up with everything else, it died before that
+    and left them (tests/host/test_litter.py::
+    test_a_killed_hosts_terminals_leave_no_directory_or_process)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        _reap_children()
+        if not any(watchdog.is_watchdog(p) for p in procs.descendants(os.getpid())):
+            return
+        time.sleep(0.02)
 
 
 def _clear_out(deadline: float = 10.0) -> None:

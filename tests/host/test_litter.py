@@ -3,6 +3,7 @@ stays for diagnosis, and only the newest few such logs are kept."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,7 +17,7 @@ from dsh_magics.errors import HostUnavailable
 from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.host.runtime import KEEP_CRASH_LOGS, FileLock, prune_logs
 
-from .conftest import host_pids, wait_until
+from .conftest import host_pids, pids_with_env, wait_until
 
 
 def _files(d: str) -> list[str]:
@@ -120,3 +121,37 @@ def _same(p: str, st: os.stat_result) -> bool:
         return os.path.samestat(os.stat(p), st)
     except OSError:
         return False
+
+
+def test_a_killed_hosts_terminals_leave_no_directory_or_process(host_dir: str, sshd, tmp_path, monkeypatch) -> None:
+    """A host SIGKILLed with a local, an ssh and a ``cmd:`` terminal open,
+    the local and ``cmd:`` ones with a ``nohup`` child: no process of theirs is left, and no
+    private directory (the local scratch, the ssh terminal's ``dsh-ssh-*``).
+    Its sweeper ends what is below it; the directories are the watchdog's
+    to remove, and the watchdog is below the sweeper too."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    mark = f"host-killed-{os.getpid()}-{time.monotonic_ns()}"
+    for key in ("XDG_RUNTIME_DIR", "TMPDIR"):
+        monkeypatch.setenv(key, str(runtime))
+    monkeypatch.setenv("DSH_TEST_MARK", mark)
+    c = HostClient(HostPaths.for_name("killed-terminals", host_dir))
+    hello = c.connect()
+    targets = {"local": None, "ssh": sshd.target, "cmd": "cmd:--probe=sh bash --noprofile --norc -i"}
+    try:
+        for name, target in targets.items():
+            c.attach(f"{mark}-{name}", target=target)
+            job = "echo up" if name == "ssh" else "nohup sleep 300 >/dev/null 2>&1 & echo up"  # (sshd's are not ours)
+            out = c.exec(f"{mark}-{name}", job, wait_ms=20_000)
+            assert out.output.endswith("up\n"), out
+        made = sorted(p.name.split("-")[1] for p in runtime.iterdir())
+        assert made == ["magics", "ssh"], made
+        os.kill(hello["pid"], signal.SIGKILL)
+        wait_until(lambda: not host_pids(host_dir, with_reapers=True), timeout=60, msg="the host and its sweeper ended")
+        wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], timeout=10, msg="no process of the terminals left")
+        assert sorted(p.name for p in runtime.iterdir()) == []
+    finally:
+        c.detach()
+        for left in pids_with_env("DSH_TEST_MARK", mark):  # (a failed run's)
+            with contextlib.suppress(OSError):
+                os.kill(left, signal.SIGKILL)

@@ -178,6 +178,17 @@ def forget(token: str) -> None:
     _send(token, [b"-" + token.encode()], keep=False)
 
 
+def is_watchdog(pid: int) -> bool:
+    """``pid`` runs a watchdog (its argv as :func:`boot_argv` makes it): a
+    crashed host's sweeper lets it finish (``host/orphan_sweeper.py``)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return False
+    return argv[1:2] == [b"-c"] and argv[4:5] == [__name__.encode()]
+
+
 def removable(path: str) -> bool:
     """Only a terminal's own directory is ever removed: an absolute path
     whose name is one of the engine's (``dsh-magics-*``, ``dsh-ssh-*``)."""
