@@ -76,22 +76,24 @@ def reap(host_pid: int) -> int:
             code = os.waitstatus_to_exitcode(status)
             break
         # An orphan that exited while the host ran: reaped, nothing else.
-    _let_watchdogs_finish(WATCHDOG_WAIT_S)
+    _let_watchdogs_finish(host_pid, WATCHDOG_WAIT_S)
     _clear_out()
     return code if code >= 0 else 128 - code
 
 
-def _let_watchdogs_finish(deadline: float) -> None:
+def _let_watchdogs_finish(host_pid: int, deadline: float) -> None:
     """The host's terminal watchdog, orphaned to us with the host, sees its
     end too: it ends the terminals' processes, removes their private
     directories (scratch, ``dsh-ssh-*``) and runs their end commands (a
     container's shell). Hung up with everything else, it died before that
     and left them (tests/host/test_litter.py::
-    test_a_killed_hosts_terminals_leave_no_directory_or_process)."""
+    test_a_killed_hosts_terminals_leave_no_directory_or_process). Only the
+    host's: one of a process started in a terminal waits for an owner
+    that may still live."""
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         _reap_children()
-        if not any(watchdog.is_watchdog(p) for p in procs.descendants(os.getpid())):
+        if not any(watchdog.is_watchdog(p, host_pid) for p in procs.descendants(os.getpid())):
             return
         time.sleep(0.02)
 

@@ -178,15 +178,16 @@ def forget(token: str) -> None:
     _send(token, [b"-" + token.encode()], keep=False)
 
 
-def is_watchdog(pid: int) -> bool:
-    """``pid`` runs a watchdog (its argv as :func:`boot_argv` makes it): a
-    crashed host's sweeper lets it finish (``host/orphan_sweeper.py``)."""
+def is_watchdog(pid: int, owner: int) -> bool:
+    """``pid`` runs ``owner``'s watchdog (its argv as :func:`boot_argv` and
+    :func:`_ensure` make it): a crashed host's sweeper lets it finish
+    (``host/orphan_sweeper.py``)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
     except OSError:
         return False
-    return argv[1:2] == [b"-c"] and argv[4:5] == [__name__.encode()]
+    return argv[1:2] == [b"-c"] and argv[4:6] == [__name__.encode(), str(owner).encode()]
 
 
 def removable(path: str) -> bool:
