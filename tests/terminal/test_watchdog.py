@@ -257,6 +257,49 @@ def test_an_end_command_runs_at_the_owners_end_unless_forgotten(tmp_path: Path) 
     assert (tmp_path / "kept").read_text() == "owner's\n"
 
 
+def test_an_end_command_that_hangs_holds_up_no_other_terminals_directory(tmp_path: Path) -> None:
+    """The end commands run after every kill and removal: one whose engine
+    does not answer (here: one that waits on a FIFO until the test lets it
+    go) does not keep a terminal watched after it from losing its directory
+    (in a host, the sweeper stops waiting for the watchdog after 25 s:
+    host/orphan_sweeper.py). Before, the terminals went one after another."""
+    fifo, said = tmp_path / "go", tmp_path / "ended"
+    os.mkfifo(fifo)
+    private = tmp_path / "dsh-magics-after-the-hang"
+    private.mkdir()
+    code = textwrap.dedent(
+        """
+        import os, sys
+        from dsh_magics.terminal.core import watchdog
+        token, fifo, said, private = sys.argv[1:]
+        watchdog.watch(token + "-hangs", None, ["sh", "-c", 'read x < "$0"; echo ended > "$1"', fifo, said])
+        watchdog.watch(token + "-after", private)
+        print(watchdog.process().pid, flush=True)
+        os._exit(0)
+        """
+    )
+    token = f"wd-hang-{os.getpid()}-{time.monotonic_ns()}"
+    argv = [sys.executable, "-c", code, token, str(fifo), str(said), str(private)]
+    pid = int(subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout)
+    try:
+        wait_until(lambda: not private.exists(), 10, msg="the directory waited for the hung end command")
+        assert not said.exists()  # (the end command still waits)
+    finally:
+
+        def let_go() -> bool:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # (ENXIO: the end command does not read it yet)
+                return False
+            os.write(fd, b"go\n")
+            os.close(fd)
+            return True
+
+        wait_until(let_go, 30, msg="the end command never read")
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30, msg="the watchdog finished")
+    assert said.read_text() == "ended\n"
+
+
 def test_a_killed_watchdog_is_replaced_and_told_every_open_terminal(tmp_path: Path) -> None:
     """The watchdog is SIGKILLed while a terminal is open; the next note (a
     second terminal's start) finds it dead and starts a new one, which is

@@ -223,11 +223,15 @@ def _main() -> None:
         elif line.startswith("-"):
             tokens.pop(line[1:], None)
             ends.pop(line[1:], None)
-    # EOF: the owner is gone.
+    # EOF: the owner is gone. Every kill and removal first, the end commands
+    # (up to END_TIMEOUT_S each) last: one that hangs delays no terminal's
+    # processes or directory, and a host's sweeper that stops waiting for us
+    # (host/orphan_sweeper.py) cuts off only end commands.
     for token, path in tokens.items():
         kill_tree(None, token, grace=0.3)
         if path and removable(path) and _ours(path):
             shutil.rmtree(path, ignore_errors=True)
+    for token in tokens:
         if token in ends:
             _run(ends[token])
     os._exit(0)
