@@ -18,7 +18,9 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 WATCHDOG_WAIT_S = 25.0
 """How long the host's terminal watchdogs get to finish before the sweep
-(a container's end command takes up to ``watchdog.END_TIMEOUT_S``)."""
+(a container's end command takes up to ``watchdog.END_TIMEOUT_S``; the
+watchdog runs the end commands after every kill and removal, so a sweep
+that comes first cuts off only end commands)."""
 
 
 def become_subreaper() -> bool:
@@ -57,7 +59,11 @@ def reap(host_pid: int) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the host
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
+    reaped = False
+
     def forward(signum: int, frame: object) -> None:
+        if reaped:
+            return  # (its pid may be another process's by now)
         try:
             os.kill(host_pid, signum)
         except ProcessLookupError:
@@ -71,9 +77,11 @@ def reap(host_pid: int) -> int:
         except InterruptedError:
             continue
         except ChildProcessError:
+            reaped = True
             break  # no host (it never started, or was reaped elsewhere)
         if pid == host_pid:
             code = os.waitstatus_to_exitcode(status)
+            reaped = True
             break
         # An orphan that exited while the host ran: reaped, nothing else.
     _let_watchdogs_finish(host_pid, WATCHDOG_WAIT_S)

@@ -16,6 +16,8 @@ import pytest
 from dsh_magics.errors import HostUnavailable
 from dsh_magics.host import HostClient, HostPaths, stop_host
 from dsh_magics.host.runtime import KEEP_CRASH_LOGS, FileLock, prune_logs
+from dsh_magics.terminal.core.procs import alive
+from tests.procinfo import ppid
 
 from .conftest import host_pids, pids_with_env, wait_until
 
@@ -123,6 +125,11 @@ def _same(p: str, st: os.stat_result) -> bool:
         return False
 
 
+def _args(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode(errors="replace")
+
+
 def test_a_killed_hosts_terminals_leave_no_directory_or_process(host_dir: str, sshd, tmp_path, monkeypatch) -> None:
     """A host SIGKILLed with a local, an ssh and a ``cmd:`` terminal open,
     the local and ``cmd:`` ones with a ``nohup`` child: no process of theirs is left, and no
@@ -146,8 +153,10 @@ def test_a_killed_hosts_terminals_leave_no_directory_or_process(host_dir: str, s
             assert out.output.endswith("up\n"), out
         made = sorted(p.name.split("-")[1] for p in runtime.iterdir())
         assert made == ["magics", "ssh"], made
+        sweeper = ppid(hello["pid"])  # (host_pids no longer sees it once its host is dead)
+        assert sweeper is not None and "dsh_magics.host reap" in _args(sweeper)
         os.kill(hello["pid"], signal.SIGKILL)
-        wait_until(lambda: not host_pids(host_dir, with_reapers=True), timeout=60, msg="the host and its sweeper ended")
+        wait_until(lambda: not alive(sweeper), timeout=60, msg="the host's sweeper ended")
         wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], timeout=10, msg="no process of the terminals left")
         assert sorted(p.name for p in runtime.iterdir()) == []
     finally:
