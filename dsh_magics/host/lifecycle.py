@@ -212,7 +212,7 @@ def host_env() -> dict[str, str]:
     environment in-process."""
     env = dict(os.environ)
     for key in list(env):
-        if key.startswith("JPY_") or key in ("DSH_MAGICS_TOKEN", "DSH_MAGICS_SESSION"):
+        if key.startswith("JPY_") or key in (procs.TOKEN_VAR, "DSH_MAGICS_SESSION"):
             del env[key]
     if env.get("MPLBACKEND", "").startswith("module://"):
         del env["MPLBACKEND"]

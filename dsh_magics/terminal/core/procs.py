@@ -15,13 +15,14 @@ from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
 from .proclayer import (
     BUSY_OR_UNKNOWN,
     INPUT_FD,
+    TOKEN_VAR,
     TOP_LEVEL,
     TTY_READ_ELSEWHERE,
     ProcessLayer,
     implementation,
 )
 
-__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "reap"]
+__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOKEN_VAR", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "reap"]
 
 #: The one process layer every question goes to.
 LAYER: ProcessLayer = implementation()

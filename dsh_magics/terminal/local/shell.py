@@ -113,7 +113,7 @@ def shell_env(session_id: str, token: str) -> dict[str, str]:
         del env["MPLBACKEND"]
     env.update(QUIET_ENV)
     env["DSH_MAGICS_SESSION"] = session_id
-    env["DSH_MAGICS_TOKEN"] = token
+    env[procs.TOKEN_VAR] = token
     return env
 
 

@@ -77,7 +77,7 @@ class Client:
         descendants, the ssh terminal's own ssh, which is its control master)."""
         env = dict(os.environ)
         env["TERM"] = "dumb"
-        env["DSH_MAGICS_TOKEN"] = self.token
+        env[procs.TOKEN_VAR] = self.token
         env["DSH_MAGICS_SESSION"] = self.session_id
         return env
 

@@ -14,9 +14,9 @@ its children inherit it, as a local shell's do.
 
 from __future__ import annotations
 
+from ..core.procs import TOKEN_VAR
 from .targets import Target
 
-TOKEN_VAR = "DSH_MAGICS_TOKEN"
 END_VAR = "DSH_MAGICS_END"
 """The end command's environment variable that holds the token: it reaches
 the container (``exec -e DSH_MAGICS_END``) from the watchdog's environment

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ...errors import InvalidArgument
 from .. import validation as V
+from ..core.procs import TOKEN_VAR
 from .ssh_start import wrapped_shell
 
 KINDS = ("ssh", "docker", "podman", "kubectl", "cmd")
@@ -130,7 +131,7 @@ class Target:
             remote = wrapped_shell(bash) if control_dir is not None else "exec " + " ".join(bash)
             return [*self.ssh_argv("-tt", control, env, log=log), remote]
         if self.kind in ("docker", "podman"):
-            marked = ["-e", "DSH_MAGICS_TOKEN"] if token else []
+            marked = ["-e", TOKEN_VAR] if token else []
             return [self.kind, "exec", "-it", "-e", "TERM=dumb", *marked, self.container or "", *bash]
         if self.kind == "kubectl":
             return [*self.kubectl_exec("-it"), "--", *bash]

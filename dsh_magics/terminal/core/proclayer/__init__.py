@@ -32,12 +32,13 @@ from __future__ import annotations
 import os
 
 from ....errors import InvalidArgument
-from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOP_LEVEL, TTY_READ_ELSEWHERE, ProcessLayer
+from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOKEN_VAR, TOP_LEVEL, TTY_READ_ELSEWHERE, ProcessLayer
 
 __all__ = [
     "BUSY_OR_UNKNOWN",
     "ENV_VAR",
     "INPUT_FD",
+    "TOKEN_VAR",
     "TOP_LEVEL",
     "TTY_READ_ELSEWHERE",
     "ProcessLayer",

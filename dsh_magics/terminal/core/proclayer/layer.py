@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
+#: The environment variable that marks a terminal's processes with its
+#: token (a local shell's, a ``cmd:`` client's, a container's shell): what
+#: ``tagged`` looks for and the owner watchdog ends.
+TOKEN_VAR = "DSH_MAGICS_TOKEN"
 #: ``input_state`` answers.
 TOP_LEVEL, TTY_READ_ELSEWHERE, BUSY_OR_UNKNOWN = "top_level", "tty_read_elsewhere", "busy"
 #: The shell's private duplicate of its terminal input (``shell`` opens it;

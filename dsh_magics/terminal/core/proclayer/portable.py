@@ -40,7 +40,7 @@ except ImportError as e:  # pragma: no cover - psutil is installed where tests r
         "pip install psutil"
     ) from e
 
-from .layer import BUSY_OR_UNKNOWN, TOP_LEVEL, TTY_READ_ELSEWHERE
+from .layer import BUSY_OR_UNKNOWN, TOKEN_VAR, TOP_LEVEL, TTY_READ_ELSEWHERE
 
 #: Sleep channels of a process blocked reading a terminal.
 TTY_READ_WCHANS = frozenset({"ttyin", "n_tty_read", "wait_woken"})
@@ -153,7 +153,7 @@ def tagged(token: str) -> list[int]:
             env = proc.environ()
         except (psutil.Error, OSError):
             continue
-        if env.get("DSH_MAGICS_TOKEN") == token:
+        if env.get(TOKEN_VAR) == token:
             out.append(proc.pid)
     return out
 

@@ -12,7 +12,7 @@ import signal
 import struct
 from collections.abc import Collection
 
-from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOP_LEVEL, TTY_READ_ELSEWHERE
+from .layer import BUSY_OR_UNKNOWN, INPUT_FD, TOKEN_VAR, TOP_LEVEL, TTY_READ_ELSEWHERE
 
 _PROC = "/proc"
 
@@ -55,7 +55,7 @@ def descendants(root: int) -> list[int]:
 
 def tagged(token: str) -> list[int]:
     """Processes whose environment carries ``DSH_MAGICS_TOKEN=<token>``."""
-    needle = f"DSH_MAGICS_TOKEN={token}".encode()
+    needle = f"{TOKEN_VAR}={token}".encode()
     me = os.getpid()
     out = []
     for pid in _all_pids():
