@@ -6,6 +6,7 @@ and parallel-ssh on the same 16 targets, in one run.
     python benchmarks/bench_fanout.py --first-only [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --ab BEFORE_TREE [--first-rounds 9]
     python benchmarks/bench_fanout.py --first-only --cpu [--first-rounds 9]
+    python benchmarks/bench_fanout.py --first-only --floor [--ab BEFORE_TREE] [--login]
     ... [--rehash-timeout 0] [--login] [--home skel]
 
 A private OpenSSH server on 127.0.0.1 with throwaway keys (as the tests) is
@@ -40,6 +41,11 @@ time is then mostly that wait, which a fleet of separate hosts does not
 have. ``--rehash-timeout 0`` waits only to the clock's next whole second,
 ``-1`` not at all (no session rehashes); either is the same for every
 contender, and the wall time follows the work more closely.
+``--floor`` adds a fourth contender to each round, after pdsh: 16 plain
+``ssh -tt`` logins with no engine, the command typed ahead, timed until all
+16 printed its output: the user's interactive login start, which every tool
+that keeps such a shell pays before its first command and pdsh's ``bash -c``
+does not (``PROMPT_COMMAND`` before the first prompt, the profile).
 ``--cpu`` counts CPU instead of wall time, in turn with pdsh: this process
 to the report, the local processes it reaps (ssh clients), and the sshd
 side (what the benchmark's sshd reaped: every session's processes).
@@ -85,6 +91,8 @@ from dsh_magics import fanout  # noqa: E402
 from dsh_magics.terminal import Registry, TerminalConfig  # noqa: E402
 from dsh_magics.terminal.remote.side_channel import ENV_SIDE_CHANNEL  # noqa: E402
 from dsh_magics.terminal.remote.targets import ENV_SSH_OPTIONS  # noqa: E402
+from tests.procinfo import ppid  # noqa: E402
+from tests.sshd import Sshd  # noqa: E402
 
 COMMAND = "hostname; uname -r"
 TARGETS = 16
@@ -132,12 +140,72 @@ class Ours:
         self.reg.close_all()
 
 
-def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict:
+#: What the floor's logins type: the benchmark's command, a marker whose echo
+#: differs from its output (the echo shows ``$((6*7))``), and ``exit``.
+FLOOR_LINE = f"{COMMAND}; echo R$((6*7))X; exit\n"
+
+
+def floor_once(cfg: str) -> None:
+    """The interactive-login floor (``--floor``): N plain ``ssh -tt`` logins,
+    no engine, each in a PTY of its own with the benchmark's command typed
+    ahead, until every one has printed the marker. sshd starts the user's
+    login shell, which reads the profile and ``~/.bashrc`` and runs
+    ``PROMPT_COMMAND`` before its first prompt, as for a ``login=True``
+    terminal; what any tool that keeps a person's interactive login pays
+    before its first command, and pdsh's ``bash -c`` does not."""
+    import pty
+    import select
+
+    clients: list[tuple[subprocess.Popen[bytes], int]] = []
+    ended = False
+    try:
+        for i in range(1, TARGETS + 1):
+            master, slave = pty.openpty()
+            proc = subprocess.Popen(
+                ["ssh", "-F", cfg, "-tt", f"bh{i:02d}"], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+            )
+            os.close(slave)
+            os.write(master, FLOOR_LINE.encode())
+            clients.append((proc, master))
+        seen = {fd: b"" for _, fd in clients}
+        waiting = set(seen)
+        deadline = time.monotonic() + 120
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"{len(waiting)} of {TARGETS} logins printed no marker in 120 s")
+            for fd in select.select(list(waiting), [], [], left)[0]:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # EIO: the client ended
+                    chunk = b""
+                if not chunk:
+                    raise RuntimeError(f"a login ended before its marker: {seen[fd][-300:]!r}")
+                seen[fd] += chunk
+                if b"R42X" in seen[fd]:
+                    waiting.discard(fd)
+        ended = True
+    finally:
+        for proc, fd in clients:
+            if not ended:
+                proc.kill()
+            try:  # the typed exit ends each login: reaped here, out of the time
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            os.close(fd)
+
+
+def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, floor: str | None = None) -> dict:
     """The first command against pdsh, interleaved (one first command is one
     sample on a shared machine): new terminals each time; and the same with
     the side channel off, which opens at a job's first quiet spell only, so
-    a quick command never opens it (the two should be alike)."""
+    a quick command never opens it (the two should be alike). ``floor``: the
+    ssh config of :func:`floor_once`, timed after pdsh in each round."""
     firsts: dict[str, list[float]] = {"ours_first": [], "ours_first_side_channel_off": [], "pdsh_first_round": []}
+    if floor:
+        firsts["floor"] = []
 
     def group(side_channel: bool) -> None:
         if not side_channel:
@@ -156,6 +224,8 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict
         first = i % 2 == 0
         group(first)
         firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
+        if floor:
+            firsts["floor"].append(_timed(lambda: floor_once(floor)))
         group(not first)
     res: dict = {"first_rounds": firsts, "first_median_s": {k: statistics.median(v) for k, v in firsts.items()}}
     med = res["first_median_s"]
@@ -163,7 +233,13 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int) -> dict
     res["first_side_channel_off_vs_pdsh"] = med["ours_first_side_channel_off"] / med["pdsh_first_round"]
     # each round's own ratio: the load moves all three of a round together
     res["first_vs_pdsh_per_round"] = [a / b for a, b in zip(firsts["ours_first"], firsts["pdsh_first_round"], strict=True)]
+    if floor:
+        res.update(_floor_ratios(med, "ours_first"))
     return res
+
+
+def _floor_ratios(med: dict[str, float], ours: str) -> dict[str, float]:
+    return {"floor_vs_pdsh": med["floor"] / med["pdsh_first_round"], f"{ours}_vs_floor": med[ours] / med["floor"]}
 
 
 _CHILD = """
@@ -201,21 +277,27 @@ def _first_in(tree: str) -> float:
     return float(took)
 
 
-def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: str) -> dict:
-    """The first command of this tree and of ``before``, pdsh between them,
-    the trees taking turns at going first."""
+def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: str, floor: str | None = None) -> dict:
+    """The first command of this tree and of ``before``, pdsh between them
+    (and the floor after pdsh, with ``floor``), the trees taking turns at
+    going first."""
     here = str(Path(__file__).resolve().parent.parent)
     firsts: dict[str, list[float]] = {"after": [], "before": [], "pdsh_first_round": []}
+    if floor:
+        firsts["floor"] = []
     for i in range(rounds):
         order = [("after", here), ("before", before)]
         if i % 2:
             order.reverse()
         firsts[order[0][0]].append(_first_in(order[0][1]))
         firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
+        if floor:
+            firsts["floor"].append(_timed(lambda: floor_once(floor)))
         firsts[order[1][0]].append(_first_in(order[1][1]))
     med = {k: statistics.median(v) for k, v in firsts.items()}
     per_round = [a / b for a, b in zip(firsts["after"], firsts["before"], strict=True)]
     return {
+        **(_floor_ratios(med, "after") if floor else {}),
         "first_rounds": firsts, "first_median_s": med,
         "after_vs_before": med["after"] / med["before"],
         "after_vs_before_per_round": per_round,
@@ -237,20 +319,25 @@ def _reaped_by(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd) -> dict:
+def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd: Sshd, floor: str | None = None) -> dict:
     """Where a first command's CPU goes (in this process, this tree), against
     pdsh's, in turn: the engine's own process (to the report), the local
     children it reaps (the ssh clients, and what ran in them before their
     exec), and the sshd side (every session's processes: sshd, the user's
     shell and ~/.bashrc, the remote bash and its set-up, the job). Each
-    round waits until sshd has reaped its sessions before it reads."""
+    round waits until sshd has reaped its sessions before it reads.
+    ``floor``: :func:`floor_once`'s logins too, after pdsh."""
+
+    def connections() -> bool:  # a child of the listener is one connection's sshd
+        return any(e.isdigit() and ppid(int(e)) == sshd.proc.pid for e in os.listdir("/proc"))
 
     def settled() -> None:
         deadline = time.monotonic() + 30
-        while sshd.connections() and time.monotonic() < deadline:
+        while connections() and time.monotonic() < deadline:
             time.sleep(0.05)  # (a benchmark's pause between rounds, not a synchronisation)
 
-    rows: dict[str, list[float]] = {k: [] for k in ("engine", "clients", "sshd", "pdsh_clients", "pdsh_sshd")}
+    kinds = ("engine", "clients", "sshd", "pdsh_clients", "pdsh_sshd") + (("floor_clients", "floor_sshd") if floor else ())
+    rows: dict[str, list[float]] = {k: [] for k in kinds}
     group = Ours(TARGETS)
     try:
         group.once()  # imports and first-use work out of the rounds
@@ -273,10 +360,20 @@ def cpu_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, sshd) -> 
         settled()
         rows["pdsh_clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
         rows["pdsh_sshd"].append(_reaped_by(sshd.proc.pid) - remote)
+        if floor:
+            kids, remote = _cpu(resource.RUSAGE_CHILDREN), _reaped_by(sshd.proc.pid)
+            floor_once(floor)
+            settled()
+            rows["floor_clients"].append(_cpu(resource.RUSAGE_CHILDREN) - kids)
+            rows["floor_sshd"].append(_reaped_by(sshd.proc.pid) - remote)
     med = {k: statistics.median(v) for k, v in rows.items()}
     ours = med["engine"] + med["clients"] + med["sshd"]
     theirs = med["pdsh_clients"] + med["pdsh_sshd"]
-    return {"cpu_rounds": rows, "cpu_median_s": med, "cpu_ours_s": ours, "cpu_pdsh_s": theirs, "cpu_ours_vs_pdsh": ours / theirs}
+    res: dict = {"cpu_rounds": rows, "cpu_median_s": med, "cpu_ours_s": ours, "cpu_pdsh_s": theirs, "cpu_ours_vs_pdsh": ours / theirs}
+    if floor:
+        bare = med["floor_clients"] + med["floor_sshd"]
+        res.update(cpu_floor_s=bare, cpu_ours_vs_floor=ours / bare)
+    return res
 
 
 class SkelUser:
@@ -433,6 +530,10 @@ def main() -> None:
     ap.add_argument("--first-only", action="store_true", help="only the first command against pdsh, interleaved")
     ap.add_argument("--first-rounds", type=int, default=9, help="rounds of --first-only")
     ap.add_argument("--ab", metavar="DIR", help="with --first-only: another tree's first command in turn (before/after)")
+    ap.add_argument(
+        "--floor", action="store_true",
+        help="with --first-only: plain interactive ssh logins (no engine) in each round, after pdsh",
+    )  # fmt: skip
     ap.add_argument("--cpu", action="store_true", help="with --first-only: where the first command's CPU goes, against pdsh's")
     ap.add_argument(
         "--rehash-timeout", type=int, metavar="S",
@@ -478,14 +579,15 @@ def run(args: argparse.Namespace, skel: SkelUser | None) -> None:
         options = ssh_aliases(server, names, user=REMOTE_USER)
         os.environ[ENV_SSH_OPTIONS] = options
         cfg = options.split(" ", 1)[1]
+        floor = cfg if args.floor else None
         if args.first_only:
             res: dict = {"targets": TARGETS, "command": COMMAND, "load_before": _load()}
             if args.cpu:
-                res.update(cpu_rounds(*pdsh_setup(cfg), args.first_rounds, server))
+                res.update(cpu_rounds(*pdsh_setup(cfg), args.first_rounds, server, floor))
             elif args.ab:
-                res.update(ab_rounds(*pdsh_setup(cfg), args.first_rounds, os.path.abspath(args.ab)))
+                res.update(ab_rounds(*pdsh_setup(cfg), args.first_rounds, os.path.abspath(args.ab), floor))
             else:
-                res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds))
+                res.update(first_rounds(*pdsh_setup(cfg), args.first_rounds, floor))
             res["load_after"] = _load()
         else:
             res = measure(cfg, str(server.dir / "id_user"), server.port, 5 if args.quick else 20, max_targets)
