@@ -25,7 +25,8 @@ import termios
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Literal, TypeVar
 
 from ptyprocess import PtyProcess, PtyProcessError  # type: ignore[import-untyped]
 from ptyprocess.util import which  # type: ignore[import-untyped]
@@ -54,6 +55,7 @@ class _Spawner:
         self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._late: Future[Any] | None = None  # the last call a waiter gave up on (:meth:`settle`)
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         done: Future[T] = Future()
@@ -63,6 +65,25 @@ class _Spawner:
                 self._thread.start()
             self._work.put((done, fn, args))
         return done
+
+    def settle(self, done: Future[Any], timeout: float) -> Literal["ran", "timed_out", "stuck"]:
+        """Wait up to ``timeout`` for ``done`` (from :meth:`submit`): "ran"
+        (a call that raised raises here), "timed_out" (it stays queued), or
+        "stuck" at once while a call an earlier wait gave up on is still
+        queued: ``done`` is behind it and cannot run first, so nobody waits
+        twice on one stuck spawner (a host's close_all of N terminals took
+        N x 5 s: tests/remote/test_failures.py::test_a_stuck_spawner_holds_up_one_close_only)."""
+        with self._lock:
+            late = self._late
+        if late is not None and not late.done():
+            return "stuck"
+        try:
+            done.result(timeout=timeout)
+        except FutureTimeout:
+            with self._lock:
+                self._late = done
+            return "timed_out"
+        return "ran"
 
     def _loop(self) -> None:
         while True:
@@ -91,6 +112,12 @@ def housekeeping(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     with the spawns (the owner watchdog's bookkeeping); the future says
     when it ran."""
     return _spawner.submit(fn, *args)
+
+
+def settle_housekeeping(done: Future[Any], timeout: float) -> Literal["ran", "timed_out", "stuck"]:
+    """Wait for a :func:`housekeeping` call, within ``timeout`` and never
+    behind a stuck spawner (:meth:`_Spawner.settle`)."""
+    return _spawner.settle(done, timeout)
 
 
 def set_echo(fd: int, echo: bool) -> None:

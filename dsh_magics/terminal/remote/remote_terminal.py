@@ -9,7 +9,6 @@ of the remote shell: docs/remote.md ("What weakens remotely").
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import re
 import secrets
@@ -38,8 +37,6 @@ log = logging.getLogger(__name__)
 FORGET_TIMEOUT_S = 5.0
 """How long a close waits for the spawner thread to tell the watchdog (it
 may be starting another terminal)."""
-_late_forget: concurrent.futures.Future | None = None
-"""The last forget not run within ``FORGET_TIMEOUT_S`` (see ``_forget``)."""
 
 
 def too_old(version: str | None) -> str | None:
@@ -277,24 +274,19 @@ class RemoteTerminal(TerminalBase):
         terminal as a dead owner's, running a container's end command
         (tests/reliability/test_exit_leftovers.py::
         test_an_orderly_close_runs_no_end_command). While a forget that
-        timed out is still queued, the spawner is stuck: a later one,
-        queued behind it, cannot run first, so no close waits for it (a
-        close_all took 5 s per terminal, under a held-back Ctrl-C:
-        tests/remote/test_failures.py::test_a_stuck_spawner_holds_up_one_close_only).
+        timed out is still queued, the spawner is stuck and no close waits
+        for it (``pty.settle_housekeeping``, under a held-back Ctrl-C).
         A forget that failed is logged, never raised: the terminal is closed."""
-        global _late_forget
         done = pty.housekeeping(watchdog.forget, self.transport.token)
-        late = _late_forget
-        if late is not None and not late.done():
-            log.warning("the owner watchdog is not told yet that %s closed (the spawner is stuck)", self.session_id)
-            return
         try:
-            done.result(timeout=FORGET_TIMEOUT_S)
-        except concurrent.futures.TimeoutError:
-            _late_forget = done
-            log.warning("the owner watchdog was not told within %gs that %s closed", FORGET_TIMEOUT_S, self.session_id)
+            settled = pty.settle_housekeeping(done, FORGET_TIMEOUT_S)
         except Exception:
             log.warning("the owner watchdog could not be told that %s closed", self.session_id, exc_info=True)
+            return
+        if settled == "stuck":
+            log.warning("the owner watchdog is not told yet that %s closed (the spawner is stuck)", self.session_id)
+        elif settled == "timed_out":
+            log.warning("the owner watchdog was not told within %gs that %s closed", FORGET_TIMEOUT_S, self.session_id)
 
     def _reap(self, timeout: float) -> None:
         if self.core.exit_code is not None:
