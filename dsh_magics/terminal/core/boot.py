@@ -1,11 +1,12 @@
 """How a helper process of this package starts: the owner watchdog, the
 terminal host, the host's orphan sweeper, the JupyterLab tab's attach
 client. Not ``python -m``: that puts the current directory first on the
-import path, and these processes run in the user's home or a notebook's
-directory, where a ``json.py``, ``signal.py`` or ``dsh_magics/`` of the
-user's shadowed the standard library or this package and the process died
-at import (tests/host/test_lifecycle.py::
+import path, and these processes run in the user's home (the host) or the
+Jupyter server's directory (the attach client), where a ``json.py``,
+``signal.py`` or ``dsh_magics/`` of the user's shadowed the standard library
+or this package and the process died at import (tests/host/test_lifecycle.py::
 test_a_host_started_among_modules_named_like_standard_ones_runs_ours).
+Why and what still shadows: docs/internals.md, "How a helper process starts".
 """
 
 from __future__ import annotations
