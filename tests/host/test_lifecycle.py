@@ -321,4 +321,4 @@ def test_an_installed_copy_runs_the_standard_library_in_its_host(host_dir: str, 
     assert up == "up"
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         argv = f.read().split(b"\0")
-    assert os.path.realpath(os.fsdecode(argv[3])) == user_site  # (the installed copy runs: its boot's root)
+    assert os.path.realpath(os.fsdecode(argv[4])) == user_site  # (the installed copy runs: its boot's root)

@@ -25,11 +25,9 @@ def test_the_package_goes_before_a_site_packages_inside_the_standard_library(tmp
     library's directory; everything under that directory was taken for the
     standard library, so the package went after site-packages and the user
     site, and an owner run from a checkout got an installed copy's watchdog.
-    The placement the helper's interpreter runs (``_PLACE``) on made-up
+    The placement the helper's interpreter runs (``boot.place``) on made-up
     paths, then this interpreter's own path as a helper sees it."""
-    ns: dict = {}
-    exec(boot._PLACE, ns)
-    place = ns["place"]
+    place = boot.place
     std, user = "/py/lib/python3.11", "/home/u/.local/lib/python3.11/site-packages"
     stdlib = ["/py/lib/python311.zip", std, f"{std}/lib-dynload"]
     sites = {user, f"{std}/site-packages"}
@@ -49,7 +47,7 @@ def test_the_package_goes_before_a_site_packages_inside_the_standard_library(tmp
 
     (tmp_path / "probe_path.py").write_text("import json, sys\nprint(json.dumps(sys.path))\n")
     out = subprocess.run(
-        [sys.executable, "-c", boot._BOOT, str(tmp_path), "probe_path"],
+        [sys.executable, "-c", boot.STUB, boot.__file__, str(tmp_path), "probe_path"],
         capture_output=True, text=True, cwd="/", timeout=60,
     )  # fmt: skip
     seen = json.loads(out.stdout)
@@ -81,7 +79,7 @@ def test_a_helper_runs_its_own_package_among_decoys(tmp_path: Path) -> None:
     )
     plant(cwd, used, ("runpy", "json", "signal", "bootprobe/"))
     plant(pp, used, ("bootprobe/",))
-    argv = [sys.executable, "-c", boot._BOOT, str(root), "bootprobe", "a", "b"]
+    argv = [sys.executable, "-c", boot.STUB, boot.__file__, str(root), "bootprobe", "a", "b"]
     out = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(pp)), timeout=60)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout)
@@ -97,3 +95,5 @@ def test_a_booted_process_is_known_by_its_cmdline() -> None:
     cmdline = b"".join(os.fsencode(a) + b"\0" for a in boot_argv("dsh_magics.host", "reap", "--pid", "7"))
     assert booted(cmdline) == [b"dsh_magics.host", b"reap", b"--pid", b"7"]
     assert booted(b"".join(a + b"\0" for a in (b"python", b"-m", b"dsh_magics.host", b"reap"))) is None
+    # ps shows the module and its arguments near the start, not the boot's text
+    assert len(" ".join(boot_argv("dsh_magics.host")[:-1])) < 300
