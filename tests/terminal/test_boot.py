@@ -95,5 +95,35 @@ def test_a_booted_process_is_known_by_its_cmdline() -> None:
     cmdline = b"".join(os.fsencode(a) + b"\0" for a in boot_argv("dsh_magics.host", "reap", "--pid", "7"))
     assert booted(cmdline) == [b"dsh_magics.host", b"reap", b"--pid", b"7"]
     assert booted(b"".join(a + b"\0" for a in (b"python", b"-m", b"dsh_magics.host", b"reap"))) is None
-    # ps shows the module and its arguments near the start, not the boot's text
-    assert len(" ".join(boot_argv("dsh_magics.host")[:-1])) < 300
+    # ps shows the module and its arguments after the stub and two paths, not after the boot's text
+    argv = boot_argv("dsh_magics.host", "serve")
+    assert argv.index("dsh_magics.host") == 5 and len(boot.STUB) < 200, argv
+
+
+def test_a_relative_pythonpath_entry_is_not_the_helpers_cwd(tmp_path: Path) -> None:
+    """``PYTHONPATH=:/x`` (``export PYTHONPATH=$PYTHONPATH:/x`` with none set)
+    or ``.``: site makes the relative entry the helper's cwd, before the
+    standard library, and a ``json.py`` there (the host runs in the user's
+    home) came first again. The entries the user wrote absolute stay."""
+    root, cwd, pp, used = (tmp_path / n for n in ("root", "cwd", "pp", "used"))
+    (root / "bootprobe").mkdir(parents=True)
+    (root / "bootprobe/__init__.py").write_text("")
+    (root / "bootprobe/__main__.py").write_text("import json, sys\nprint(json.dumps(sys.path))\n")
+    plant(cwd, used, ("json", "signal"))
+    pp.mkdir()
+    for value in (f":{pp}", f".{os.pathsep}{pp}", f"{pp}{os.pathsep}"):
+        argv = [sys.executable, "-c", boot.STUB, boot.__file__, str(root), "bootprobe"]
+        out = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=dict(os.environ, PYTHONPATH=value), timeout=60)
+        assert out.returncode == 0, (value, out.stderr)
+        seen = json.loads(out.stdout)
+        assert str(cwd) not in seen and str(pp) in seen, (value, seen)
+    assert imported(used) == []
+
+
+def test_an_install_without_source_falls_back_to_dash_m(monkeypatch) -> None:
+    """The stub runs ``boot.py``'s source: where there is none (``.pyc``
+    files only), a helper gets ``python -m`` as before, not a stub that
+    compiled the bytecode as text and died ("source code string cannot
+    contain null bytes")."""
+    monkeypatch.setattr(boot, "__file__", "/opt/site-packages/dsh_magics/terminal/core/boot.pyc")
+    assert boot_argv("dsh_magics.host", "serve") == [sys.executable, "-m", "dsh_magics.host", "serve"]

@@ -15,11 +15,16 @@ Why and what still shadows: docs/internals.md, "How a helper process starts".
 import os
 import sys
 
-STUB = "import sys;sys.path[:]=[p for p in sys.path if p];exec(compile(open(sys.argv[1],'rb').read(),sys.argv[1],'exec'))"
+STUB = (
+    "import sys;sys.path[:]=[p for p in sys.path if p];"
+    "f=open(sys.argv[1],'rb');s=f.read();f.close();exec(compile(s,sys.argv[1],'exec'))"
+)
 """A helper's ``-c`` program: drop the cwd entry (``''``), then run this
 file, whose ``__main__`` part places the path and runs the module. Short,
 so that ``ps`` shows the module and its arguments (the boot's own text,
-about 900 characters, came first until session 40)."""
+about 670 characters, came first until session 40). The file is closed
+before it runs: under ``-X dev`` or ``PYTHONWARNINGS`` an open one printed
+a ResourceWarning into the attach client's tab."""
 
 
 # The import path a helper gets: the directory holding this package right
@@ -56,8 +61,13 @@ def root() -> str:
 def boot_argv(module: str, *args: str) -> list[str]:
     """This interpreter running ``module`` of this very package as ``-m``
     would (``__main__``, ``sys.argv``), with the import path :func:`place`
-    makes. ``ps`` shows ``<python> -c <STUB> <this file> <root> <module> <args>``."""
-    return [sys.executable, "-c", STUB, os.path.abspath(__file__), root(), module, *args]
+    makes. ``ps`` shows ``<python> -c <STUB> <this file> <root> <module> <args>``.
+    An install without this file's source (``.pyc`` only, a zip) gets
+    ``-m``, with its cwd first on the path: the stub runs source."""
+    here = os.path.abspath(__file__)
+    if not here.endswith(".py"):
+        return [sys.executable, "-m", module, *args]
+    return [sys.executable, "-c", STUB, here, root(), module, *args]
 
 
 def booted(cmdline: bytes) -> list[bytes] | None:
@@ -80,6 +90,14 @@ def _main() -> None:
     decoy, came first (test_boot.py::test_a_helper_runs_its_own_package_among_decoys)."""
     top_dir, module = sys.argv[2:4]
     del sys.argv[1:4]
+    # A relative PYTHONPATH entry ("", ".": ``PYTHONPATH=$PYTHONPATH:/x``
+    # with none set gives ":/x") is the helper's cwd by now, put before the
+    # standard library by site: the home's json.py came first again, though
+    # the user meant wherever they set it (test_boot.py::
+    # test_a_relative_pythonpath_entry_is_not_the_helpers_cwd).
+    pythonpath = "" if sys.flags.ignore_environment else os.environ.get("PYTHONPATH", "")
+    relative = {os.path.abspath(p) for p in pythonpath.split(os.pathsep) if pythonpath and not os.path.isabs(p)}
+    sys.path[:] = [p for p in sys.path if p not in relative]
     site = sys.modules.get("site")
     sites = [*getattr(site, "getsitepackages", list)(), getattr(site, "getusersitepackages", str)()]
     sys.path[:] = place(sys.path, top_dir, os.path.dirname(os.__file__), {os.path.abspath(s) for s in sites if s})
