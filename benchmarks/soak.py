@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from dsh_magics.jobs import Job  # noqa: E402
 from dsh_magics.terminal import Engine, Registry, Result  # noqa: E402
+from dsh_magics.terminal.core.boot import booted  # noqa: E402
 from tests.processes import pids_with_env  # noqa: E402
 
 if TYPE_CHECKING:
@@ -110,10 +111,12 @@ def _parent(pid: int) -> int:
 def _describe(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            cmdline = f.read()
     except OSError:
         return f"{pid} (gone)"
-    return f"{pid} {argv[:120]}"
+    run = booted(cmdline)  # a helper of ours: its module and arguments, not the boot's stub
+    argv = b" ".join(run) if run is not None else cmdline.replace(b"\0", b" ")
+    return f"{pid} {argv.decode(errors='replace').strip()[:120]}"
 
 
 class Violation(AssertionError):

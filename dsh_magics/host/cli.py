@@ -87,10 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
         return reap(args.pid)
     if action == "serve":
-        from .lifecycle import restore_environment
         from .server import run as serve
 
-        restore_environment()
         return serve(
             HostPaths.for_name(args.name, args.dir),
             watch_pid=args.watch_pid,

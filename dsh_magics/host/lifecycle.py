@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from typing import Any
 
 from ..errors import DshError, HostUnavailable, InvalidArgument
 from ..terminal.core import fdwait, procs
+from ..terminal.core.boot import boot_argv
 from . import protocol as P
 from .runtime import (
     DEFAULT_NAME,
@@ -36,7 +36,6 @@ ENV_MODE = "DSH_MAGICS_HOST"
 #: Join the host of this name (e.g. ``mcp``, where ``dsh-magics mcp`` keeps an
 #: agent's terminals) instead of choosing one; ``DSH_MAGICS_HOST=0`` still wins.
 ENV_NAME = "DSH_MAGICS_HOST_NAME"
-_ORIG_PYTHONPATH = "DSH_MAGICS_HOST_ORIG_PYTHONPATH"
 
 _ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off")
@@ -123,11 +122,13 @@ def _spawn(
     except OSError as e:
         raise _cannot_start(paths, e.strerror or str(e)) from None
     r, w = os.pipe()
-    cmd = [
-        sys.executable, "-m", "dsh_magics.host", "serve",
+    # Not ``-m``: its cwd is the user's home, where a ``json.py`` of theirs
+    # shadowed the standard library (terminal/core/boot.py).
+    cmd = boot_argv(
+        "dsh_magics.host", "serve",
         "--name", paths.name, "--dir", paths.dir,
         "--ready-fd", str(w), "--lock-fd", str(lock_fd),
-    ]  # fmt: skip
+    )  # fmt: skip
     if watch_pid is not None:
         cmd += ["--watch-pid", str(watch_pid)]
     if idle_timeout is not None:  # else the host reads DSH_MAGICS_HOST_IDLE (host/idle.py)
@@ -209,49 +210,15 @@ def _read_ready(fd: int, timeout: float) -> str:
 def host_env() -> dict[str, str]:
     """The host's environment: the starting kernel's, without what belongs
     to that one kernel. Terminals inherit it, as they inherit a kernel's
-    environment in-process."""
+    environment in-process: the user's PYTHONPATH as it is (the host finds
+    this package without it: terminal/core/boot.py)."""
     env = dict(os.environ)
     for key in list(env):
         if key.startswith("JPY_") or key in (procs.TOKEN_VAR, "DSH_MAGICS_SESSION"):
             del env[key]
     if env.get("MPLBACKEND", "").startswith("module://"):
         del env["MPLBACKEND"]
-    # Make sure the host can import this very package (a source checkout run
-    # without installing); the host puts PYTHONPATH back before any shell
-    # starts. Not for an installed copy: its directory (site-packages) is on
-    # the path already, after the standard library; first on PYTHONPATH, a
-    # module there named like a standard one (enum34's ``enum``) shadowed it
-    # (tests/host/test_lifecycle.py::test_an_installed_copy_is_not_put_before_the_standard_library).
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if _installed_in(root):
-        return env
-    old = env.get("PYTHONPATH")
-    env[_ORIG_PYTHONPATH] = "!" if old is None else "=" + old
-    env["PYTHONPATH"] = root if not old else f"{root}{os.pathsep}{old}"
     return env
-
-
-def _installed_in(root: str) -> bool:
-    """``root`` is one of this interpreter's site directories (where an
-    installed copy lives), which every interpreter of it has on its path."""
-    import site
-
-    sites = list(getattr(site, "getsitepackages", list)())  # (an old virtualenv's site module has none)
-    if site.ENABLE_USER_SITE:
-        sites.append(site.getusersitepackages())
-    return any(os.path.realpath(d) == os.path.realpath(root) for d in sites)
-
-
-def restore_environment() -> None:
-    """In the host: undo :func:`host_env`'s PYTHONPATH change (terminals
-    must see the user's own)."""
-    orig = os.environ.pop(_ORIG_PYTHONPATH, None)
-    if orig is None:
-        return
-    if orig.startswith("="):
-        os.environ["PYTHONPATH"] = orig[1:]
-    else:
-        os.environ.pop("PYTHONPATH", None)
 
 
 # ---------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import ctypes
 import errno
 import os
 import signal
-import sys
 import time
 
 from ..terminal.core import procs, watchdog
+from ..terminal.core.boot import boot_argv
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -34,8 +34,9 @@ def become_subreaper() -> bool:
 def split(close_fds: tuple[int | None, ...] = ()) -> None:
     """Fork: the child returns and goes on to serve; the parent becomes the
     reaper (it execs a fresh interpreter running :func:`main`, so ``ps``
-    shows ``dsh_magics.host reap``) and never returns. Must run before any
-    thread is started."""
+    shows ``dsh_magics.host reap``; started as the host is, in its cwd, the
+    user's home: terminal/core/boot.py) and never returns. Must run before
+    any thread is started."""
     become_subreaper()  # before the fork, so no orphan can slip past
     pid = os.fork()
     if pid == 0:
@@ -46,9 +47,9 @@ def split(close_fds: tuple[int | None, ...] = ()) -> None:
                 os.close(fd)  # the start lock and the ready pipe belong to the host
             except OSError:
                 pass  # not open in this process
-    argv = [sys.executable, "-m", "dsh_magics.host", "reap", "--pid", str(pid)]
+    argv = boot_argv("dsh_magics.host", "reap", "--pid", str(pid))
     try:
-        os.execv(sys.executable, argv)
+        os.execv(argv[0], argv)
     except OSError:
         os._exit(reap(pid))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DshError
+from ..terminal.core.boot import boot_argv
 
 _NOT_WORD = re.compile(r"\W")
 _TIMEOUT = 10.0
@@ -57,18 +57,11 @@ def terminal_name(session_id: str, read_only: bool = False) -> str:
 
 
 def attach_argv(session_id: str, host: str, host_dir: str, read_only: bool = False) -> list[str]:
-    """The attach client, run by this kernel's Python."""
-    argv = [
-        sys.executable,
-        "-m",
-        "dsh_magics.cli",
-        "attach",
-        session_id,
-        "--host",
-        host,
-        "--host-dir",
-        host_dir,
-    ]
+    """The attach client, run by this kernel's Python and this very package.
+    Not ``-m``: the Jupyter server runs it in its own working directory (often
+    the notebooks' folder), where a ``json.py`` of the user's shadowed the
+    standard library (terminal/core/boot.py)."""
+    argv = boot_argv("dsh_magics.cli", "attach", session_id, "--host", host, "--host-dir", host_dir)
     return argv + (["--read-only"] if read_only else [])
 
 
@@ -119,7 +112,8 @@ def open_terminal(
         return LabTerminal(name, False, argv)
     body: dict[str, Any] = {"name": name, "shell_command": argv}
     if os.environ.get("PYTHONPATH"):
-        # the attach client imports the same dsh_magics as this kernel
+        # the kernel's own import path for the client's imports (this package
+        # itself comes from the boot, whatever PYTHONPATH holds)
         body["extra_env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
     status, model = _request(server, "POST", "api/terminals", body)
     if status != 200 or not isinstance(model, dict) or model.get("name") != name:

@@ -3,6 +3,7 @@ crash recovery, stale sockets, one host for racing starters, stop."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -17,7 +19,10 @@ from dsh_magics.errors import HostUnavailable
 from dsh_magics.host import HOST_GONE_NOTE, HostClient, HostPaths, probe, stop_host
 from dsh_magics.host.runtime import secure_dir
 from dsh_magics.terminal import Result
+from dsh_magics.terminal.core.boot import booted
 from dsh_magics.terminal.core.procs import alive as _alive
+from tests.decoys import imported, plant
+from tests.procinfo import ppid
 
 from .conftest import host_pids, pids_with_env, wait_until
 
@@ -234,13 +239,51 @@ def test_host_whose_socket_is_deleted_ends(host_dir: str, monkeypatch) -> None:
     c.detach()
 
 
-def test_an_installed_copy_is_not_put_before_the_standard_library(tmp_path) -> None:
-    """The host's environment (lifecycle.host_env) for a package installed
-    in a site directory (here the user's, under PYTHONUSERBASE) leaves the
-    import path alone: that directory is on it already, after the standard
-    library. It was put first on PYTHONPATH, where a module beside the
-    package named like a standard one (enum34's ``enum``; here a ``json``)
-    shadowed the standard library in the host."""
+def test_a_host_started_among_modules_named_like_standard_ones_runs_ours(host_dir: str, tmp_path, monkeypatch) -> None:
+    """A host starts in the user's home; there a ``json.py``, ``signal.py``,
+    ``random.py``, ... and a ``dsh_magics/`` of the user's, and on PYTHONPATH
+    another ``dsh_magics/``: the host and its orphan sweeper import the
+    standard library and this package (no decoy), the host runs a command,
+    its terminal sees PYTHONPATH as the user set it, and once the host is
+    SIGKILLed its sweeper ends what the terminal left. Started with ``-m``,
+    which puts the cwd first, the host died at import: "did not start"."""
+    home, pp, used = tmp_path / "home", tmp_path / "pp", tmp_path / "used"
+    plant(home, used)
+    plant(pp, used, ("dsh_magics/",))
+    user_path = os.pathsep.join([str(pp), *filter(None, [os.environ.get("PYTHONPATH")])])
+    mark = f"boot-decoys-{os.getpid()}-{time.monotonic_ns()}"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PYTHONPATH", user_path)
+    monkeypatch.setenv("DSH_TEST_MARK", mark)
+    c = HostClient(HostPaths.for_name("decoys", host_dir))
+    try:
+        hello = c.connect()
+        r = c.exec("life-decoys", 'echo "$PYTHONPATH"; nohup sleep 300 >/dev/null 2>&1 & echo up', wait_ms=20_000)
+        assert isinstance(r, Result) and r.output.startswith(f"{user_path}\n") and r.output.endswith("up\n"), r
+        host = hello["pid"]
+        sweeper = ppid(host)
+        assert sweeper is not None
+        with open(f"/proc/{sweeper}/cmdline", "rb") as f:
+            assert booted(f.read()) == [b"dsh_magics.host", b"reap", b"--pid", str(host).encode()]
+        assert os.readlink(f"/proc/{host}/cwd") == os.readlink(f"/proc/{sweeper}/cwd") == str(home)
+        os.kill(host, signal.SIGKILL)
+        wait_until(lambda: not _alive(sweeper), timeout=60, msg="the host's sweeper ended")
+        wait_until(lambda: pids_with_env("DSH_TEST_MARK", mark) == [], timeout=10, msg="the sweeper ended the terminal's sleep")
+        assert imported(used) == []
+    finally:
+        c.detach()
+        for left in pids_with_env("DSH_TEST_MARK", mark):  # (a failed run's)
+            with contextlib.suppress(OSError):
+                os.kill(left, signal.SIGKILL)
+
+
+def test_an_installed_copy_runs_the_standard_library_in_its_host(host_dir: str, tmp_path) -> None:
+    """A copy installed in a site directory (here the user's, under
+    PYTHONUSERBASE) starts a host that runs that copy and the standard
+    library, though a module beside the package is named like a standard one
+    (enum34's ``enum``; here a ``json``, which the host imports). The host's
+    environment put the package's directory first on PYTHONPATH, where that
+    module shadowed the standard library and the host died at import."""
     import shutil
     import site
     import textwrap
@@ -262,18 +305,20 @@ def test_an_installed_copy_is_not_put_before_the_standard_library(tmp_path) -> N
         f.write("raise SystemExit(7)  # (not the standard library's)\n")
     code = textwrap.dedent(
         """
-        import subprocess, sys
-        from dsh_magics.host import lifecycle
-        print(lifecycle.__file__)
-        probe = "import json, dsh_magics; print(json.__file__); print(dsh_magics.__file__)"
-        out = subprocess.run([sys.executable, "-c", probe], env=lifecycle.host_env(), capture_output=True, text=True)
-        print(out.returncode, out.stdout, out.stderr)
+        import sys
+        from dsh_magics.host import HostClient, HostPaths
+        c = HostClient(HostPaths.for_name("installed", sys.argv[1]))
+        pid = c.connect()["pid"]
+        print(c.exec("life-installed", "echo up", wait_ms=20_000).output.strip(), pid, flush=True)
+        c.detach()
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    lines = out.stdout.split()
-    assert len(lines) >= 4, (out.stdout, out.stderr)
-    owner, status, json_file, package = lines[:4]
-    assert os.path.realpath(owner).startswith(user_site)  # (the installed copy runs)
-    assert status == "0" and not os.path.realpath(json_file).startswith(user_site)
-    assert os.path.realpath(package).startswith(user_site)
+    out = subprocess.run(
+        [sys.executable, "-c", code, host_dir], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    up, pid = out.stdout.split()
+    assert up == "up"
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    assert os.path.realpath(os.fsdecode(argv[4])) == user_site  # (the installed copy runs: its boot's root)

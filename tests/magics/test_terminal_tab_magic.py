@@ -3,7 +3,11 @@ terminal names (the tab itself: tests/browser/test_terminal_tab_browser.py)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +15,8 @@ from IPython.core.error import UsageError
 
 from dsh_magics.lab.tab import MIME, bundle
 from dsh_magics.lab.terminals import LabUnavailable, attach_argv, find_server, terminal_name
+from dsh_magics.terminal.core.boot import booted
+from tests.decoys import imported, plant
 
 
 def test_in_process_terminals_get_one_line_naming_the_setting(ip: Any) -> None:
@@ -45,9 +51,30 @@ def test_terminal_names_are_words_and_stay_apart() -> None:
 
 def test_the_terminal_runs_the_attach_client() -> None:
     argv = attach_argv("nb-1", "jupyter-42", "/run/d", read_only=True)
-    assert argv[1:] == [
-        "-m", "dsh_magics.cli", "attach", "nb-1", "--host", "jupyter-42", "--host-dir", "/run/d", "--read-only",
+    assert argv[0] == sys.executable
+    assert booted(b"".join(os.fsencode(a) + b"\0" for a in argv)) == [
+        b"dsh_magics.cli", b"attach", b"nb-1", b"--host", b"jupyter-42", b"--host-dir", b"/run/d", b"--read-only",
     ]  # fmt: skip
+
+
+def test_the_attach_client_runs_this_package_in_a_notebooks_directory(tmp_path: Path) -> None:
+    """The Jupyter server runs the tab's attach client in its own working
+    directory (often the notebooks' folder), with the kernel's PYTHONPATH: a
+    ``json.py``, ``signal.py``, ``termios.py``, ... and a ``dsh_magics/``
+    there, and another ``dsh_magics/`` on that path, are not what it imports.
+    Asked for a host that does not run, it gives our one-line error. Started
+    with ``-m``, it ended in a decoy's error."""
+    notebooks, pp, used, run = (tmp_path / n for n in ("notebooks", "pp", "used", "run"))
+    plant(notebooks, used)
+    plant(pp, used, ("dsh_magics/",))
+    run.mkdir(mode=0o700)
+    path = os.pathsep.join([str(pp), *filter(None, [os.environ.get("PYTHONPATH")])])
+    out = subprocess.run(
+        attach_argv("nb-1", "absent", str(run)), cwd=notebooks, env=dict(os.environ, PYTHONPATH=path),
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (out.returncode, out.stderr) == (1, "dsh-magics: HOST_UNAVAILABLE: host absent is not running; running: none\n")
+    assert imported(used) == []
 
 
 def test_no_server_is_a_clear_error() -> None:

@@ -6,7 +6,6 @@ tests/reliability/test_exit_leftovers.py."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -138,51 +137,6 @@ def test_the_watchdog_runs_this_package_and_the_standard_library(tmp_path: Path)
                 sleeper.kill()
                 sleeper.wait(10)
     wait_until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 10, msg="the watchdog ended with its owner")
-
-
-def test_the_package_goes_before_a_site_packages_inside_the_standard_library(tmp_path: Path) -> None:
-    """The watchdog's import path: the package's directory right before the
-    first site directory after the standard library, wherever that site
-    directory lives. On pyenv (this machine), python.org builds, Docker's
-    python images, conda and Fedora, site-packages is inside the standard
-    library's directory; everything under that directory was taken for the
-    standard library, so the package went after site-packages and the user
-    site, and an owner run from a checkout got an installed copy's watchdog.
-    The placement the watchdog's interpreter runs (``_PLACE``) on made-up
-    paths, then this interpreter's own path as the watchdog sees it."""
-    ns: dict = {}
-    exec(watchdog._PLACE, ns)
-    place = ns["place"]
-    std, user = "/py/lib/python3.11", "/home/u/.local/lib/python3.11/site-packages"
-    stdlib = ["/py/lib/python311.zip", std, f"{std}/lib-dynload"]
-    sites = {user, f"{std}/site-packages"}
-    path = ["", "/pp", *stdlib, user, f"{std}/site-packages", f"{std}/site-packages/x.egg", "/ckout"]
-    assert place(path, "/ckout", std, sites) == ["/pp", *stdlib, "/ckout", user, f"{std}/site-packages", f"{std}/site-packages/x.egg"]
-    # An installed copy: its site-packages goes before the other site directories.
-    assert place(path, f"{std}/site-packages", std, sites) == ["/pp", *stdlib, f"{std}/site-packages", user, f"{std}/site-packages/x.egg", "/ckout"]
-    # Debian's layout, site directories outside the standard library's.
-    deb = ["/usr/lib/python311.zip", "/usr/lib/python3.11", "/usr/lib/python3.11/lib-dynload"]
-    dist = ["/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages"]
-    assert place([*deb, *dist], "/ckout", "/usr/lib/python3.11", set(dist)) == [*deb, "/ckout", *dist]
-    # No site directory known (an interpreter without site.getsitepackages): by name; none at all: last.
-    assert place([*deb, *dist], "/ckout", "/usr/lib/python3.11", set()) == [*deb, "/ckout", *dist]
-    assert place(["", *stdlib], "/ckout", std, set()) == [*stdlib, "/ckout"]
-    # A site directory named on PYTHONPATH (before the standard library) stays where it was put.
-    assert place([user, *stdlib], "/ckout", std, {user}) == [user, *stdlib, "/ckout"]
-
-    (tmp_path / "probe_path.py").write_text("import json, sys\nprint(json.dumps(sys.path))\n")
-    out = subprocess.run(
-        [sys.executable, "-c", watchdog._BOOT, str(tmp_path), "probe_path"],
-        capture_output=True, text=True, cwd="/", timeout=60,
-    )  # fmt: skip
-    seen = json.loads(out.stdout)
-    at = seen.index(str(tmp_path))
-    assert os.path.dirname(os.__file__) in seen[:at]
-    import site
-
-    for d in [*site.getsitepackages(), site.getusersitepackages()]:
-        if d in seen:
-            assert seen.index(d) > at, (d, seen)
 
 
 def test_a_watchdog_dying_as_a_note_goes_is_replaced_and_told_everything(

@@ -6,7 +6,8 @@ what both transports ask of this machine's processes: the process layer
 reaping), the terminal's own state (``tty_state``), the bash version floor
 (``bash_version``), a forked child's set-up (``child``), and the one owner of
 a terminal's PTY (``pty``: spawn, size, the one write path); and the owner
-watchdog (``watchdog``: it ends what a dead owner's terminals leave). The
+watchdog (``watchdog``: it ends what a dead owner's terminals leave), and
+how that and the package's other helper processes start (``boot``). The
 transports (local shell, in-band remote shell) sit on top (docs/internals.md).
 
 May import: errors, jobs and terminal/'s contract modules (api, result, config,

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import threading
 
+from .boot import boot_argv, booted
+
 SCRATCH_PREFIX = "dsh-magics-"
 """A local terminal's scratch directory (``local/scratch.py``)."""
 SSH_PREFIX = "dsh-ssh-"
@@ -24,49 +26,6 @@ _REMOVABLE = (SCRATCH_PREFIX, SSH_PREFIX)
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
 _notes: dict[str, list[bytes]] = {}  # what the watchdog was told of each open terminal
-
-
-# How the watchdog starts: the directory holding this package goes on its
-# import path right before the first site directory after the standard
-# library (site-packages, the user site; a ``.pth`` file's entries come
-# after theirs). Never before the standard library: for an installed copy
-# that directory is site-packages, where a module named like a standard
-# one, enum34's ``enum`` say, would have shadowed it and the watchdog died
-# at import, unseen (tests/terminal/test_watchdog.py::
-# test_the_watchdog_runs_this_package_and_the_standard_library). Ahead of
-# any other copy of the package: an owner run from a checkout got an
-# installed copy's watchdog or none. Not "after every entry under the
-# standard library's directory": on pyenv, python.org builds, Docker's
-# python images, conda and Fedora site-packages is in there
-# (test_watchdog.py::test_the_package_goes_before_a_site_packages_inside_the_standard_library).
-# No cwd entry either. ``_PLACE`` runs in the watchdog's interpreter
-# before any import of ours (the tests run it on made-up paths).
-_PLACE = """\
-import os
-def place(path, root, std, sites):
-    path = [p for p in path if p and p != root]
-    after = path.index(std) if std in path else -1
-    at = next((i for i, p in enumerate(path) if i > after and (p in sites or os.path.basename(p) in ("site-packages", "dist-packages"))), len(path))
-    return path[:at] + [root] + path[at:]
-"""
-_BOOT = (
-    "import runpy, site, sys\n"
-    + _PLACE
-    + """\
-root, module = sys.argv[1:3]
-del sys.argv[1:3]
-sites = [*getattr(site, "getsitepackages", list)(), getattr(site, "getusersitepackages", str)()]
-sys.path[:] = place(sys.path, root, os.path.dirname(os.__file__), {os.path.abspath(s) for s in sites if s})
-runpy.run_module(module, run_name="__main__", alter_sys=True)
-"""
-)
-
-
-def boot_argv(module: str, *args: str) -> list[str]:
-    """This interpreter running ``module`` of this very package as ``-m``
-    would, with the import path :data:`_BOOT` makes."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    return [sys.executable, "-c", _BOOT, root, module, *args]
 
 
 def process() -> subprocess.Popen | None:
@@ -101,8 +60,8 @@ def _ensure() -> subprocess.Popen | None:
         env["DSH_MAGICS_PROCFS"] = os.environ["DSH_MAGICS_PROCFS"]
     try:
         _proc = subprocess.Popen(
-            # The owner's pid only names it in ``ps`` (and for the tests,
-            # which wait for its watchdog to finish).
+            # How it starts: core/boot.py. The owner's pid only names it in
+            # ``ps`` (and for the tests, which wait for its watchdog to finish).
             boot_argv(__name__, str(os.getpid())),
             env=env,
             stdin=subprocess.PIPE,
@@ -184,10 +143,10 @@ def is_watchdog(pid: int, owner: int) -> bool:
     (``host/orphan_sweeper.py``)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
+            run = booted(f.read())
     except OSError:
         return False
-    return argv[1:2] == [b"-c"] and argv[4:6] == [__name__.encode(), str(owner).encode()]
+    return run == [__name__.encode(), str(owner).encode()]
 
 
 def removable(path: str) -> bool:
