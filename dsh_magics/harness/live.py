@@ -16,7 +16,7 @@ from .errors import PluginLoadError
 from .escalation import chain_steps, check_request
 from .escalation_types import EscalationRequest, EscalationResult, Markers
 from .facts import CURRENT_ERA, check_mode, live_version
-from .model import _FRAGMENT_SUMMARIES, input_statuses, model_view, variant_of
+from .model import FRAGMENT_SUMMARIES, input_statuses, model_view, variant_of
 from .schema_types import Config, Fragment, Param, SchemaView, TextFact, Tool
 from .tokens import estimate_tokens, json_text_length
 
@@ -68,7 +68,7 @@ def known_fragments(description: str) -> tuple[Fragment, ...]:
     Returns the fragments (with their exact text) when the description is a
     concatenation of known fragments in order, else ``()`` (unknown text).
     """
-    summaries = _FRAGMENT_SUMMARIES[CURRENT_ERA]
+    summaries = FRAGMENT_SUMMARIES[CURRENT_ERA]
     base = text_facts.FRAGMENTS["base"]
     head = description[: base.length]
     if text_fact(head).sha256 != base.sha256:
@@ -125,7 +125,7 @@ def split_fragments(
     if confined:
         confined_on = _raw_bash(bridge, True, "read-only")["description"]
         pieces.append(("escalation", confined_on[len(on) :]))
-    summaries = _FRAGMENT_SUMMARIES[era]
+    summaries = FRAGMENT_SUMMARIES[era]
     return tuple(Fragment(k, summaries[k], text, text_fact(text)) for k, text in pieces)
 
 

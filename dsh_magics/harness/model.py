@@ -90,7 +90,7 @@ _JUSTIFICATION = _P(
     "alongside sandbox_permissions.",
 )
 
-_FRAGMENT_SUMMARIES: dict[str, dict[str, str]] = {
+FRAGMENT_SUMMARIES: dict[str, dict[str, str]] = {
     # era -> fragment key -> our summary
     "2026-06-12": {
         "base": "Runs one command in a fresh shell per call (no state carries over), reports "
@@ -362,7 +362,7 @@ def model_view(config: Config) -> SchemaView:
             config=config.to_dict(),
         )
 
-    summaries = _FRAGMENT_SUMMARIES[era.key]
+    summaries = FRAGMENT_SUMMARIES[era.key]
     bg_param = {
         "2026-06-12": _BG_TASKS_V1,
         "2026-07-11": _BG_TASKS_V1,

@@ -26,6 +26,7 @@ from . import group_live
 from .group_values import GroupFailed, GroupHandle, GroupView, raise_if_group_failed
 from .live_views import ViewManager, ViewSettings
 from .magic_args import seconds, to_ms
+from .values import SKIP, set_once
 
 F = TypeVar("F", bound=Callable[..., Any])
 GROUP_ID = re.compile(r"g[0-9]{1,9}")
@@ -88,7 +89,7 @@ class GroupVerbs:
         """Under a live display the area already shows ``value``: its display as the
         cell's value is skipped, once (dropped after the cell: ``post_run_cell``)."""
         if self.view_settings.live:
-            value._set_display_once("skip")
+            set_once(value, SKIP)
             self._pending_once.append(value)
         return value
 

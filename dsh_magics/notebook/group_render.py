@@ -13,7 +13,7 @@ import html
 import time
 
 from ..fanout import GroupReport, Row, fold
-from .render import LITERAL, _badge, code, command_header, output_box
+from .render import LITERAL, badge, code, command_header, output_box
 
 #: Rows a view shows before the rest fold by status.
 MAX_ROWS = 24
@@ -114,7 +114,7 @@ def _rows_html(rows: list[tuple[str, int, Row, str]]) -> str:
         count = f" ({n})" if n > 1 else ""
         key = "failed" if r.code or (r.status == "completed" and r.exit_code not in (0, None)) else r.status
         body.append(
-            f"<tr><td>{code(names)}{count}</td><td>{_badge(status_of(r), _BADGE_KEYS.get(key, key))}</td>"
+            f"<tr><td>{code(names)}{count}</td><td>{badge(status_of(r), _BADGE_KEYS.get(key, key))}</td>"
             f"<td>{code(t)}</td><td>{code(r.last_line[:200])}</td></tr>"
         )
     th = "".join(f'<th style="text-align:left">{h}</th>' for h in ("target", "status", "time", "last line"))

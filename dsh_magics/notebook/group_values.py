@@ -12,7 +12,7 @@ from .. import fanout
 from ..fanout import GroupJob, GroupReport, Row
 from .group_render import final_text, group_html, live_text
 from .magic_args import to_ms
-from .values import _DisplayOnce
+from .values import DisplayOnce
 
 
 def started_at(group: GroupJob) -> dict[str, float | None]:
@@ -20,7 +20,7 @@ def started_at(group: GroupJob) -> dict[str, float | None]:
     return {run.member.label: run.started_at for run in group.runs}
 
 
-class GroupView(_DisplayOnce):
+class GroupView(DisplayOnce):
     """A group at one moment: ``.rows`` (target, status, exit code, duration, last line, code),
     ``.blocks`` (identical outputs folded), ``.text()``, ``.table()``, ``.to_dict()``.
     ``.reason`` says why a wait returned: ``settled``, ``timeout``, ``awaiting_input``,
@@ -101,7 +101,7 @@ class GroupView(_DisplayOnce):
         return group_html(self.report, started_at(self.group), self.diff, note=self.note)
 
 
-class GroupHandle(_DisplayOnce):
+class GroupHandle(DisplayOnce):
     """What ``g = %bash_exec --on TARGETS cmd`` gives you: the group, at once.
 
     ``str(g)`` is the group id (``g1``), so ``%bash_wait $g`` works. In a

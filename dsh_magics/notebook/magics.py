@@ -64,7 +64,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         #: The extension's live views (it owns them: load_ipython_extension).
         self.views = views if views is not None else ViewManager(self.registry, lambda **kw: None)
         self._identity: NotebookIdentity | None = None
-        self._pending_once: list[dsp._DisplayOnce] = []
+        self._pending_once: list[dsp.DisplayOnce] = []
         self._sent = SentKeys()
         self._exec_lines: dict[str, tuple[argparse.Namespace, str]] = {}
 
@@ -87,8 +87,8 @@ class BashMagics(GroupVerbs, TerminalVerbs):
     def _session(self, given: str | None) -> str:
         return given if given is not None else self.session
 
-    def _once(self, value: dsp._DisplayOnce, mode: str) -> None:
-        value._set_display_once(mode)
+    def _once(self, value: dsp.DisplayOnce, mode: str) -> None:
+        dsp.set_once(value, mode)
         self._pending_once.append(value)
 
     def post_run_cell(self, *_args: Any) -> None:
@@ -96,7 +96,7 @@ class BashMagics(GroupVerbs, TerminalVerbs):
         later displays of the value (``r`` in another cell) show it fully."""
         pending, self._pending_once = self._pending_once, []
         for value in pending:
-            value._clear_display_once()
+            dsp.clear_once(value)
 
     # ------------------------------------------------------------------
     # live views (kept by the extension's ViewManager)

@@ -106,7 +106,7 @@ def output_box(body_html: str, cls: str = "dsh-output") -> str:
     return f'<div class="{cls}" style="{_OUT}"><pre style="{_OUT_PRE}">{body_html}</pre></div>'
 
 
-def _badge(label: str, colour_key: str) -> str:
+def badge(label: str, colour_key: str) -> str:
     colour = _STATUS_COLOURS.get(colour_key, "#57606a")
     return (
         f'<span style="background:{colour};color:white;border-radius:3px;padding:0 6px">'
@@ -236,7 +236,7 @@ def result_html(r: Result, tail: int = TAIL_LINES, styled: Mapping[int, str] | N
         )
     return (
         f'<div class="dsh-result dsh-status-{html.escape(r.status)} {LITERAL}" style="{_MONO}">'
-        f"<div>{_badge(label, _badge_key(r))} <b>{code(r.job_id)}</b>"
+        f"<div>{badge(label, _badge_key(r))} <b>{code(r.job_id)}</b>"
         f" @ {code(r.session_id)}{exit_txt}{timing}</div>"
         f'<div style="{_MUTED}" title="{html.escape(r.command)}">'
         f"{code('$ ' + command_header(r.command))}</div>"
@@ -360,7 +360,7 @@ def terminals_html(
         job = code(i.job_id) if i.job_id else ""
         since = f" since {_ago(i.job_started_at)}" if i.job_id else ""
         rows.append(
-            f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{_badge(i.status, i.status)}</td>"
+            f"<tr><td><b>{code(i.session_id)}</b>{star}</td><td>{badge(i.status, i.status)}</td>"
             f"<td>{code(where(i))}</td><td>{job}{since}</td><td>{code(job_source(i))}</td>"
             f"<td>{i.pid or ''}</td></tr>"
         )

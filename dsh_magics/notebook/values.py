@@ -34,7 +34,7 @@ SKIP = "skip"  # the live view already shows this value: show nothing
 SUMMARY = "summary"  # the output was streamed to stdout: show only the header
 
 
-class _DisplayOnce:
+class DisplayOnce:
     """Mixin: suppress (or shorten) the *next* IPython display of this value.
 
     A magic that already rendered its value in a live view still has to
@@ -82,7 +82,19 @@ class _DisplayOnce:
         return ""
 
 
-class StreamedResult(_DisplayOnce, Result):
+def set_once(value: DisplayOnce, mode: str | None) -> None:
+    """The next IPython display of ``value`` is skipped (:data:`SKIP`) or
+    shortened (:data:`SUMMARY`); the methods stay private, off the values a
+    user tab-completes."""
+    value._set_display_once(mode)
+
+
+def clear_once(value: DisplayOnce) -> None:
+    """Drop a pending :func:`set_once` (later displays show ``value`` fully)."""
+    value._clear_display_once()
+
+
+class StreamedResult(DisplayOnce, Result):
     """A :class:`Result` whose output was already shown while it streamed.
 
     It is a Result in every other way (``isinstance`` holds, ``to_dict`` is the
@@ -105,7 +117,7 @@ class StreamedResult(_DisplayOnce, Result):
         return result_header(self)
 
 
-class JobHandle(_DisplayOnce):
+class JobHandle(DisplayOnce):
     """What ``j = %bash_exec cmd`` gives you: a live reference to one job.
 
     ``str(j)`` is the job id, so ``%bash_wait $j`` works. In a notebook,
