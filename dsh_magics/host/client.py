@@ -135,6 +135,13 @@ class HostClient(Engine):
         """The host's hello: pid, name, instance, socket, watched pid."""
         return dict(self._transport.hello)
 
+    def status(self) -> dict[str, Any]:
+        """What ``dsh-magics host status`` shows of this host, asked now: its
+        hello, its terminals, the pids of subscribed clients, the number of
+        connections, and each person attached (``attached``: session id,
+        pid and client)."""
+        return self._call("status", {})  # type: ignore[no-any-return]
+
     def _on_connect(self, hello: dict[str, Any], restarted: bool) -> None:
         if restarted:
             self.restarts += 1

@@ -35,7 +35,7 @@ def _attach(tmuxes: list[Tmux], session: str, attach_dir: str, *extra: str, cols
 def _attached(engine: HostClient, session: str, count: int = 1) -> None:
     """Until ``count`` viewers of ``session`` are attached and drawn."""
     def ok() -> bool:
-        status = engine._call("status", {})
+        status = engine.status()
         return len([a for a in status.get("attached", []) if a["session_id"] == session]) >= count
 
     wait_until(ok, T, msg="attach client not connected")
@@ -276,14 +276,14 @@ def test_sigterm_and_a_lost_host_restore_the_tty(tmuxes: list[Tmux]) -> None:
         client.exec("v", "echo victim-ready", wait_ms=20_000)
         t = _attach(tmuxes, "v", d)
         t.wait_for("victim-ready")
-        wait_until(lambda: client._call("status", {}).get("attached"), T)
-        pids = [a["pid"] for a in client._call("status", {})["attached"]]
+        wait_until(lambda: client.status().get("attached"), T)
+        pids = [a["pid"] for a in client.status()["attached"]]
         os.kill(pids[0], signal.SIGTERM)
         t.wait_for("[SIGTERM: detached from session v")
         t.wait_for("TTY-RESTORED")
         u = _attach(tmuxes, "v", d)
         u.wait_for("victim-ready")
-        wait_until(lambda: client._call("status", {}).get("attached"), T)
+        wait_until(lambda: client.status().get("attached"), T)
         pid = client.host_info()["pid"]
         client.detach()
         os.kill(pid, signal.SIGKILL)
@@ -337,9 +337,9 @@ def test_closing_the_local_terminal_leaves_nothing_attached(engine: HostClient, 
     t = _attach(tmuxes, "a-hup", attach_dir)
     t.wait_for("hup-ready")
     _attached(engine, "a-hup")
-    (viewer,) = [a for a in engine._call("status", {})["attached"] if a["session_id"] == "a-hup"]
+    (viewer,) = [a for a in engine.status()["attached"] if a["session_id"] == "a-hup"]
     t.kill()  # the terminal goes away: the client gets SIGHUP and leaves
-    wait_until(lambda: not [a for a in engine._call("status", {})["attached"] if a["session_id"] == "a-hup"], T)
+    wait_until(lambda: not [a for a in engine.status()["attached"] if a["session_id"] == "a-hup"], T)
     wait_until(lambda: subprocess.run(["kill", "-0", str(viewer["pid"])], capture_output=True).returncode != 0, T)
     res = engine.exec("a-hup", "echo still-here", wait_ms=20_000)
     assert isinstance(res, Result) and res.output == "still-here\n"

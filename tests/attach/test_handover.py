@@ -57,7 +57,7 @@ def _pane_tty(t: Tmux) -> str:
 
 
 def _viewers(engine: HostClient, session: str) -> list[int]:
-    return [a["pid"] for a in engine._call("status", {}).get("attached", []) if a["session_id"] == session]
+    return [a["pid"] for a in engine.status().get("attached", []) if a["session_id"] == session]
 
 
 def _attach(engine: HostClient, tmuxes: list[Tmux], session: str, attach_dir: str, env: str = "") -> tuple[Tmux, int]:

@@ -21,7 +21,7 @@ from .conftest import T, Tmux, attach_command
 
 
 def _attached(engine: HostClient, sid: str) -> None:
-    wait_until(lambda: any(a["session_id"] == sid for a in engine._call("status", {}).get("attached", [])), T)
+    wait_until(lambda: any(a["session_id"] == sid for a in engine.status().get("attached", [])), T)
 
 
 def _request(link: Link, msg_id: str, op: str, args: dict[str, object], *, errors_only: bool) -> None:
