@@ -107,6 +107,8 @@ def output_box(body_html: str, cls: str = "dsh-output") -> str:
 
 
 def badge(label: str, colour_key: str) -> str:
+    """A status badge: ``label``, escaped, on the colour of ``colour_key``
+    (a job's or a group member's status)."""
     colour = _STATUS_COLOURS.get(colour_key, "#57606a")
     return (
         f'<span style="background:{colour};color:white;border-radius:3px;padding:0 6px">'
