@@ -245,31 +245,9 @@ def stop_host(paths: HostPaths, timeout: float = 30.0) -> dict[str, Any] | None:
         pass  # it went away before answering: that is a stop too
     finally:
         sock.close()
-    if not _wait_gone(pid, timeout):
+    if not procs.wait_gone(pid, timeout):
         raise HostUnavailable(f"the terminal host (pid {pid}) did not stop within {timeout:g}s", pid=pid)
     return info
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        pidfd = None
-    try:
-        if pidfd is not None:
-            ready = fdwait.readable([pidfd], timeout)
-            return bool(ready) or not procs.alive(pid)
-        deadline = time.monotonic() + timeout
-        while procs.alive(pid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
-        return True
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
 
 
 def _remove_stale(paths: HostPaths) -> None:

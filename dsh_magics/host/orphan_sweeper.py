@@ -98,13 +98,13 @@ def _let_watchdogs_finish(host_pid: int, deadline: float) -> None:
     and left them (tests/host/test_litter.py::
     test_a_killed_hosts_terminals_leave_no_directory_or_process). Only the
     host's: one of a process started in a terminal waits for an owner
-    that may still live."""
+    that may still live. Orphaned with the host, it is our child: waited
+    for on its pidfd, then reaped."""
     end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        _reap_children()
-        if not any(watchdog.is_watchdog(p, host_pid) for p in procs.descendants(os.getpid())):
-            return
-        time.sleep(0.02)
+    _reap_children()
+    for pid in [p for p in procs.descendants(os.getpid()) if watchdog.is_watchdog(p, host_pid)]:
+        procs.wait_gone(pid, max(0.0, end - time.monotonic()))
+    _reap_children()
 
 
 def _clear_out(deadline: float = 10.0) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ptyprocess import PtyProcessError  # type: ignore[import-untyped]
 
+from . import fdwait
 from .proclayer import (
     BUSY_OR_UNKNOWN,
     INPUT_FD,
@@ -22,7 +23,7 @@ from .proclayer import (
     implementation,
 )
 
-__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOKEN_VAR", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "reap"]
+__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOKEN_VAR", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "reap", "wait_gone"]
 
 #: The one process layer every question goes to.
 LAYER: ProcessLayer = implementation()
@@ -31,6 +32,31 @@ LAYER: ProcessLayer = implementation()
 def alive(pid: int) -> bool:
     """The process exists and is not a zombie (the host asks this too)."""
     return LAYER.alive(pid)
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait up to ``timeout`` for ``pid`` to exit (a zombie counts as
+    gone): on its pidfd where there is one, else by looking every 20 ms.
+    True once it is gone."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:  # (no pidfd here: a kernel before 5.3, or none at all)
+        pidfd = None
+    try:
+        if pidfd is not None:
+            ready = fdwait.readable([pidfd], timeout)
+            return bool(ready) or not alive(pid)
+        deadline = time.monotonic() + timeout
+        while alive(pid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def descendants(root: int) -> list[int]:
