@@ -145,28 +145,37 @@ class Ours:
 FLOOR_LINE = f"{COMMAND}; echo R$((6*7))X; exit\n"
 
 
-def floor_once(cfg: str) -> None:
+def floor_once(cfg: str) -> float:
     """The interactive-login floor (``--floor``): N plain ``ssh -tt`` logins,
     no engine, each in a PTY of its own with the benchmark's command typed
-    ahead, until every one has printed the marker. sshd starts the user's
-    login shell, which reads the profile and ``~/.bashrc`` and runs
-    ``PROMPT_COMMAND`` before its first prompt, as for a ``login=True``
-    terminal; what any tool that keeps a person's interactive login pays
-    before its first command, and pdsh's ``bash -c`` does not."""
+    ahead; the seconds from the first client's start until every one has
+    printed the marker (their logout and exit come after, out of the time,
+    as a group's close is out of ours). sshd starts the user's login shell,
+    which reads the profile and ``~/.bashrc`` and runs ``PROMPT_COMMAND``
+    before its first prompt, as for a ``login=True`` terminal: what any tool
+    that keeps a person's interactive login pays before its first command,
+    and pdsh's ``bash -c`` does not. Until session 40's review the time ran
+    to the clients' exit, the remote logout included."""
     import pty
     import select
 
     clients: list[tuple[subprocess.Popen[bytes], int]] = []
     ended = False
     try:
+        started = time.perf_counter()
         for i in range(1, TARGETS + 1):
             master, slave = pty.openpty()
-            proc = subprocess.Popen(
-                ["ssh", "-F", cfg, "-tt", f"bh{i:02d}"], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-            )
-            os.close(slave)
-            os.write(master, FLOOR_LINE.encode())
+            try:
+                proc = subprocess.Popen(
+                    ["ssh", "-F", cfg, "-tt", f"bh{i:02d}"], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+                )
+            except BaseException:
+                os.close(master)
+                raise
+            finally:
+                os.close(slave)
             clients.append((proc, master))
+            os.write(master, FLOOR_LINE.encode())
         seen = {fd: b"" for _, fd in clients}
         waiting = set(seen)
         deadline = time.monotonic() + 120
@@ -184,17 +193,23 @@ def floor_once(cfg: str) -> None:
                 seen[fd] += chunk
                 if b"R42X" in seen[fd]:
                     waiting.discard(fd)
+        took = time.perf_counter() - started
         ended = True
     finally:
+        stuck = 0
         for proc, fd in clients:
             if not ended:
                 proc.kill()
-            try:  # the typed exit ends each login: reaped here, out of the time
+            try:  # the typed exit ends each login
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
+                stuck += 1
                 proc.kill()
                 proc.wait()
             os.close(fd)
+    if stuck:
+        raise RuntimeError(f"{stuck} of {TARGETS} logins did not end on their typed exit within 30 s")
+    return took
 
 
 def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, floor: str | None = None) -> dict:
@@ -225,7 +240,7 @@ def first_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, floor: 
         group(first)
         firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
         if floor:
-            firsts["floor"].append(_timed(lambda: floor_once(floor)))
+            firsts["floor"].append(floor_once(floor))
         group(not first)
     res: dict = {"first_rounds": firsts, "first_median_s": {k: statistics.median(v) for k, v in firsts.items()}}
     med = res["first_median_s"]
@@ -292,7 +307,7 @@ def ab_rounds(pdsh: list[str], pdsh_env: dict[str, str], rounds: int, before: st
         firsts[order[0][0]].append(_first_in(order[0][1]))
         firsts["pdsh_first_round"].append(_timed(lambda: _run(pdsh, pdsh_env)))
         if floor:
-            firsts["floor"].append(_timed(lambda: floor_once(floor)))
+            firsts["floor"].append(floor_once(floor))
         firsts[order[1][0]].append(_first_in(order[1][1]))
     med = {k: statistics.median(v) for k, v in firsts.items()}
     per_round = [a / b for a, b in zip(firsts["after"], firsts["before"], strict=True)]
