@@ -245,7 +245,7 @@ def stop_host(paths: HostPaths, timeout: float = 30.0) -> dict[str, Any] | None:
         pass  # it went away before answering: that is a stop too
     finally:
         sock.close()
-    if not procs.wait_gone(pid, timeout):
+    if not procs.exited_within(pid, timeout):
         raise HostUnavailable(f"the terminal host (pid {pid}) did not stop within {timeout:g}s", pid=pid)
     return info
 

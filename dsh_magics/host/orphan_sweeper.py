@@ -99,12 +99,15 @@ def _let_watchdogs_finish(host_pid: int, deadline: float) -> None:
     test_a_killed_hosts_terminals_leave_no_directory_or_process). Only the
     host's: one of a process started in a terminal waits for an owner
     that may still live. Orphaned with the host, it is our child: waited
-    for on its pidfd, then reaped."""
+    for on its pidfd, then reaped; looked for again until none is left."""
     end = time.monotonic() + deadline
-    _reap_children()
-    for pid in [p for p in procs.descendants(os.getpid()) if watchdog.is_watchdog(p, host_pid)]:
-        procs.wait_gone(pid, max(0.0, end - time.monotonic()))
-    _reap_children()
+    while True:
+        _reap_children()
+        dogs = [p for p in procs.descendants(os.getpid()) if watchdog.is_watchdog(p, host_pid)]
+        if not dogs or time.monotonic() >= end:
+            return
+        for pid in dogs:
+            procs.exited_within(pid, max(0.0, end - time.monotonic()))
 
 
 def _clear_out(deadline: float = 10.0) -> None:

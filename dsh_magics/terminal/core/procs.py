@@ -23,7 +23,7 @@ from .proclayer import (
     implementation,
 )
 
-__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOKEN_VAR", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "reap", "wait_gone"]
+__all__ = ["BUSY_OR_UNKNOWN", "INPUT_FD", "LAYER", "TOKEN_VAR", "TOP_LEVEL", "TTY_READ_ELSEWHERE", "alive", "kill_tree", "exited_within", "reap"]
 
 #: The one process layer every question goes to.
 LAYER: ProcessLayer = implementation()
@@ -34,7 +34,7 @@ def alive(pid: int) -> bool:
     return LAYER.alive(pid)
 
 
-def wait_gone(pid: int, timeout: float) -> bool:
+def exited_within(pid: int, timeout: float) -> bool:
     """Wait up to ``timeout`` for ``pid`` to exit (a zombie counts as
     gone): on its pidfd where there is one, else by looking every 20 ms.
     True once it is gone."""
@@ -42,7 +42,7 @@ def wait_gone(pid: int, timeout: float) -> bool:
         pidfd = os.pidfd_open(pid)
     except ProcessLookupError:
         return True
-    except OSError:  # (no pidfd here: a kernel before 5.3, or none at all)
+    except (AttributeError, OSError):  # (no pidfd here: a kernel before 5.3, or no os.pidfd_open at all)
         pidfd = None
     try:
         if pidfd is not None:
