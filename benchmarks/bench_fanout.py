@@ -74,8 +74,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pty
 import pwd
 import resource
+import select
 import shutil
 import signal
 import statistics
@@ -156,9 +158,6 @@ def floor_once(cfg: str) -> float:
     that keeps a person's interactive login pays before its first command,
     and pdsh's ``bash -c`` does not. Until session 40's review the time ran
     to the clients' exit, the remote logout included."""
-    import pty
-    import select
-
     clients: list[tuple[subprocess.Popen[bytes], int]] = []
     ended = False
     try:
